@@ -1,0 +1,5 @@
+import type { Command } from '../command.js';
+import { systemCommands } from './system.js';
+
+// Every admin command group, in the order --help lists them.
+export const commandGroups: Command[][] = [systemCommands];

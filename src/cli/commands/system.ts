@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_IMAGES } from '../../compilers/catalogue.js';
+import { configTableMarkdown, loadConfig } from '../../config.js';
+import { connect } from '../../db/connect.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { NATIVE_BUILD_DIR } from '../../util/paths.js';
+import type { Command } from '../command.js';
+
+function onPath(name: string): boolean {
+  try {
+    execFileSync('sh', ['-c', 'command -v "$1"', 'sh', name], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix: string;
+}
+
+async function doctorChecks(): Promise<Check[]> {
+  const config = loadConfig();
+  const checks: Check[] = [];
+  const handle = connect(config.RUNBOX_DATABASE_URL, { max: 1, applicationName: 'runbox-doctor' });
+  try {
+    const row = await handle.db
+      .selectFrom('kysely_migration' as never)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirst();
+    checks.push({ name: 'database', ok: true, detail: `reachable, ${String(row?.n ?? 0)} migrations applied`, fix: '' });
+  } catch (err) {
+    checks.push({ name: 'database', ok: false, detail: (err as Error).message, fix: 'run `npm run setup` (or set RUNBOX_DATABASE_URL)' });
+  } finally {
+    await handle.close();
+  }
+  const launchers = ['bwrap', 'nsjail'].filter(onPath);
+  checks.push({
+    name: 'launcher',
+    ok: launchers.length > 0,
+    detail: launchers.length ? `found ${launchers.join(', ')}` : 'neither bwrap nor nsjail on PATH',
+    fix: 'apt-get install bubblewrap (run `npm run setup`)',
+  });
+  const nativeOk = existsSync(join(NATIVE_BUILD_DIR, 'runbox-shim')) && existsSync(join(NATIVE_BUILD_DIR, 'runbox-seccomp'));
+  checks.push({ name: 'native helpers', ok: nativeOk, detail: nativeOk ? 'built' : 'native/build is incomplete', fix: 'run `npm run build`' });
+  for (const image of DEFAULT_IMAGES) {
+    const ok = existsSync(join(config.RUNBOX_IMAGES_DIR, image, 'manifest.json'));
+    checks.push({ name: `image ${image}`, ok, detail: ok ? 'installed' : 'not installed', fix: `runbox-admin image build ${image}` });
+  }
+  return checks;
+}
+
+export const systemCommands: Command[] = [
+  {
+    name: 'migrate',
+    summary: 'Apply database migrations (idempotent).',
+    needsDb: true,
+    run: async ({ db }) => ({ applied: await migrateToLatest(db) }),
+  },
+  {
+    name: 'doctor',
+    summary: 'Check that this host is set up: database, launcher, native helpers, default images.',
+    help: '  --for-tests   print a short report and exit non-zero when anything is missing',
+    options: { 'for-tests': { type: 'boolean' } },
+    run: async ({ values }) => {
+      const checks = await doctorChecks();
+      const bad = checks.filter((c) => !c.ok);
+      if (values['for-tests']) {
+        for (const c of checks) process.stderr.write(`${c.ok ? 'ok     ' : 'MISSING'} ${c.name}: ${c.detail}${c.ok ? '' : ` -> ${c.fix}`}\n`);
+        if (bad.length) throw new Error(`${bad.length} check(s) failed; run \`npm run setup\` first`);
+        return undefined;
+      }
+      return { ok: bad.length === 0, checks };
+    },
+  },
+  {
+    name: 'config docs',
+    summary: 'Print the configuration table (Markdown) for the README.',
+    run: async () => {
+      process.stdout.write(configTableMarkdown() + '\n');
+      return undefined;
+    },
+  },
+];

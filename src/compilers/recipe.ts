@@ -1,0 +1,50 @@
+import Type, { type Static } from 'typebox';
+
+// The recipe format of rootfs/<image>.json: how an image is built, and how each
+// compiler identifier it serves compiles and runs a program. Argv arrays only, never
+// shell strings.
+
+export const Argv = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
+
+export const CompilerRecipe = Type.Object(
+  {
+    language: Type.String(),
+    /** The real toolchain version in the image, stated openly. */
+    version: Type.String(),
+    /** Name of the source file written into the workspace. */
+    source: Type.String({ pattern: '^[A-Za-z0-9_.-]+$' }),
+    /** Derive the source file name from the program's single public class (Java). */
+    sourceFromPublicClass: Type.Optional(Type.Boolean()),
+    /** Compile stage, run in its own sandbox; absent for interpreted languages. */
+    compile: Type.Optional(Argv),
+    /** Run stage. `{main}` stands for the class name when sourceFromPublicClass is set. */
+    run: Argv,
+    /** Extra environment for both stages, on top of the sandbox's allowlist. */
+    env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** Prints the toolchain version. */
+    probe: Argv,
+    hello: Type.Object({ code: Type.String(), output: Type.String() }),
+  },
+  { additionalProperties: false },
+);
+
+export const ImageRecipe = Type.Object(
+  {
+    image: Type.String({ pattern: '^[a-z0-9][a-z0-9.+-]*$' }),
+    description: Type.String(),
+    suite: Type.Union([
+      Type.Literal('bullseye'),
+      Type.Literal('bookworm'),
+      Type.Literal('trixie'),
+      Type.Literal('sid'),
+    ]),
+    packages: Type.Array(Type.String()),
+    /** Copy the build host's .NET SDK into the image (the .NET identifiers). */
+    dotnetSdk: Type.Optional(Type.Boolean()),
+    compilers: Type.Record(Type.String(), CompilerRecipe),
+  },
+  { additionalProperties: false },
+);
+
+export type CompilerRecipe = Static<typeof CompilerRecipe>;
+export type ImageRecipe = Static<typeof ImageRecipe>;

@@ -1,0 +1,110 @@
+import { cpus } from 'node:os';
+import Type, { type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+// Configuration comes from RUNBOX_* environment variables only. Each variable is
+// declared once here with its schema, default and description; start-up validates
+// them all and the README table is generated from the same declarations
+// (`runbox-admin config docs`).
+
+interface VarSpec<T> {
+  schema: TSchema;
+  default: T | (() => T);
+  description: string;
+  parse: (raw: string) => unknown;
+}
+
+const str = (description: string, def: string, schema: TSchema = Type.String()): VarSpec<string> => ({
+  schema,
+  default: def,
+  description,
+  parse: (raw) => raw,
+});
+const int = (description: string, def: number | (() => number), min: number, max: number): VarSpec<number> => ({
+  schema: Type.Integer({ minimum: min, maximum: max }),
+  default: def,
+  description,
+  parse: (raw) => (/^-?\d+$/.test(raw.trim()) ? Number(raw) : raw),
+});
+const bool = (description: string, def: boolean): VarSpec<boolean> => ({
+  schema: Type.Boolean(),
+  default: def,
+  description,
+  parse: (raw) => (['1', 'true', 'yes', 'on'].includes(raw) ? true : ['0', 'false', 'no', 'off', ''].includes(raw) ? false : raw),
+});
+
+export const CONFIG_VARS = {
+  RUNBOX_DATABASE_URL: str(
+    'PostgreSQL connection URL. Empty: the local cluster that `npm run setup` creates (database `runbox` over the Unix socket).',
+    'postgresql://%2Fvar%2Frun%2Fpostgresql/runbox',
+  ),
+  RUNBOX_HOST: str('Address the API listens on.', '127.0.0.1'),
+  RUNBOX_PORT: int('Port the API listens on.', 8080, 0, 65535),
+  RUNBOX_COMPONENTS: str(
+    'Which parts `npm start` runs, comma-separated: api, runner, sender.',
+    'api,runner,sender',
+    Type.String({ pattern: '^(api|runner|sender)(,(api|runner|sender))*$' }),
+  ),
+  RUNBOX_RUNNER_SLOTS: int('Runs at once on this runner host.', () => Math.max(1, cpus().length), 1, 1024),
+  RUNBOX_RUNNER_ID: str('Name of this runner in leases and health (default: hostname and pid).', ''),
+  RUNBOX_LEASE_SECONDS: int('A running job whose runner stopped heart-beating this long goes back to the queue.', 60, 5, 3600),
+  RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),
+  RUNBOX_POLL_MS: int('Queue polling interval behind LISTEN/NOTIFY.', 1000, 50, 60000),
+  RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
+  RUNBOX_LAUNCHER: str(
+    'Sandbox launcher: auto (nsjail when found, else bubblewrap), nsjail or bwrap.',
+    'auto',
+    Type.Union([Type.Literal('auto'), Type.Literal('nsjail'), Type.Literal('bwrap')]),
+  ),
+  RUNBOX_NSJAIL: str('Path of the nsjail binary (default: searched on PATH).', ''),
+  RUNBOX_SANDBOX_UID_BASE: int('First uid/gid of the unprivileged sandbox users; slot N runs as base + N.', 61000, 1000, 4_000_000_000),
+  RUNBOX_CALLBACK_ALLOW_PRIVATE: bool('Allow callbacks to loopback and private addresses (local use and tests only).', false),
+  RUNBOX_CALLBACK_TIMEOUT_MS: int('How long a callback receiver has to answer.', 10_000, 100, 120_000),
+  RUNBOX_SMTP_URL: str('SMTP URL for usage emails (empty: emails stay in the outbox and are logged).', ''),
+  RUNBOX_MAIL_FROM: str('From address of usage emails.', 'runbox <noreply@localhost>'),
+  RUNBOX_ADMIN_HOST: str('Address of the admin listener (metrics); empty disables it.', ''),
+  RUNBOX_ADMIN_PORT: int('Port of the admin listener.', 9090, 0, 65535),
+  RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
+  RUNBOX_LOG_LEVEL: str(
+    'Log level.',
+    'info',
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  ),
+} satisfies Record<string, VarSpec<unknown>>;
+
+type Vars = typeof CONFIG_VARS;
+type ValueOf<S> = S extends VarSpec<infer T> ? T : never;
+export type Config = { -readonly [K in keyof Vars]: ValueOf<Vars[K]> };
+
+export class ConfigError extends Error {}
+
+const checkers = new Map(Object.entries(CONFIG_VARS).map(([k, v]) => [k, Compile(v.schema)]));
+
+/** Reads and validates every RUNBOX_* variable; throws a ConfigError naming the first bad one. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(CONFIG_VARS) as [string, VarSpec<unknown>][]) {
+    const raw = env[name];
+    if (raw === undefined || (raw === '' && name === 'RUNBOX_DATABASE_URL')) {
+      out[name] = typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
+      continue;
+    }
+    const value = spec.parse(raw);
+    const check = checkers.get(name)!;
+    if (!check.Check(value)) {
+      const first = [...check.Errors(value)][0];
+      throw new ConfigError(`${name}=${JSON.stringify(raw)} is invalid: ${first?.message ?? 'bad value'}`);
+    }
+    out[name] = value;
+  }
+  return out as Config;
+}
+
+/** The README's configuration table, generated from the declarations. */
+export function configTableMarkdown(): string {
+  const rows = Object.entries(CONFIG_VARS).map(([name, spec]) => {
+    const def = typeof spec.default === 'function' ? 'number of cores' : JSON.stringify(spec.default);
+    return `| \`${name}\` | ${def === '""' ? '(empty)' : `\`${def}\``} | ${spec.description} |`;
+  });
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,35 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { clientConfig } from './url.js';
+
+// bigint (int8) columns as strings keeps ids exact; counts we cast to int in SQL.
+export type Db = Kysely<Database>;
+
+export interface DbHandle {
+  db: Db;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+export function connect(url: string, options: { max?: number; applicationName?: string } = {}): DbHandle {
+  const pool = new pg.Pool({
+    ...clientConfig(url),
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'runbox',
+    // A Postgres that went away must not hang callers forever: fail fast, retry later.
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection (Postgres restarted) emits 'error' on the pool;
+  // without a listener that would crash the process. The next checkout reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    pool,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}

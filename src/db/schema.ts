@@ -1,0 +1,126 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+// Typed tables for Kysely, mirroring src/db/migrations.
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** bigint ids come back from pg as strings; we pass them as strings too. */
+type Id = ColumnType<string, string | number, string | number>;
+type GeneratedId = ColumnType<string, string | number | undefined, never>;
+type Json<T> = ColumnType<T, string | undefined | null, string | null>;
+
+export interface PlansTable {
+  name: string;
+  monthly_limit: number;
+  per_minute: number;
+  pending: number;
+  running: number;
+  tests_per_request: number;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface AccountsTable {
+  id: GeneratedId;
+  email: string;
+  plan: string;
+  monthly_limit: number | null;
+  per_minute: number | null;
+  pending: number | null;
+  running: number | null;
+  tests_per_request: number | null;
+  running_now: Generated<number>;
+  created_at: Generated<Date>;
+}
+
+export type KeyKind = 'api' | 'widget';
+
+export interface ApiKeysTable {
+  id: GeneratedId;
+  account_id: Id;
+  key_hash: Buffer;
+  key_prefix: string;
+  app_name: string;
+  redirect_url: string | null;
+  kind: KeyKind;
+  monthly_limit: number | null;
+  signing_secret: string;
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export interface AccountUsageTable {
+  account_id: Id;
+  month: string;
+  submissions: Generated<number>;
+}
+
+export interface KeyUsageTable {
+  key_id: Id;
+  month: string;
+  submissions: Generated<number>;
+}
+
+export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
+export type SubmissionMode = 'async' | 'sync' | 'ws';
+
+export interface SubmissionsTable {
+  id: Generated<string>;
+  account_id: Id;
+  key_id: Id | null;
+  compiler: string;
+  code: string;
+  input: string | null;
+  tests: Json<{ input: string }[] | null>;
+  extra_params: Json<Record<string, unknown> | null>;
+  mode: Generated<SubmissionMode>;
+  priority: Generated<number>;
+  state: Generated<SubmissionState>;
+  units: Generated<number>;
+  month: string;
+  refunded: Generated<boolean>;
+  attempts: Generated<number>;
+  max_attempts: Generated<number>;
+  run_at: Generated<Date>;
+  locked_by: string | null;
+  lease_expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  result: Json<unknown>;
+  last_error: string | null;
+}
+
+export interface RunnersTable {
+  id: string;
+  hostname: string;
+  slots: number;
+  launcher: string;
+  started_at: Generated<Date>;
+  last_seen: Generated<Date>;
+  stopped_at: NullableTimestamp;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: Json<unknown>;
+  updated_at: Generated<Date>;
+}
+
+export interface Database {
+  plans: PlansTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  account_usage: AccountUsageTable;
+  key_usage: KeyUsageTable;
+  submissions: SubmissionsTable;
+  runners: RunnersTable;
+  settings: SettingsTable;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type Plan = Selectable<PlansTable>;
+export type Submission = Selectable<SubmissionsTable>;
+export type NewSubmission = Insertable<SubmissionsTable>;
+export type SubmissionUpdate = Updateable<SubmissionsTable>;

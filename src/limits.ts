@@ -1,0 +1,86 @@
+// Every limit of the service, declared once. The sandbox, the API's validators,
+// GET /api/limits/, the README table and the tests all read from here, so a limit
+// changes in one place. Units are part of each name.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** Per-run limits (spec section 8). Paid plans never raise these. */
+export const RUN_LIMITS = {
+  /** Memory of the whole run, tmpfs pages included; no swap. */
+  memoryBytes: 512 * MiB,
+  /** CPU quota, in cores. */
+  cpuCores: 2,
+  /** Wall-clock limit of one stage (compile or run), enforced by the runner's timer. */
+  timeoutMs: 30_000,
+  /** Per-process CPU-time rlimit: a backstop behind the wall timer (2 cores x 30 s + slack). */
+  cpuTimeRlimitSeconds: 65,
+  /** Processes at once (threads are not processes). One more stops the run. */
+  maxProcesses: 16,
+  /** Tasks (threads included) at once: the hard cap the kernel enforces via the pids controller. */
+  maxTasks: 256,
+  /** Writable working directory (tmpfs, counted in memoryBytes). */
+  workspaceBytes: 256 * MiB,
+  /** Writable /tmp (tmpfs, counted in memoryBytes). */
+  tmpBytes: 128 * MiB,
+  /** Largest single file a program may write (rlimit). */
+  fileSizeBytes: 256 * MiB,
+  /** Open files per process (rlimit). */
+  openFiles: 256,
+  /** Output kept per stream; the rest is counted and dropped. */
+  outputKeepBytes: 64 * KiB,
+  /** Output across both streams past which the run is stopped. */
+  outputFloodBytes: 8 * MiB,
+  /** How often the runner samples the job's process count. */
+  processPollMs: 25,
+  network: false,
+} as const;
+
+/** Request-size limits (spec sections 2.1 and 8). */
+export const REQUEST_LIMITS = {
+  codeMaxBytes: 100_000,
+  inputMaxBytes: 100_000,
+  extraParamsMaxBytes: 4 * KiB,
+  /** Whole request body; generous enough for code + input + JSON escaping of both. */
+  bodyMaxBytes: 1 * MiB,
+  /** Deepest JSON nesting accepted in a body (extra_params is the only nested field). */
+  jsonMaxDepth: 16,
+} as const;
+
+/** Exit codes and signals that the service reports for forced stops (spec 2.2, 7). */
+export const VERDICT_CODES = {
+  outputLimitExitCode: 153,
+  outputLimitSignal: 25,
+  processLimitExitCode: 71,
+  /** Timeouts and OOM kills report SIGKILL and 128 + 9. */
+  killedExitCode: 137,
+  killedSignal: 9,
+} as const;
+
+/** Per-account plan figures. Paid plans raise these, never RUN_LIMITS. */
+export interface PlanLimits {
+  monthlyLimit: number;
+  perMinute: number;
+  pending: number;
+  running: number;
+  testsPerRequest: number;
+}
+
+export const FREE_PLAN_NAME = 'free';
+
+export const FREE_PLAN: PlanLimits = {
+  monthlyLimit: 100_000,
+  perMinute: 30,
+  pending: 8,
+  running: 2,
+  testsPerRequest: 10,
+};
+
+/** The highest monthly allowance any plan may have (spec section 8). */
+export const MAX_MONTHLY_LIMIT = 4_000_000;
+
+/** The rolling window of the per-minute submission rate. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** WebSocket executions per connection per second. */
+export const WEBSOCKET_RUNS_PER_SECOND = 1;

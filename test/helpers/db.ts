@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { connect, type DbHandle } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { clientConfig } from '../../src/db/url.js';
+
+// Each test file gets a database of its own, made fresh from the migrations, so suites
+// (and developers running them side by side) never see each other's rows.
+
+export function databaseUrl(name: string): string {
+  const url = new URL(loadConfig().RUNBOX_DATABASE_URL);
+  url.pathname = '/' + name;
+  return url.toString();
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(clientConfig(databaseUrl('postgres')));
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase extends DbHandle {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
+  const name = `runbox_${label.replace(/[^a-z0-9_]/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = databaseUrl(name);
+  const handle = connect(url, { max: 20, applicationName: 'runbox-test' });
+  await migrateToLatest(handle.db);
+  return {
+    ...handle,
+    name,
+    url,
+    drop: async () => {
+      await handle.close();
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    },
+  };
+}
