@@ -1,0 +1,91 @@
+import { RUN_LIMITS } from '../limits.js';
+
+// The one sandbox spec that every launcher (nsjail, bubblewrap) implements. The runner
+// describes a stage (compile, or one run) with it; a launcher turns it into argv.
+
+/** Paths inside the sandbox. Images are built with every one of them present, because
+ *  a launcher cannot create a mount point on a read-only root. */
+export const SANDBOX_LAYOUT = {
+  /** Writable tmpfs working directory (RUN_LIMITS.workspaceBytes). */
+  workspace: '/box',
+  /** Writable tmpfs (RUN_LIMITS.tmpBytes). */
+  tmp: '/tmp',
+  /** Read-only bind of the runner's native helpers (init, seccomp filter). */
+  helpers: '/.runbox',
+  home: '/box',
+} as const;
+
+/** Mount points an image must contain. */
+export const IMAGE_MOUNT_POINTS = [SANDBOX_LAYOUT.workspace, SANDBOX_LAYOUT.tmp, SANDBOX_LAYOUT.helpers, '/proc', '/dev'] as const;
+
+/** The environment every program gets; nothing of the runner's own environment passes. */
+export const BASE_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  HOME: SANDBOX_LAYOUT.home,
+  LANG: 'C.UTF-8',
+  LC_ALL: 'C.UTF-8',
+  TMPDIR: SANDBOX_LAYOUT.tmp,
+  USER: 'runner',
+  LOGNAME: 'runner',
+};
+
+export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof RUN_LIMITS)[K] };
+
+/** A file placed in the workspace before the program starts, or brought back after it. */
+export interface StageFile {
+  /** A plain name in the workspace: no slashes, no dot-dot. */
+  name: string;
+  mode: number;
+  content: Buffer;
+}
+
+export interface SandboxSpec {
+  /** Absolute path of the image's read-only root. */
+  rootfs: string;
+  argv: string[];
+  /** Added to BASE_ENV. */
+  env?: Record<string, string>;
+  stdin?: Buffer | string;
+  /** Placed in the workspace before the program starts. */
+  files?: StageFile[];
+  /** Names of workspace files to bring back when the program ends (a compile stage's output). */
+  collect?: string[];
+  /** Defaults to RUN_LIMITS. */
+  limits?: Partial<SandboxLimits>;
+  /** Runner slot: the program runs as uid/gid RUNBOX_SANDBOX_UID_BASE + slot. */
+  slot: number;
+  /** Called as output arrives (WebSocket streaming); chunks are within the kept 64 KB per stream. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** Aborts the run (client gone, runner shutting down): reported as internal_error. */
+  signal?: AbortSignal;
+}
+
+export type SandboxStatus = 'exited' | 'signaled' | 'timeout' | 'memory_limit' | 'output_limit' | 'process_limit' | 'internal_error';
+
+export interface SandboxOutcome {
+  /** How the stage ended; a verdict for a forced stop, never inferred from the exit code alone. */
+  status: SandboxStatus;
+  /** The program's exit code (forced stops: the reported code, e.g. 137, 153, 71). */
+  exitCode: number | null;
+  signal: number | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Bytes seen on both streams, kept or not. */
+  outputBytes: number;
+  cpuMs: number | null;
+  wallMs: number;
+  /** Peak memory of the job cgroup; null when unavailable. */
+  memoryPeakBytes: number | null;
+  /** Files named in spec.collect that were found (regular files only). */
+  collected: StageFile[];
+  /** Launcher or runner diagnostics on internal_error; never shown to users verbatim. */
+  diagnostic?: string;
+}
+
+export interface Sandbox {
+  /** Which launcher this is ('nsjail' or 'bwrap'). */
+  readonly launcher: string;
+  run(spec: SandboxSpec): Promise<SandboxOutcome>;
+}
