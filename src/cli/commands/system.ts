@@ -5,6 +5,7 @@ import { DEFAULT_IMAGES } from '../../compilers/catalogue.js';
 import { configTableMarkdown, loadConfig } from '../../config.js';
 import { connect } from '../../db/connect.js';
 import { migrateToLatest } from '../../db/migrate.js';
+import { limitsTableMarkdown } from '../../docs/limits-table.js';
 import { NATIVE_BUILD_DIR } from '../../util/paths.js';
 import type { Command } from '../command.js';
 
@@ -83,6 +84,14 @@ export const systemCommands: Command[] = [
     summary: 'Print the configuration table (Markdown) for the README.',
     run: async () => {
       process.stdout.write(configTableMarkdown() + '\n');
+      return undefined;
+    },
+  },
+  {
+    name: 'limits docs',
+    summary: 'Print the limits table (Markdown) for the README.',
+    run: async () => {
+      process.stdout.write(limitsTableMarkdown() + '\n');
       return undefined;
     },
   },

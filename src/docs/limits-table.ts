@@ -1,0 +1,32 @@
+import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
+
+// The README's limits table, generated from src/limits.ts so the two cannot drift
+// (a unit test compares them).
+
+const MiB = 1024 * 1024;
+const n = (x: number) => x.toLocaleString('en-US');
+const mib = (bytes: number) => `${n(bytes / MiB)} MiB`;
+
+export function limitsTableMarkdown(): string {
+  const rows: [string, string][] = [
+    ['Memory', `${mib(RUN_LIMITS.memoryBytes)} per run, tmpfs included, no swap (status \`memory_limit\`, exit ${VERDICT_CODES.killedExitCode})`],
+    ['CPU', `${RUN_LIMITS.cpuCores} cores (CPU quota)`],
+    ['Timeout', `${RUN_LIMITS.timeoutMs / 1000} s wall per stage (compile, run), status \`timeout\`, exit ${VERDICT_CODES.killedExitCode}; CPU-time rlimit ${RUN_LIMITS.cpuTimeRlimitSeconds} s as a backstop`],
+    ['Processes', `${RUN_LIMITS.maxProcesses} at once; one more stops the run with exit ${VERDICT_CODES.processLimitExitCode} (status \`process_limit\`). Threads are not processes: at most ${RUN_LIMITS.maxTasks} tasks (threads included)`],
+    ['Writable storage', `${mib(RUN_LIMITS.workspaceBytes)} workspace (the working directory) + ${mib(RUN_LIMITS.tmpBytes)} /tmp, both counted in the memory limit`],
+    ['Network', 'none: own network namespace with loopback only'],
+    ['Code size', `${n(REQUEST_LIMITS.codeMaxBytes)} UTF-8 encoded bytes`],
+    ['Input size', `${n(REQUEST_LIMITS.inputMaxBytes)} UTF-8 encoded bytes`],
+    ['extra_params', `a JSON object of at most ${n(REQUEST_LIMITS.extraParamsMaxBytes)} bytes serialized, echoed in the result`],
+    ['Output retained', `${n(RUN_LIMITS.outputKeepBytes)} bytes per stream; the rest is counted and dropped and \`truncated\` is true`],
+    ['Output flood', `over ${n(RUN_LIMITS.outputFloodBytes)} bytes across both streams stops the run: exit ${VERDICT_CODES.outputLimitExitCode}, signal ${VERDICT_CODES.outputLimitSignal} (status \`output_limit\`)`],
+    ['Submission rate', `${FREE_PLAN.perMinute} per rolling minute per account (Free plan), across all its keys and widgets`],
+    ['Pending submissions', `${FREE_PLAN.pending} per account, queued or running (Free plan)`],
+    ['Runs at once', `${FREE_PLAN.running} per account (Free plan); later runs wait in the queue; a synchronous request that finds them busy gets 429`],
+    ['Monthly submissions', `${n(FREE_PLAN.monthlyLimit)} per account on the Free plan, up to ${n(MAX_MONTHLY_LIMIT)} on paid plans, per calendar month in UTC`],
+    ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
+    ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
+    ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
+  ];
+  return ['| limit | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
+}
