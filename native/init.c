@@ -1,0 +1,262 @@
+// runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
+// Static, because images carry older C libraries than the host that builds it.
+//
+// Usage: /.runbox/init [--collect-max BYTES] [--collect NAME]... -- ARGV...
+//  1. reads the stage archive (archive.h) from fd 3 and creates its files in the
+//     working directory (the workspace), never following or replacing anything;
+//  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
+//  3. forks the program (which then holds only fds 0-2) and waits for it, so the
+//     program is never PID 1 (PID 1 ignores default-action signals);
+//  4. when it ends, kills whatever it left behind, sends the --collect files that are
+//     regular files and the program's end on fd 4, and exits with the same code
+//     (128 + signal when killed).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "archive.h"
+
+#define SECCOMP_FILE "/.runbox/seccomp.bpf"
+#define STAGE_IN_FD 3
+#define STAGE_OUT_FD 4
+// Exit code when the sandbox itself cannot be set up (not the program's doing).
+#define INIT_FAILED 126
+#define EXEC_FAILED 127
+
+static void fail(const char *what, const char *detail) {
+  int e = errno;
+  fprintf(stderr, "runbox-init: %s%s%s%s%s\n", what, detail ? " " : "", detail ? detail : "", e ? ": " : "", e ? strerror(e) : "");
+  _exit(INIT_FAILED);
+}
+
+static int valid_name(const char *name, size_t len) {
+  if (len == 0 || len > ARCHIVE_NAME_MAX) return 0;
+  if (memchr(name, '/', len) || memchr(name, 0, len)) return 0;
+  if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) return 0;
+  return 1;
+}
+
+// Reads exactly n bytes; 0 at a clean end of stream before the first byte.
+static int read_full(int fd, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail("reading the stage archive", NULL);
+    if (r == 0) {
+      if (got == 0) return 0;
+      errno = 0;
+      fail("truncated stage archive", NULL);
+    }
+    got += (size_t)r;
+  }
+  return 1;
+}
+
+static void write_full(int fd, const void *buf, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, (const char *)buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;  // the runner went away: nothing more to report
+    done += (size_t)w;
+  }
+}
+
+static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static void put32(unsigned char *p, uint32_t v) {
+  p[0] = v >> 24;
+  p[1] = v >> 16;
+  p[2] = v >> 8;
+  p[3] = v;
+}
+
+static void stage_in(void) {
+  if (fcntl(STAGE_IN_FD, F_GETFD) < 0) return;  // nothing passed
+  for (;;) {
+    unsigned char type;
+    if (!read_full(STAGE_IN_FD, &type, 1)) break;
+    if (type != ARCHIVE_FILE) {
+      errno = 0;
+      fail("unknown record in stage archive", NULL);
+    }
+    unsigned char hdr[2];
+    read_full(STAGE_IN_FD, hdr, 2);
+    size_t len = (size_t)hdr[0] << 8 | hdr[1];
+    char name[ARCHIVE_NAME_MAX + 1];
+    if (len > ARCHIVE_NAME_MAX) {
+      errno = 0;
+      fail("file name too long in stage archive", NULL);
+    }
+    read_full(STAGE_IN_FD, name, len);
+    name[len] = 0;
+    if (!valid_name(name, len)) {
+      errno = 0;
+      fail("bad file name in stage archive", name);
+    }
+    unsigned char ms[8];
+    read_full(STAGE_IN_FD, ms, 8);
+    mode_t mode = be32(ms) & 0777;
+    uint32_t size = be32(ms + 4);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) fail("cannot create", name);
+    char buf[65536];
+    while (size > 0) {
+      size_t n = size < sizeof buf ? size : sizeof buf;
+      read_full(STAGE_IN_FD, buf, n);
+      size_t done = 0;
+      while (done < n) {
+        ssize_t w = write(fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) fail("cannot write", name);
+        done += (size_t)w;
+      }
+      size -= n;
+    }
+    if (fchmod(fd, mode) != 0) fail("cannot chmod", name);
+    close(fd);
+  }
+  close(STAGE_IN_FD);
+}
+
+static void load_seccomp(void) {
+  int fd = open(SECCOMP_FILE, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open", SECCOMP_FILE);
+  static struct sock_filter insns[BPF_MAXINSNS];
+  ssize_t n = read(fd, insns, sizeof insns);
+  close(fd);
+  if (n <= 0 || n % sizeof(struct sock_filter) != 0) {
+    errno = 0;
+    fail("bad seccomp program", SECCOMP_FILE);
+  }
+  struct sock_fprog prog = {.len = (unsigned short)(n / sizeof(struct sock_filter)), .filter = insns};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs", NULL);
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) fail("cannot load seccomp filter", NULL);
+}
+
+static void close_from(int lowest) {
+  if (syscall(SYS_close_range, (unsigned)lowest, ~0U, 0) == 0) return;
+  long max = sysconf(_SC_OPEN_MAX);
+  for (int fd = lowest; fd < max; fd++) close(fd);
+}
+
+static void collect(char **names, int count, unsigned long long max_total) {
+  unsigned long long total = 0;
+  for (int i = 0; i < count; i++) {
+    const char *name = names[i];
+    size_t len = strlen(name);
+    if (!valid_name(name, len)) continue;
+    int fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > max_total - total) {
+      close(fd);
+      continue;
+    }
+    size_t size = (size_t)st.st_size;
+    char *data = malloc(size ? size : 1);
+    size_t got = 0;
+    while (data && got < size) {
+      ssize_t r = read(fd, data + got, size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    close(fd);
+    if (!data) continue;
+    total += got;
+    unsigned char hdr[3 + ARCHIVE_NAME_MAX + 8];
+    hdr[0] = ARCHIVE_FILE;
+    hdr[1] = (unsigned char)(len >> 8);
+    hdr[2] = (unsigned char)len;
+    memcpy(hdr + 3, name, len);
+    put32(hdr + 3 + len, st.st_mode & 0777);
+    put32(hdr + 7 + len, (uint32_t)got);
+    write_full(STAGE_OUT_FD, hdr, 11 + len);
+    write_full(STAGE_OUT_FD, data, got);
+    free(data);
+  }
+}
+
+int main(int argc, char **argv) {
+  char **collect_names = NULL;
+  int collect_count = 0;
+  unsigned long long collect_max = 64ULL << 20;
+  int i = 1;
+  collect_names = calloc((size_t)argc, sizeof *collect_names);
+  if (!collect_names) fail("out of memory", NULL);
+  for (; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      i++;
+      break;
+    }
+    if (i + 1 >= argc) {
+      errno = 0;
+      fail("missing value for", argv[i]);
+    }
+    if (!strcmp(argv[i], "--collect")) collect_names[collect_count++] = argv[++i];
+    else if (!strcmp(argv[i], "--collect-max")) collect_max = strtoull(argv[++i], NULL, 10);
+    else {
+      errno = 0;
+      fail("unknown option", argv[i]);
+    }
+  }
+  if (i >= argc) {
+    errno = 0;
+    fail("nothing to run", NULL);
+  }
+  // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  stage_in();
+  load_seccomp();
+
+  pid_t child = fork();
+  if (child < 0) fail("fork", NULL);
+  if (child == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    close_from(3);
+    execvp(argv[i], argv + i);
+    fprintf(stderr, "runbox-init: cannot execute %s: %s\n", argv[i], strerror(errno));
+    _exit(EXEC_FAILED);
+  }
+
+  int status = 0;
+  for (;;) {
+    pid_t p = waitpid(-1, &status, __WALL);
+    if (p == child) break;
+    if (p < 0 && errno != EINTR) fail("waitpid", NULL);
+  }
+  // The program's end is the stage's end: nothing it started outlives it, and the
+  // collected files cannot change while they are read.
+  kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+  }
+
+  collect(collect_names, collect_count, collect_max);
+  unsigned char rec[5];
+  int code;
+  if (WIFSIGNALED(status)) {
+    rec[0] = ARCHIVE_SIGNALED;
+    put32(rec + 1, (uint32_t)WTERMSIG(status));
+    code = 128 + WTERMSIG(status);
+  } else {
+    rec[0] = ARCHIVE_EXITED;
+    put32(rec + 1, (uint32_t)WEXITSTATUS(status));
+    code = WEXITSTATUS(status);
+  }
+  write_full(STAGE_OUT_FD, rec, sizeof rec);
+  return code;
+}

@@ -1,0 +1,115 @@
+// runbox-shim: the runner's one exec step between Node and the launcher. As root it
+// joins the job cgroup, sets rlimits and (for unprivileged launchers) drops to the
+// slot's uid/gid with no_new_privs, then execs the launcher. Doing this in one small
+// binary instead of a sh + prlimit + setpriv chain saves milliseconds per run.
+//
+// Usage: runbox-shim [--cgroup FILE]... [--rlimit RES=SOFT:HARD]... [--uid N --gid N] -- PATH ARGV...
+//   --cgroup FILE   a cgroup.procs file to write "0" to (joins this process)
+//   --rlimit        RES is one of cpu, fsize, nofile, core, nproc, stack, as; "inf" for unlimited
+//   --uid/--gid     drop to these ids (no supplementary groups) and set no_new_privs
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+// Exit code for the shim's own failures: distinct from anything bwrap/nsjail return.
+#define SHIM_FAILED 125
+
+static void fail(const char *what, const char *detail) {
+  fprintf(stderr, "runbox-shim: %s%s%s: %s\n", what, detail ? " " : "", detail ? detail : "", strerror(errno));
+  _exit(SHIM_FAILED);
+}
+
+static unsigned long long parse_num(const char *s, const char *opt) {
+  if (!strcmp(s, "inf")) return RLIM_INFINITY;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || (*end && *end != ':')) {
+    errno = EINVAL;
+    fail("bad number for", opt);
+  }
+  return v;
+}
+
+static int resource_of(const char *name) {
+  static const struct { const char *name; int res; } table[] = {
+      {"cpu", RLIMIT_CPU},     {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}, {"core", RLIMIT_CORE},
+      {"nproc", RLIMIT_NPROC}, {"stack", RLIMIT_STACK}, {"as", RLIMIT_AS},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i].name, name)) return table[i].res;
+  errno = EINVAL;
+  fail("unknown rlimit", name);
+  return -1;
+}
+
+static void join_cgroup(const char *procs) {
+  int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) fail("cannot open", procs);
+  if (write(fd, "0", 1) != 1) fail("cannot join", procs);
+  close(fd);
+}
+
+static void set_rlimit(char *spec) {
+  char *eq = strchr(spec, '=');
+  char *colon = eq ? strchr(eq, ':') : NULL;
+  if (!eq || !colon) {
+    errno = EINVAL;
+    fail("bad --rlimit", spec);
+  }
+  *eq = 0;
+  struct rlimit rl = {parse_num(eq + 1, spec), parse_num(colon + 1, spec)};
+  if (setrlimit(resource_of(spec), &rl) != 0) fail("setrlimit", spec);
+}
+
+int main(int argc, char **argv) {
+  long uid = -1, gid = -1;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
+    if (i + 1 >= argc) {
+      errno = EINVAL;
+      fail("missing value for", a);
+    }
+    if (!strcmp(a, "--cgroup")) join_cgroup(argv[++i]);
+    else if (!strcmp(a, "--rlimit")) set_rlimit(argv[++i]);
+    else if (!strcmp(a, "--uid")) uid = (long)parse_num(argv[++i], a);
+    else if (!strcmp(a, "--gid")) gid = (long)parse_num(argv[++i], a);
+    else {
+      errno = EINVAL;
+      fail("unknown option", a);
+    }
+  }
+  if (i >= argc) {
+    errno = EINVAL;
+    fail("nothing to run", NULL);
+  }
+  if ((uid < 0) != (gid < 0)) {
+    errno = EINVAL;
+    fail("--uid and --gid go together", NULL);
+  }
+  if (uid >= 0) {
+    if (uid == 0 || gid == 0) {
+      errno = EINVAL;
+      fail("refusing to run as root", NULL);
+    }
+    if (setgroups(0, NULL) != 0) fail("setgroups", NULL);
+    if (setresgid(gid, gid, gid) != 0) fail("setresgid", NULL);
+    if (setresuid(uid, uid, uid) != 0) fail("setresuid", NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs", NULL);
+  }
+  execv(argv[i], argv + i);
+  fail("cannot execute", argv[i]);
+  return SHIM_FAILED;
+}
