@@ -15,7 +15,8 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const RunStatusSchema = Type.Union(RUN_STATUSES.map((s) => Type.Literal(s)));
+// Enum keeps the static type (a Union over a mapped array would type as never).
+export const RunStatusSchema = Type.Enum(RUN_STATUSES);
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 

@@ -1,0 +1,29 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { RunResult } from '../result.js';
+import { DONE_CHANNEL } from './job.js';
+import { retryOnConflict } from './retry.js';
+
+/**
+ * Stores a job's result and frees its account's slot, only while `runnerId` still
+ * holds the job: a runner whose lease ran out cannot overwrite a job that another
+ * runner now holds. Returns false when the job was no longer ours. locked_by stays
+ * as the record of who ran it.
+ */
+export async function complete(db: Db, runnerId: string, id: string, result: RunResult): Promise<boolean> {
+  const { rows } = await retryOnConflict(() =>
+    sql<{ id: string }>`
+      WITH done AS (
+        UPDATE submissions
+        SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
+        WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+        RETURNING id, account_id
+      ),
+      slot AS (
+        UPDATE accounts a SET running_now = a.running_now - 1 FROM done WHERE a.id = done.account_id RETURNING a.id
+      )
+      SELECT done.id, pg_notify(${DONE_CHANNEL}, done.id::text) FROM done
+    `.execute(db),
+  );
+  return rows.length === 1;
+}

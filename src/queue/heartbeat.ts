@@ -1,0 +1,37 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+
+export interface RunnerInfo {
+  id: string;
+  hostname: string;
+  slots: number;
+  launcher: string;
+}
+
+/**
+ * Extends the lease of every job `runner` holds and records that the runner is alive.
+ * Returns the ids still held: a job missing from the list was taken away (its lease
+ * ran out and it was requeued) and its run should be abandoned.
+ */
+export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH alive AS (
+      INSERT INTO runners (id, hostname, slots, launcher, last_seen, stopped_at)
+      VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher}, now(), NULL)
+      ON CONFLICT (id) DO UPDATE
+      SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher,
+          last_seen = now(), stopped_at = NULL
+      RETURNING id
+    )
+    UPDATE submissions
+    SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+    WHERE locked_by = ${runner.id} AND state = 'running'
+    RETURNING id
+  `.execute(db);
+  return rows.map((r) => r.id);
+}
+
+/** Records a clean stop in the runners table. */
+export async function markStopped(db: Db, runnerId: string): Promise<void> {
+  await sql`UPDATE runners SET stopped_at = now(), last_seen = now() WHERE id = ${runnerId}`.execute(db);
+}

@@ -1,0 +1,24 @@
+import type { SubmissionMode } from '../db/schema.js';
+
+// What a runner gets when it claims a submission: everything needed to run it and to
+// report back. Column names as in the submissions table.
+export interface ClaimedJob {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  compiler: string;
+  code: string;
+  input: string | null;
+  tests: { input: string }[] | null;
+  extra_params: Record<string, unknown> | null;
+  mode: SubmissionMode;
+  units: number;
+  month: string;
+  attempts: number;
+  max_attempts: number;
+}
+
+/** Notified (payload empty) when a submission becomes claimable. */
+export const JOBS_CHANNEL = 'runbox_jobs';
+/** Notified with the submission id when a submission reaches 'finished' or 'failed'. */
+export const DONE_CHANNEL = 'runbox_done';

@@ -1,0 +1,376 @@
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { clientConfig } from '../../src/db/url.js';
+import { claim, complete, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
+import type { RunResult } from '../../src/result.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import {
+  accountUsage,
+  enqueue,
+  expectNoDrift,
+  expireLease,
+  keyUsage,
+  makeAccount,
+  makeKey,
+  stateOf,
+} from '../helpers/queue-rows.js';
+
+const LEASE = 60;
+
+function resultFor(id: string, output = 'ok\n'): RunResult {
+  return {
+    id,
+    compiler: 'python-3.9.7',
+    status: 'success',
+    output,
+    error: '',
+    exit_code: 0,
+    signal: null,
+    time: 0.01,
+    total: 0.02,
+    memory: 1000,
+    truncated: false,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    compile_output: null,
+    extra_params: null,
+  };
+}
+
+describe('queue', function () {
+  let t: TestDatabase;
+
+  before(async () => {
+    t = await freshDatabase('queue');
+  });
+  after(async () => {
+    await t?.drop();
+  });
+  beforeEach(async () => {
+    // Each scenario starts from an empty queue.
+    await sql`DELETE FROM submissions`.execute(t.db);
+    await sql`UPDATE accounts SET running_now = 0`.execute(t.db);
+  });
+  afterEach(async () => {
+    await expectNoDrift(t.db);
+  });
+
+  it('claims in (priority, run_at, created_at) order and leaves future jobs alone', async () => {
+    const acct = await makeAccount(t.db, { running: 10 });
+    const base = Date.now() - 60_000;
+    const late = await enqueue(t.db, acct, { createdAt: new Date(base + 3000), runAt: new Date(base + 3000) });
+    const early = await enqueue(t.db, acct, { createdAt: new Date(base + 1000), runAt: new Date(base + 1000) });
+    const urgent = await enqueue(t.db, acct, { priority: -5, createdAt: new Date(base + 5000), runAt: new Date(base + 5000) });
+    const sameRunAtOlder = await enqueue(t.db, acct, { createdAt: new Date(base), runAt: new Date(base + 2000) });
+    const future = await enqueue(t.db, acct, { runAt: new Date(Date.now() + 3_600_000) });
+
+    const got = await claim(t.db, 'r1', 10, LEASE);
+    expect(got.map((j) => j.id)).to.deep.equal([urgent, early, sameRunAtOlder, late]);
+    expect((await stateOf(t.db, future)).state).to.equal('queued');
+    for (const j of got) {
+      expect(j.attempts).to.equal(1);
+      expect(j.account_id).to.equal(acct);
+      const row = await stateOf(t.db, j.id);
+      expect(row.state).to.equal('running');
+      expect(row.locked_by).to.equal('r1');
+      expect(row.started_at).to.be.instanceOf(Date);
+      expect(row.lease_expires_at!.getTime()).to.be.greaterThan(Date.now());
+    }
+    const acctRow = await t.db.selectFrom('accounts').select('running_now').where('id', '=', acct).executeTakeFirstOrThrow();
+    expect(acctRow.running_now).to.equal(4);
+  });
+
+  it('hands every job to exactly one of many concurrent claimers (SKIP LOCKED)', async () => {
+    const accounts = await Promise.all(Array.from({ length: 10 }, () => makeAccount(t.db, { running: 100 })));
+    const ids = new Set<string>();
+    for (let i = 0; i < 60; i++) ids.add(await enqueue(t.db, accounts[i % accounts.length]!));
+    const batches = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(t.db, `r${i}`, 20, LEASE)));
+    const claimed = batches.flat().map((j) => j.id);
+    expect(claimed).to.have.length(60);
+    expect(new Set(claimed)).to.deep.equal(ids);
+    // Each job's lease belongs to the claimer that got it.
+    for (const [i, batch] of batches.entries()) {
+      for (const j of batch) expect((await stateOf(t.db, j.id)).locked_by).to.equal(`r${i}`);
+    }
+  });
+
+  it('never lets an account run more jobs at once than its limit, across concurrent claimers', async () => {
+    const limited = await makeAccount(t.db); // the Free plan: 2 at once
+    const overridden = await makeAccount(t.db, { running: 3 });
+    const limits = new Map([
+      [limited, 2],
+      [overridden, 3],
+    ]);
+    for (let i = 0; i < 20; i++) {
+      await enqueue(t.db, limited);
+      await enqueue(t.db, overridden);
+    }
+    // Held in this process: raised after a claim commits, lowered before its completion
+    // commits, so it never exceeds what the database holds at that moment.
+    const held = new Map<string, number>([...limits.keys()].map((a) => [a, 0]));
+    let maxSeen = new Map<string, number>([...limits.keys()].map((a) => [a, 0]));
+    const done: string[] = [];
+    const violations: string[] = [];
+
+    async function claimer(name: string) {
+      for (;;) {
+        const jobs = await claim(t.db, name, 3, LEASE);
+        if (jobs.length === 0) {
+          const left = await t.db.selectFrom('submissions').select('id').where('state', 'in', ['queued', 'running']).execute();
+          if (left.length === 0) return;
+          await new Promise((r) => setTimeout(r, 2));
+          continue;
+        }
+        for (const j of jobs) {
+          const n = held.get(j.account_id)! + 1;
+          held.set(j.account_id, n);
+          maxSeen.set(j.account_id, Math.max(maxSeen.get(j.account_id)!, n));
+        }
+        const { rows } = await sql<{ account_id: string; n: number }>`
+          SELECT account_id::text, count(*)::int AS n FROM submissions WHERE state = 'running' GROUP BY account_id
+        `.execute(t.db);
+        for (const r of rows) if (r.n > limits.get(r.account_id)!) violations.push(`${r.account_id}: ${r.n} running`);
+        await new Promise((r) => setTimeout(r, Math.random() * 5));
+        for (const j of jobs) {
+          held.set(j.account_id, held.get(j.account_id)! - 1);
+          expect(await complete(t.db, name, j.id, resultFor(j.id))).to.equal(true);
+          done.push(j.id);
+        }
+      }
+    }
+    await Promise.all(['c1', 'c2', 'c3', 'c4'].map(claimer));
+    expect(violations).to.deep.equal([]);
+    expect(done).to.have.length(40);
+    expect(new Set(done).size).to.equal(40);
+    for (const [acct, limit] of limits) {
+      expect(maxSeen.get(acct), `held at once for account ${acct}`).to.be.at.most(limit);
+    }
+    // The claimers did run jobs side by side (otherwise the test proves nothing).
+    expect(Math.max(...maxSeen.values())).to.be.greaterThan(1);
+  });
+
+  it('does not claim for an account already at its limit, but claims for others', async () => {
+    const busy = await makeAccount(t.db, { running: 1 });
+    const other = await makeAccount(t.db, { running: 1 });
+    const b1 = await enqueue(t.db, busy);
+    await enqueue(t.db, busy);
+    const o1 = await enqueue(t.db, other);
+    const got = await claim(t.db, 'r1', 5, LEASE);
+    expect(got.map((j) => j.id).sort()).to.deep.equal([b1, o1].sort());
+    expect(await claim(t.db, 'r2', 5, LEASE)).to.deep.equal([]);
+    await complete(t.db, 'r1', b1, resultFor(b1));
+    const next = await claim(t.db, 'r2', 5, LEASE);
+    expect(next).to.have.length(1);
+    expect(next[0]!.account_id).to.equal(busy);
+  });
+
+  it('completes only for the lease holder: a runner that lost its lease cannot complete', async () => {
+    const acct = await makeAccount(t.db);
+    const id = await enqueue(t.db, acct);
+    expect((await claim(t.db, 'old', 1, LEASE)).map((j) => j.id)).to.deep.equal([id]);
+    await expireLease(t.db, id);
+    expect((await reapExpired(t.db)).requeued).to.deep.equal([id]);
+    const again = await claim(t.db, 'new', 1, LEASE);
+    expect(again.map((j) => j.id)).to.deep.equal([id]);
+    expect(again[0]!.attempts).to.equal(2);
+
+    expect(await complete(t.db, 'old', id, resultFor(id, 'stale\n'))).to.equal(false);
+    expect(await fail(t.db, 'old', id, 'stale', { refund: true })).to.equal(false);
+    expect(await release(t.db, 'old', id)).to.equal(false);
+    expect((await stateOf(t.db, id)).state).to.equal('running');
+
+    expect(await complete(t.db, 'new', id, resultFor(id, 'fresh\n'))).to.equal(true);
+    const row = await stateOf(t.db, id);
+    expect(row.state).to.equal('finished');
+    expect((row.result as RunResult).output).to.equal('fresh\n');
+    expect(row.lease_expires_at).to.equal(null);
+    expect(row.finished_at).to.be.instanceOf(Date);
+    // A finished job cannot be completed twice either.
+    expect(await complete(t.db, 'new', id, resultFor(id, 'twice\n'))).to.equal(false);
+  });
+
+  it('requeues an expired lease while attempts remain, then fails and refunds it once', async () => {
+    const acct = await makeAccount(t.db);
+    const key = await makeKey(t.db, acct);
+    const id = await enqueue(t.db, acct, { keyId: key, units: 3, maxAttempts: 2, billed: true });
+    expect(await accountUsage(t.db, acct)).to.equal(3);
+    expect(await keyUsage(t.db, key)).to.equal(3);
+
+    await claim(t.db, 'r1', 1, LEASE);
+    await expireLease(t.db, id);
+    expect(await reapExpired(t.db)).to.deep.equal({ requeued: [id], failed: [] });
+    let row = await stateOf(t.db, id);
+    expect(row.state).to.equal('queued');
+    expect(row.locked_by).to.equal(null);
+    expect(row.refunded).to.equal(false);
+    expect(await accountUsage(t.db, acct)).to.equal(3);
+
+    await claim(t.db, 'r2', 1, LEASE);
+    await expireLease(t.db, id);
+    expect(await reapExpired(t.db)).to.deep.equal({ requeued: [], failed: [id] });
+    row = await stateOf(t.db, id);
+    expect(row.state).to.equal('failed');
+    expect(row.refunded).to.equal(true);
+    expect(row.attempts).to.equal(2);
+    expect(await accountUsage(t.db, acct)).to.equal(0);
+    expect(await keyUsage(t.db, key)).to.equal(0);
+
+    // Reaping again finds nothing and refunds nothing.
+    expect(await reapExpired(t.db)).to.deep.equal({ requeued: [], failed: [] });
+    expect(await accountUsage(t.db, acct)).to.equal(0);
+  });
+
+  it('leaves live leases alone and is safe to run from many runners at once', async () => {
+    const acct = await makeAccount(t.db, { running: 50 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await enqueue(t.db, acct, { billed: true }));
+    const live = await enqueue(t.db, acct);
+    await claim(t.db, 'dead', 21, LEASE);
+    for (const id of ids) await expireLease(t.db, id);
+    const results = await Promise.all(Array.from({ length: 6 }, () => reapExpired(t.db)));
+    const requeued = results.flatMap((r) => r.requeued);
+    expect(requeued.sort()).to.deep.equal([...ids].sort());
+    expect((await stateOf(t.db, live)).state).to.equal('running');
+    expect(await accountUsage(t.db, acct)).to.equal(20);
+  });
+
+  it('refunds a failed job exactly once, and only when asked', async () => {
+    const acct = await makeAccount(t.db, { running: 5 });
+    const key = await makeKey(t.db, acct);
+    const refunded = await enqueue(t.db, acct, { keyId: key, units: 2, billed: true });
+    const kept = await enqueue(t.db, acct, { keyId: key, units: 1, billed: true });
+    expect(await accountUsage(t.db, acct)).to.equal(3);
+    await claim(t.db, 'r1', 2, LEASE);
+
+    expect(await fail(t.db, 'r1', refunded, 'image missing', { refund: true })).to.equal(true);
+    expect(await fail(t.db, 'r1', refunded, 'image missing', { refund: true })).to.equal(false);
+    expect(await fail(t.db, 'r1', kept, 'lost', { refund: false })).to.equal(true);
+
+    expect(await accountUsage(t.db, acct)).to.equal(1);
+    expect(await keyUsage(t.db, key)).to.equal(1);
+    const a = await stateOf(t.db, refunded);
+    expect(a.state).to.equal('failed');
+    expect(a.refunded).to.equal(true);
+    expect(a.last_error).to.equal('image missing');
+    const b = await stateOf(t.db, kept);
+    expect(b.refunded).to.equal(false);
+    expect(await reapExpired(t.db)).to.deep.equal({ requeued: [], failed: [] });
+    expect(await accountUsage(t.db, acct)).to.equal(1);
+  });
+
+  it('releases a job back to the queue with its attempt taken back', async () => {
+    const acct = await makeAccount(t.db);
+    const id = await enqueue(t.db, acct);
+    await claim(t.db, 'r1', 1, LEASE);
+    expect(await release(t.db, 'r1', id)).to.equal(true);
+    const row = await stateOf(t.db, id);
+    expect(row.state).to.equal('queued');
+    expect(row.attempts).to.equal(0);
+    expect(row.locked_by).to.equal(null);
+    expect((await claim(t.db, 'r2', 1, LEASE)).map((j) => j.id)).to.deep.equal([id]);
+  });
+
+  it('heart-beats: extends the leases it holds, records the runner, reports what it still holds', async () => {
+    const acct = await makeAccount(t.db, { running: 5 });
+    const mine = await enqueue(t.db, acct);
+    const lost = await enqueue(t.db, acct);
+    await claim(t.db, 'hb', 2, LEASE);
+    await expireLease(t.db, mine);
+    await expireLease(t.db, lost);
+    await reapExpired(t.db); // both requeued
+    await claim(t.db, 'hb', 1, LEASE); // takes one of them back
+    const [held] = (await t.db.selectFrom('submissions').select('id').where('locked_by', '=', 'hb').where('state', '=', 'running').execute()).map((r) => r.id);
+    await expireLease(t.db, held!);
+    const ids = await heartbeat(t.db, { id: 'hb', hostname: 'host-1', slots: 4, launcher: 'bwrap' }, LEASE);
+    expect(ids).to.deep.equal([held]);
+    expect((await stateOf(t.db, held!)).lease_expires_at!.getTime()).to.be.greaterThan(Date.now());
+    const runner = await t.db.selectFrom('runners').selectAll().where('id', '=', 'hb').executeTakeFirstOrThrow();
+    expect(runner).to.include({ hostname: 'host-1', slots: 4, launcher: 'bwrap', stopped_at: null });
+    await heartbeat(t.db, { id: 'hb', hostname: 'host-2', slots: 8, launcher: 'nsjail' }, LEASE);
+    const again = await t.db.selectFrom('runners').selectAll().where('id', '=', 'hb').executeTakeFirstOrThrow();
+    expect(again).to.include({ hostname: 'host-2', slots: 8, launcher: 'nsjail' });
+    expect(again.last_seen.getTime()).to.be.at.least(runner.last_seen.getTime());
+  });
+
+  describe('waker', () => {
+    it('wakes a waiting claimer on NOTIFY (not by polling)', async () => {
+      const waker = createWaker({ url: t.url, pollMs: 600_000 });
+      try {
+        await waker.ready();
+        expect(waker.listening).to.equal(true);
+        const acct = await makeAccount(t.db);
+        const woken = waker.wait();
+        // Admission inserts and notifies in one transaction.
+        await t.db.transaction().execute(async (trx) => {
+          await enqueue(trx, acct);
+          await sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`.execute(trx);
+        });
+        expect(await woken).to.equal('notify');
+        expect(await claim(t.db, 'r1', 1, LEASE)).to.have.length(1);
+      } finally {
+        await waker.close();
+      }
+    });
+
+    it('remembers a notification that arrives while nobody waits', async () => {
+      const waker = createWaker({ url: t.url, pollMs: 600_000 });
+      try {
+        await waker.ready();
+        await sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`.execute(t.db);
+        // A round trip on the waker's own channel orders us after the first notification.
+        const probe = new pg.Client(clientConfig(t.url));
+        await probe.connect();
+        await probe.query(`SELECT pg_notify('${JOBS_CHANNEL}', '')`);
+        await probe.end();
+        expect(await waker.wait()).to.equal('notify');
+      } finally {
+        await waker.close();
+      }
+    });
+
+    it('falls back to polling', async () => {
+      const waker = createWaker({ url: t.url, pollMs: 50 });
+      try {
+        expect(await waker.wait()).to.equal('poll');
+      } finally {
+        await waker.close();
+      }
+    });
+
+    it('reconnects after its connection is killed and hears notifications again', async () => {
+      let connects = 0;
+      const errors: Error[] = [];
+      const waker = createWaker({
+        url: t.url,
+        pollMs: 600_000,
+        reconnectMinMs: 20,
+        onConnected: () => connects++,
+        onError: (e) => errors.push(e),
+      });
+      try {
+        await waker.ready();
+        expect(connects).to.equal(1);
+        await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE application_name = 'runbox-waker' AND datname = current_database()`.execute(t.db);
+        // The lost connection itself wakes the claimer (jobs may have arrived meanwhile).
+        expect(await waker.wait()).to.equal('poll');
+        while (connects < 2) await new Promise((r) => setTimeout(r, 20));
+        expect(waker.listening).to.equal(true);
+        expect(errors.length).to.be.greaterThan(0);
+        const woken = waker.wait();
+        await sql`SELECT pg_notify(${JOBS_CHANNEL}, '')`.execute(t.db);
+        expect(await woken).to.equal('notify');
+      } finally {
+        await waker.close();
+      }
+    });
+
+    it('close() wakes the waiter', async () => {
+      const waker = createWaker({ url: t.url, pollMs: 600_000 });
+      const woken = waker.wait();
+      await waker.close();
+      expect(await woken).to.equal('closed');
+    });
+  });
+});
