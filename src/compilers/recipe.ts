@@ -17,6 +17,8 @@ export const CompilerRecipe = Type.Object(
     sourceFromPublicClass: Type.Optional(Type.Boolean()),
     /** Compile stage, run in its own sandbox; absent for interpreted languages. */
     compile: Type.Optional(Argv),
+    /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run). */
+    artifacts: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.{}$-]+$' }))),
     /** Run stage. `{main}` stands for the class name when sourceFromPublicClass is set. */
     run: Argv,
     /** Extra environment for both stages, on top of the sandbox's allowlist. */
