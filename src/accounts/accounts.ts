@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { FREE_PLAN_NAME, type PlanLimits } from '../limits.js';
+import { AccountInputError } from './errors.js';
+import { checkPlanFigures } from './plans.js';
+
+// Accounts: an email, a plan, and optional per-account overrides of the plan's figures
+// (NULL: the plan's).
+
+export interface AccountView {
+  id: string;
+  email: string;
+  plan: string;
+  /** Per-account overrides; null means the plan's figure applies. */
+  overrides: { [K in keyof PlanLimits]: number | null };
+  /** The figures in force: override, else plan. */
+  limits: PlanLimits;
+  created_at: string;
+}
+
+/** Reads an account with its figures in force. */
+export async function getAccount(db: Db, accountId: string): Promise<AccountView | undefined> {
+  if (!/^\d{1,18}$/.test(accountId)) return undefined;
+  const row = await db
+    .selectFrom('accounts as a')
+    .innerJoin('plans as p', 'p.name', 'a.plan')
+    .select([
+      'a.id',
+      'a.email',
+      'a.plan',
+      'a.created_at',
+      'a.monthly_limit',
+      'a.per_minute',
+      'a.pending',
+      'a.running',
+      'a.tests_per_request',
+      'p.monthly_limit as plan_monthly_limit',
+      'p.per_minute as plan_per_minute',
+      'p.pending as plan_pending',
+      'p.running as plan_running',
+      'p.tests_per_request as plan_tests_per_request',
+    ])
+    .where('a.id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    email: row.email,
+    plan: row.plan,
+    overrides: {
+      monthlyLimit: row.monthly_limit,
+      perMinute: row.per_minute,
+      pending: row.pending,
+      running: row.running,
+      testsPerRequest: row.tests_per_request,
+    },
+    limits: {
+      monthlyLimit: row.monthly_limit ?? row.plan_monthly_limit,
+      perMinute: row.per_minute ?? row.plan_per_minute,
+      pending: row.pending ?? row.plan_pending,
+      running: row.running ?? row.plan_running,
+      testsPerRequest: row.tests_per_request ?? row.plan_tests_per_request,
+    },
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+async function mustGet(db: Db, accountId: string): Promise<AccountView> {
+  const account = await getAccount(db, accountId);
+  if (!account) throw new AccountInputError(`no account ${accountId}`);
+  return account;
+}
+
+async function requirePlan(db: Db, plan: string): Promise<void> {
+  const found = await db.selectFrom('plans').select('name').where('name', '=', plan).executeTakeFirst();
+  if (!found) throw new AccountInputError(`no plan ${JSON.stringify(plan)} (create it with \`plan upsert\`)`);
+}
+
+export async function createAccount(db: Db, email: string, plan: string = FREE_PLAN_NAME): Promise<AccountView> {
+  const trimmed = email.trim();
+  if (!/^[^\s@]+@[^\s@]+$/.test(trimmed) || trimmed.length > 320) throw new AccountInputError(`${JSON.stringify(email)} is not an email address`);
+  await requirePlan(db, plan);
+  const inserted = await db
+    .insertInto('accounts')
+    .values({ email: trimmed, plan })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) throw new AccountInputError(`an account with email ${trimmed} already exists`);
+  return mustGet(db, inserted.id);
+}
+
+export async function setAccountPlan(db: Db, accountId: string, plan: string): Promise<AccountView> {
+  await requirePlan(db, plan);
+  await mustGet(db, accountId);
+  await db.updateTable('accounts').set({ plan }).where('id', '=', accountId).execute();
+  return mustGet(db, accountId);
+}
+
+/** Sets or clears (null) per-account overrides; figures left undefined stay as they are. */
+export async function setAccountLimits(
+  db: Db,
+  accountId: string,
+  overrides: { [K in keyof PlanLimits]?: number | null },
+): Promise<AccountView> {
+  checkPlanFigures(Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== null)) as Partial<PlanLimits>);
+  await mustGet(db, accountId);
+  const columns = {
+    monthly_limit: overrides.monthlyLimit,
+    per_minute: overrides.perMinute,
+    pending: overrides.pending,
+    running: overrides.running,
+    tests_per_request: overrides.testsPerRequest,
+  };
+  const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
+  if (Object.keys(given).length > 0) {
+    await db.updateTable('accounts').set(given).where('id', '=', accountId).execute();
+  }
+  return mustGet(db, accountId);
+}
+
+/** The row of a key presented in an Authorization header, with its account's figures in force. */
+export interface KeyContext {
+  keyId: string;
+  accountId: string;
+  kind: 'api' | 'widget';
+  keyMonthlyLimit: number | null;
+  revoked: boolean;
+}
+
+export async function findKeyByHash(db: Db, keyHash: Buffer): Promise<KeyContext | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'account_id', 'kind', 'monthly_limit', sql<boolean>`revoked_at is not null`.as('revoked')])
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { keyId: row.id, accountId: row.account_id, kind: row.kind, keyMonthlyLimit: row.monthly_limit, revoked: row.revoked };
+}

@@ -1,0 +1,170 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { KeyKind } from '../db/schema.js';
+import { MAX_MONTHLY_LIMIT } from '../limits.js';
+import { AccountInputError } from './errors.js';
+
+// API keys: random, shown once, stored only as a SHA-256 hash with a short prefix for
+// display. Each key carries its own signing secret for callback signatures.
+
+const KEY_PREFIX = 'rbx_';
+/** Characters of the key kept in clear, enough to tell keys apart in a list. */
+const DISPLAY_PREFIX_CHARS = KEY_PREFIX.length + 8;
+
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function generateSigningSecret(): string {
+  return 'rbxs_' + randomBytes(32).toString('base64url');
+}
+
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_PREFIX_CHARS);
+}
+
+
+/** A callback address must be an absolute http(s) URL. */
+export function validateRedirectUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new AccountInputError(`redirect URL ${JSON.stringify(raw)} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AccountInputError(`redirect URL must use http or https, not ${url.protocol.replace(/:$/, '')}`);
+  }
+  if (raw.length > 2048) throw new AccountInputError('redirect URL is longer than 2048 characters');
+  return url.toString();
+}
+
+export function validateMonthlyLimit(limit: number | null): number | null {
+  if (limit === null) return null;
+  if (!Number.isSafeInteger(limit) || limit < 0 || limit > MAX_MONTHLY_LIMIT) {
+    throw new AccountInputError(`monthly limit must be a whole number from 0 to ${MAX_MONTHLY_LIMIT}`);
+  }
+  return limit;
+}
+
+export interface NewKeyInput {
+  accountId: string;
+  appName: string;
+  redirectUrl?: string | null;
+  kind?: KeyKind;
+  monthlyLimit?: number | null;
+}
+
+/** What the creator sees once: the key and the signing secret are never shown again. */
+export interface CreatedKey {
+  id: string;
+  account_id: string;
+  key: string;
+  key_prefix: string;
+  signing_secret: string;
+  app_name: string;
+  redirect_url: string | null;
+  kind: KeyKind;
+  monthly_limit: number | null;
+  created_at: string;
+}
+
+export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey> {
+  const appName = input.appName.trim();
+  if (appName === '' || appName.length > 200) throw new AccountInputError('app name must have 1 to 200 characters');
+  const kind = input.kind ?? 'api';
+  if (kind !== 'api' && kind !== 'widget') throw new AccountInputError(`kind must be api or widget, not ${String(kind)}`);
+  const redirectUrl = input.redirectUrl ? validateRedirectUrl(input.redirectUrl) : null;
+  const monthlyLimit = validateMonthlyLimit(input.monthlyLimit ?? null);
+  const account = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
+  if (!account) throw new AccountInputError(`no account ${input.accountId}`);
+  const key = generateKey();
+  const signingSecret = generateSigningSecret();
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      account_id: input.accountId,
+      key_hash: hashKey(key),
+      key_prefix: displayPrefix(key),
+      app_name: appName,
+      redirect_url: redirectUrl,
+      kind,
+      monthly_limit: monthlyLimit,
+      signing_secret: signingSecret,
+    })
+    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'created_at'])
+    .executeTakeFirstOrThrow();
+  return { ...row, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
+}
+
+/** A key as listed: never the key itself, its hash or its secret. */
+export interface KeyListing {
+  id: string;
+  account_id: string;
+  key_prefix: string;
+  app_name: string;
+  redirect_url: string | null;
+  kind: KeyKind;
+  monthly_limit: number | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const listingColumns = [
+  'id',
+  'account_id',
+  'key_prefix',
+  'app_name',
+  'redirect_url',
+  'kind',
+  'monthly_limit',
+  'created_at',
+  'revoked_at',
+] as const;
+
+function toListing(row: {
+  id: string;
+  account_id: string;
+  key_prefix: string;
+  app_name: string;
+  redirect_url: string | null;
+  kind: KeyKind;
+  monthly_limit: number | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}): KeyListing {
+  return { ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null };
+}
+
+export async function listKeys(db: Db, accountId: string): Promise<KeyListing[]> {
+  const rows = await db.selectFrom('api_keys').select(listingColumns).where('account_id', '=', accountId).orderBy('id').execute();
+  return rows.map(toListing);
+}
+
+export async function setKeyLimit(db: Db, keyId: string, monthlyLimit: number | null): Promise<KeyListing> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ monthly_limit: validateMonthlyLimit(monthlyLimit) })
+    .where('id', '=', keyId)
+    .returning(listingColumns)
+    .executeTakeFirst();
+  if (!row) throw new AccountInputError(`no key ${keyId}`);
+  return toListing(row);
+}
+
+/** Revokes a key; revoking twice keeps the first revocation time. */
+export async function revokeKey(db: Db, keyId: string): Promise<KeyListing> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+    .where('id', '=', keyId)
+    .returning(listingColumns)
+    .executeTakeFirst();
+  if (!row) throw new AccountInputError(`no key ${keyId}`);
+  return toListing(row);
+}

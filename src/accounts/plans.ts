@@ -1,0 +1,58 @@
+import type { Db } from '../db/connect.js';
+import { FREE_PLAN, MAX_MONTHLY_LIMIT, type PlanLimits } from '../limits.js';
+import { AccountInputError } from './errors.js';
+
+// Plans: named sets of per-account figures. A new plan starts from the Free plan's
+// figures for anything not given.
+
+export interface PlanRow {
+  name: string;
+  monthly_limit: number;
+  per_minute: number;
+  pending: number;
+  running: number;
+  tests_per_request: number;
+}
+
+const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request'] as const;
+
+export function checkPlanFigures(figures: Partial<PlanLimits>): void {
+  for (const [name, value] of Object.entries(figures)) {
+    if (value === undefined) continue;
+    const min = name === 'testsPerRequest' ? 1 : 0;
+    const max = name === 'monthlyLimit' ? MAX_MONTHLY_LIMIT : 2_147_483_647;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new AccountInputError(`${name} must be a whole number from ${min} to ${max}`);
+    }
+  }
+}
+
+export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimits>): Promise<PlanRow> {
+  if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new AccountInputError('plan name must be lower-case letters, digits, - or _');
+  checkPlanFigures(figures);
+  const columns = {
+    monthly_limit: figures.monthlyLimit,
+    per_minute: figures.perMinute,
+    pending: figures.pending,
+    running: figures.running,
+    tests_per_request: figures.testsPerRequest,
+  };
+  const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
+  return db
+    .insertInto('plans')
+    .values({
+      name,
+      monthly_limit: figures.monthlyLimit ?? FREE_PLAN.monthlyLimit,
+      per_minute: figures.perMinute ?? FREE_PLAN.perMinute,
+      pending: figures.pending ?? FREE_PLAN.pending,
+      running: figures.running ?? FREE_PLAN.running,
+      tests_per_request: figures.testsPerRequest ?? FREE_PLAN.testsPerRequest,
+    })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ ...given, updated_at: new Date() }))
+    .returning(planColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function listPlans(db: Db): Promise<PlanRow[]> {
+  return db.selectFrom('plans').select(planColumns).orderBy('name').execute();
+}

@@ -1,0 +1,52 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { ApiError } from './errors.js';
+import { MaintenanceFlag } from './maintenance.js';
+import { acceptJsonOrText } from './middleware/accept.js';
+import { admission } from './middleware/admission.js';
+import { authenticate } from './middleware/authenticate.js';
+import { errorShape } from './middleware/errors.js';
+import { jsonBody } from './middleware/json-body.js';
+import { maintenanceGate } from './middleware/maintenance.js';
+import type { ApiDeps, ApiState } from './route.js';
+import { routes } from './routes/index.js';
+
+// The HTTP API. Every behaviour is a middleware, in this order:
+//
+//   every request:  errorShape → acceptJsonOrText → router → allowedMethods (405) → notFound (404)
+//   every route:    maintenanceGate (503) → authenticate (401) → jsonBody (400)
+//                   → admission (limit checks: 400/429) → the route's handler
+//
+// Each per-route step reads the route's declaration (src/api/routes/*) and does nothing
+// for routes that do not ask for it.
+
+export type { ApiDeps } from './route.js';
+
+export function createApp(deps: ApiDeps): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  app.proxy = deps.config.RUNBOX_TRUST_PROXY;
+  // Errors are answered by errorShape; this keeps Koa from printing them a second time.
+  app.silent = true;
+  const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
+  const router = new Router<ApiState>();
+  for (const route of routes()) {
+    // The trailing slash of the documented paths is optional for callers.
+    const paths = route.path.endsWith('/') ? [route.path, route.path.slice(0, -1)] : [route.path];
+    router.register(paths, [route.method], [
+      maintenanceGate(route, maintenance),
+      authenticate(route, deps.db),
+      jsonBody(route),
+      admission(route, deps),
+      route.handler(deps),
+    ] as never);
+  }
+  app.use(errorShape(deps.log));
+  app.use(acceptJsonOrText());
+  app.use(router.routes() as never);
+  app.use(router.allowedMethods() as never);
+  app.use(async (ctx) => {
+    if (ctx.status === 405) throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`, { Allow: ctx.response.get('Allow') });
+    throw new ApiError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}

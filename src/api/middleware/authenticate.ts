@@ -1,0 +1,30 @@
+import type Koa from 'koa';
+import { findKeyByHash } from '../../accounts/accounts.js';
+import { hashKey } from '../../accounts/keys.js';
+import type { Db } from '../../db/connect.js';
+import { ApiError } from '../errors.js';
+import type { ApiState, RouteDef } from '../route.js';
+
+/** The key from `Authorization: <key>` or `Authorization: Bearer <key>`. */
+export function keyFromHeader(header: string): string {
+  const value = header.trim();
+  const bearer = /^bearer\s+(\S+)$/i.exec(value);
+  return bearer ? bearer[1]! : value;
+}
+
+// 401 for a missing, unknown or revoked key on routes that take one; sets ctx.state.auth.
+export function authenticate(route: RouteDef, db: Db): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (route.auth === 'key') {
+      const key = keyFromHeader(ctx.get('Authorization'));
+      const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
+      if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
+      // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
+      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(db, hashKey(key)) : undefined;
+      if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
+      if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
+      ctx.state.auth = found;
+    }
+    await next();
+  };
+}

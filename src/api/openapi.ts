@@ -1,0 +1,73 @@
+import { COMPILER_IDS } from '../compilers/ids.js';
+import type { RouteDef } from './route.js';
+import { ErrorBody } from './schemas.js';
+
+// The OpenAPI 3.1 document, generated from the route declarations: the same TypeBox
+// schemas that validate requests are the documented schemas (3.1 uses JSON Schema).
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Bad request: the request is invalid (see error.code and error.message).',
+  401: 'Unauthorized: the API key is missing, wrong or revoked.',
+  403: 'Forbidden: the resource is restricted to administrators.',
+  404: 'Not found.',
+  405: 'Method not allowed; the Allow header lists the allowed methods.',
+  406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
+  429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit; Retry-After gives seconds.',
+  500: 'Internal server error. Try again later.',
+  503: 'Temporarily offline for maintenance. Try again later.',
+};
+
+/** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
+const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
+
+export function openApiDocument(routes: RouteDef[]): object {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const responses: Record<string, unknown> = {};
+    for (const [status, doc] of Object.entries(route.responses)) {
+      const type = doc.contentType ?? 'application/json';
+      responses[status] = {
+        description: doc.description,
+        ...(doc.headers
+          ? { headers: Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d.description, schema: plain(d.schema) }])) }
+          : {}),
+        content: { [type]: { schema: doc.schema ? plain(doc.schema) : { type: type === 'text/plain' ? 'string' : 'object' } } },
+      };
+    }
+    for (const status of route.errors) {
+      responses[String(status)] = {
+        description: ERROR_TEXT[status] ?? 'Error.',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    (paths[path] ??= {})[route.method.toLowerCase()] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      security: route.auth === 'key' ? [{ apiKey: [] }] : [],
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'runbox',
+      version: '2',
+      description: `Online code execution. Compilers: ${COMPILER_IDS.join(', ')}.`,
+    },
+    paths,
+    components: {
+      schemas: { Error: plain(ErrorBody) },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The API key as the whole header value; `Bearer <key>` is accepted too.',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { TSchema } from 'typebox';
+import type Koa from 'koa';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connect.js';
+import type { SubmissionMode } from '../db/schema.js';
+import type { Clock } from '../util/clock.js';
+import type { KeyContext } from '../accounts/accounts.js';
+
+// What a route declares. app.ts builds each route's middleware stack from these flags,
+// and openapi.ts documents the route from the same declaration.
+
+export interface ApiDeps {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  /** How long one process trusts its last read of the maintenance flag. */
+  maintenanceCacheMs?: number;
+  log?: { error(obj: object, msg?: string): void };
+}
+
+export interface ApiState {
+  /** Set by authenticate() on routes that take a key. */
+  auth?: KeyContext;
+  /** Set by jsonBody() on routes that declare a body schema: the validated body. */
+  body?: unknown;
+  /** Set by admission() on routes that admit a run: the stored submission. */
+  submission?: { id: string; units: number };
+}
+
+export type ApiContext = Koa.ParameterizedContext<ApiState>;
+
+export interface ResponseDoc {
+  description: string;
+  /** JSON body schema; omitted for plain-text answers. */
+  schema?: TSchema;
+  contentType?: 'application/json' | 'text/plain';
+  headers?: Record<string, { description: string; schema: TSchema }>;
+}
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** @koa/router path; a trailing slash is optional for callers. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** 'key': Authorization header required (401 otherwise). */
+  auth: 'none' | 'key';
+  /** Answered 503 while the service is in maintenance mode. */
+  maintenance?: boolean;
+  /** JSON request body, validated (400) before the handler runs. */
+  body?: TSchema;
+  /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
+  admits?: SubmissionMode;
+  /** Documented answers besides the common error answers. */
+  responses: Record<number, ResponseDoc>;
+  /** Error statuses this route can answer, documented with the common error body. */
+  errors: number[];
+  handler(deps: ApiDeps): (ctx: ApiContext, next: Koa.Next) => Promise<void>;
+}

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { CompilerId } from '../compilers/ids.js';
+import type { Db } from '../db/connect.js';
+import type { SubmissionMode } from '../db/schema.js';
+import { RATE_WINDOW_MS } from '../limits.js';
+import { monthOf, nextMonthStart } from '../util/clock.js';
+
+// Admission: every per-account limit checked and the job row inserted in ONE
+// transaction that holds the account row's lock. Two API processes admitting for the
+// same account therefore take turns, so the counts they read are exact and a limit can
+// never be overshot. A rejected request writes nothing.
+
+export interface AdmissionRequest {
+  accountId: string;
+  /** Null for calls without a key context. */
+  keyId: string | null;
+  compiler: CompilerId;
+  code: string;
+  input: string | null;
+  /** Multi-test request: each test is billed as one submission. */
+  tests: { input: string }[] | null;
+  extraParams: Record<string, unknown> | null;
+  mode?: SubmissionMode;
+  maxAttempts: number;
+  /** The clock's now: created_at, the month billed and the rolling window all derive from it. */
+  now: Date;
+}
+
+export const REJECTION_REASONS = ['monthly_limit', 'key_monthly_limit', 'rate_limited', 'too_many_pending', 'too_many_tests'] as const;
+export type RejectionReason = (typeof REJECTION_REASONS)[number];
+
+export type Admission =
+  | { admitted: true; id: string; units: number; month: string }
+  | { admitted: false; reason: RejectionReason; message: string; retryAfterSeconds: number };
+
+/** Seconds to wait when the pending limit is hit: jobs usually finish within a run's timeout. */
+const PENDING_RETRY_SECONDS = 5;
+
+interface Snapshot {
+  monthly_limit: number;
+  per_minute: number;
+  pending_limit: number;
+  tests_per_request: number;
+  pending: number;
+  last_minute: number;
+  oldest_in_window: Date | null;
+  used: number;
+  key_used: number;
+  key_limit: number | null;
+}
+
+export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Admission> {
+  const units = req.tests ? req.tests.length : 1;
+  const month = monthOf(req.now);
+  const windowStart = new Date(req.now.getTime() - RATE_WINDOW_MS);
+  return db.transaction().execute(async (trx) => {
+    // The lock that serialises every admission of this account, across processes.
+    const { rows } = await sql<Snapshot>`
+      WITH account AS (
+        SELECT a.id,
+               coalesce(a.monthly_limit, p.monthly_limit) AS monthly_limit,
+               coalesce(a.per_minute, p.per_minute) AS per_minute,
+               coalesce(a.pending, p.pending) AS pending_limit,
+               coalesce(a.tests_per_request, p.tests_per_request) AS tests_per_request
+          FROM accounts a JOIN plans p ON p.name = a.plan
+         WHERE a.id = ${req.accountId}
+           FOR UPDATE OF a
+      )
+      SELECT account.monthly_limit, account.per_minute, account.pending_limit, account.tests_per_request,
+             (SELECT count(*) FROM submissions s
+               WHERE s.account_id = account.id AND s.state IN ('queued', 'running'))::int AS pending,
+             (SELECT count(*) FROM submissions s
+               WHERE s.account_id = account.id AND s.created_at > ${windowStart} AND s.created_at <= ${req.now})::int AS last_minute,
+             (SELECT min(s.created_at) FROM submissions s
+               WHERE s.account_id = account.id AND s.created_at > ${windowStart} AND s.created_at <= ${req.now}) AS oldest_in_window,
+             coalesce((SELECT u.submissions FROM account_usage u
+                        WHERE u.account_id = account.id AND u.month = ${month}), 0) AS used,
+             coalesce((SELECT k.submissions FROM key_usage k
+                        WHERE k.key_id = ${req.keyId} AND k.month = ${month}), 0) AS key_used,
+             (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${req.keyId}) AS key_limit
+        FROM account
+    `.execute(trx);
+    const s = rows[0];
+    if (!s) throw new Error(`account ${req.accountId} does not exist`);
+
+    const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Admission => ({
+      admitted: false,
+      reason,
+      message,
+      retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
+    });
+    const toNextMonth = (nextMonthStart(req.now).getTime() - req.now.getTime()) / 1000;
+
+    if (units > s.tests_per_request) {
+      return reject('too_many_tests', `at most ${s.tests_per_request} tests per request on this plan, got ${units}`, 0);
+    }
+    if (s.used + units > s.monthly_limit) {
+      return reject(
+        'monthly_limit',
+        `the account's monthly allowance of ${s.monthly_limit} submissions is used up (${s.used} this month); it resets at ${nextMonthStart(req.now).toISOString()}`,
+        toNextMonth,
+      );
+    }
+    if (s.key_limit !== null && s.key_used + units > s.key_limit) {
+      return reject(
+        'key_monthly_limit',
+        `this key's own monthly limit of ${s.key_limit} submissions is used up (${s.key_used} this month); other keys keep working`,
+        toNextMonth,
+      );
+    }
+    if (s.last_minute + 1 > s.per_minute) {
+      // The window frees a slot when its oldest submission is 60 s old.
+      const oldest = s.oldest_in_window ? new Date(s.oldest_in_window).getTime() : req.now.getTime();
+      return reject(
+        'rate_limited',
+        `at most ${s.per_minute} submissions per rolling minute per account`,
+        (oldest + RATE_WINDOW_MS - req.now.getTime()) / 1000,
+      );
+    }
+    if (s.pending + 1 > s.pending_limit) {
+      return reject(
+        'too_many_pending',
+        `at most ${s.pending_limit} submissions per account may be queued or running at once`,
+        PENDING_RETRY_SECONDS,
+      );
+    }
+
+    const inserted = await trx
+      .insertInto('submissions')
+      .values({
+        account_id: req.accountId,
+        key_id: req.keyId,
+        compiler: req.compiler,
+        code: req.code,
+        input: req.input,
+        tests: req.tests ? JSON.stringify(req.tests) : null,
+        extra_params: req.extraParams ? JSON.stringify(req.extraParams) : null,
+        mode: req.mode ?? 'async',
+        units,
+        month,
+        max_attempts: req.maxAttempts,
+        created_at: req.now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await sql`
+      INSERT INTO account_usage (account_id, month, submissions) VALUES (${req.accountId}, ${month}, ${units})
+      ON CONFLICT (account_id, month) DO UPDATE SET submissions = account_usage.submissions + excluded.submissions
+    `.execute(trx);
+    if (req.keyId !== null) {
+      await sql`
+        INSERT INTO key_usage (key_id, month, submissions) VALUES (${req.keyId}, ${month}, ${units})
+        ON CONFLICT (key_id, month) DO UPDATE SET submissions = key_usage.submissions + excluded.submissions
+      `.execute(trx);
+    }
+    // Delivered to listening runners only when this transaction commits.
+    await sql`SELECT pg_notify('runbox_jobs', ${inserted.id})`.execute(trx);
+    return { admitted: true, id: inserted.id, units, month };
+  });
+}

@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { RATE_WINDOW_MS } from '../limits.js';
+import { monthOf, nextMonthStart } from '../util/clock.js';
+
+// The usage record of GET /api/usage/ (spec 2.3) and `runbox-admin usage`, read from
+// the same counters that admission moves, so it always equals what the limits see.
+
+export interface UsageRecord {
+  month: string;
+  submissions: number;
+  monthly_limit: number;
+  remaining: number;
+  resets_at: string;
+  /** The plan's limit (not a current count; see `current`). */
+  submissions_per_minute: number;
+  /** The plan's limit of queued + running submissions. */
+  pending_submissions: number;
+  /** The plan's limit of runs at once. */
+  running_submissions: number;
+  /** Current counts behind the three limits above. */
+  current: { submissions_last_minute: number; pending: number; running: number };
+  key?: { submissions: number; monthly_limit: number | null; remaining: number | null };
+}
+
+export interface UsageQuery {
+  accountId: string;
+  /** Present when the call came with a key. */
+  keyId?: string | null;
+  now: Date;
+  /** YYYY-MM; defaults to the month of `now`. */
+  month?: string;
+}
+
+export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | undefined> {
+  const month = q.month ?? monthOf(q.now);
+  const windowStart = new Date(q.now.getTime() - RATE_WINDOW_MS);
+  const keyId = q.keyId ?? null;
+  const { rows } = await sql<{
+    monthly_limit: number;
+    per_minute: number;
+    pending_limit: number;
+    running_limit: number;
+    used: number;
+    last_minute: number;
+    pending: number;
+    running: number;
+    key_used: number;
+    key_limit: number | null;
+  }>`
+    SELECT coalesce(a.monthly_limit, p.monthly_limit) AS monthly_limit,
+           coalesce(a.per_minute, p.per_minute) AS per_minute,
+           coalesce(a.pending, p.pending) AS pending_limit,
+           coalesce(a.running, p.running) AS running_limit,
+           coalesce((SELECT u.submissions FROM account_usage u WHERE u.account_id = a.id AND u.month = ${month}), 0) AS used,
+           (SELECT count(*) FROM submissions s
+             WHERE s.account_id = a.id AND s.created_at > ${windowStart} AND s.created_at <= ${q.now})::int AS last_minute,
+           (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state IN ('queued', 'running'))::int AS pending,
+           (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state = 'running')::int AS running,
+           coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = ${keyId} AND k.month = ${month}), 0) AS key_used,
+           (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${keyId}) AS key_limit
+      FROM accounts a JOIN plans p ON p.name = a.plan
+     WHERE a.id = ${q.accountId}
+  `.execute(db);
+  const r = rows[0];
+  if (!r) return undefined;
+  const [year, mon] = month.split('-').map(Number) as [number, number];
+  const record: UsageRecord = {
+    month,
+    submissions: r.used,
+    monthly_limit: r.monthly_limit,
+    remaining: Math.max(0, r.monthly_limit - r.used),
+    resets_at: nextMonthStart(new Date(Date.UTC(year, mon - 1, 1))).toISOString(),
+    submissions_per_minute: r.per_minute,
+    pending_submissions: r.pending_limit,
+    running_submissions: r.running_limit,
+    current: { submissions_last_minute: r.last_minute, pending: r.pending, running: r.running },
+  };
+  if (keyId !== null) {
+    record.key = {
+      submissions: r.key_used,
+      monthly_limit: r.key_limit,
+      remaining: r.key_limit === null ? null : Math.max(0, r.key_limit - r.key_used),
+    };
+  }
+  return record;
+}
