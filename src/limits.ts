@@ -31,6 +31,8 @@ export const RUN_LIMITS = {
   outputKeepBytes: 64 * KiB,
   /** Output across both streams past which the run is stopped. */
   outputFloodBytes: 8 * MiB,
+  /** Files a stage may bring back (a compile stage's output), all together. */
+  collectBytes: 64 * MiB,
   /** How often the runner samples the job's process count. */
   processPollMs: 25,
   network: false,

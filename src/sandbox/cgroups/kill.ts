@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+
+// Shared by both back ends: reading a cgroup.procs file and killing its members.
+
+export async function readPids(procsFile: string): Promise<number[]> {
+  let text: string;
+  try {
+    text = await readFile(procsFile, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  const pids = new Set<number>();
+  for (const line of text.split('\n')) {
+    const n = Number(line);
+    if (line !== '' && Number.isInteger(n) && n > 0) pids.add(n);
+  }
+  return [...pids];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGKILLs every process listed until the list stays empty (forks race the kills). */
+export async function killUntilEmpty(procsFile: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pids = await readPids(procsFile);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`processes survive in ${procsFile}: ${pids.join(' ')}`);
+    await sleep(2);
+  }
+}
+
+/** rmdir, retrying while the kernel still holds the last exiting tasks. */
+export async function removeDir(dir: string, rmdir: (d: string) => Promise<void>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await rmdir(dir);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || Date.now() > deadline) throw e;
+      await sleep(5);
+    }
+  }
+}

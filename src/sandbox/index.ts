@@ -1,0 +1,74 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import type { Config } from '../config.js';
+import { NATIVE_BUILD_DIR } from '../util/paths.js';
+import { detectCgroups } from './cgroups/detect.js';
+import type { CgroupBackend } from './cgroups/types.js';
+import { bwrapPlan } from './launchers/bwrap.js';
+import { nsjailPlan } from './launchers/nsjail.js';
+import { runStage, type RunContext } from './run.js';
+import type { Sandbox } from './spec.js';
+
+export type LauncherName = 'bwrap' | 'nsjail';
+export type * from './spec.js';
+
+const NATIVE_FILES = ['runbox-shim', 'init', 'seccomp.bpf', 'seccomp.kafel'];
+
+const isExecutable = (p: string) => access(p, constants.X_OK).then(() => true, () => false);
+
+/** The first executable `name` on PATH, or null. */
+export async function findOnPath(name: string, path = process.env.PATH ?? ''): Promise<string | null> {
+  for (const dir of path.split(delimiter)) {
+    if (dir && dir.startsWith('/') && (await isExecutable(join(dir, name)))) return join(dir, name);
+  }
+  return null;
+}
+
+/** nsjail from RUNBOX_NSJAIL, else from PATH; null when neither has it. */
+export async function findNsjail(config: Pick<Config, 'RUNBOX_NSJAIL'>): Promise<string | null> {
+  if (config.RUNBOX_NSJAIL) return (await isExecutable(config.RUNBOX_NSJAIL)) ? config.RUNBOX_NSJAIL : null;
+  return findOnPath('nsjail');
+}
+
+// Cgroup set-up happens once per process: on v2 it moves the process itself.
+let cgroups: Promise<CgroupBackend> | null = null;
+export function runnerCgroups(): Promise<CgroupBackend> {
+  cgroups ??= detectCgroups().catch((e) => {
+    cgroups = null;
+    throw e;
+  });
+  return cgroups;
+}
+
+/** The sandbox of this runner host. Needs root, `make -C native`, and bwrap or nsjail. */
+export async function createSandbox(config: Config, opts: { launcher?: LauncherName } = {}): Promise<Sandbox> {
+  if (process.getuid?.() !== 0) throw new Error('the sandbox needs root (it creates cgroups and drops to per-slot uids)');
+  for (const f of NATIVE_FILES) {
+    if (!(await access(join(NATIVE_BUILD_DIR, f)).then(() => true, () => false))) {
+      throw new Error(`${join(NATIVE_BUILD_DIR, f)} is missing: run 'make -C native'`);
+    }
+  }
+  let launcher: LauncherName;
+  let launcherPath: string | null;
+  const wanted = opts.launcher ?? config.RUNBOX_LAUNCHER;
+  if (wanted === 'auto') {
+    launcherPath = await findNsjail(config);
+    launcher = launcherPath ? 'nsjail' : 'bwrap';
+  } else {
+    launcher = wanted as LauncherName;
+    launcherPath = launcher === 'nsjail' ? await findNsjail(config) : null;
+  }
+  if (launcher === 'bwrap') launcherPath = await findOnPath('bwrap');
+  if (!launcherPath) throw new Error(launcher === 'nsjail' ? 'nsjail not found (RUNBOX_NSJAIL or PATH)' : 'bwrap not found on PATH');
+
+  const ctx: RunContext = {
+    cgroups: await runnerCgroups(),
+    shimPath: join(NATIVE_BUILD_DIR, 'runbox-shim'),
+    helpersDir: NATIVE_BUILD_DIR,
+    launcherPath,
+    plan: launcher === 'nsjail' ? nsjailPlan : bwrapPlan,
+    uidBase: config.RUNBOX_SANDBOX_UID_BASE,
+  };
+  return { launcher, run: (spec) => runStage(ctx, spec) };
+}

@@ -1,0 +1,43 @@
+import { SANDBOX_LAYOUT } from '../spec.js';
+import { checkRootfs, initArgv, sandboxEnv, type LaunchPlan, type LaunchRequest } from './common.js';
+
+// bubblewrap (Debian 0.8), run unprivileged: the shim has already dropped to the slot's
+// uid, and bwrap maps that same uid inside a new user namespace.
+
+/** bwrap's outer process, its PID-1 reaper and runbox-init. */
+export const BWRAP_FIXED_PROCESSES = 3;
+
+export function bwrapPlan(req: LaunchRequest): LaunchPlan {
+  const { spec, limits } = req;
+  const argv = [
+    req.launcherPath,
+    '--unshare-user',
+    '--uid', String(req.uid),
+    '--gid', String(req.gid),
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop', 'ALL',
+    '--hostname', 'runbox',
+    '--clearenv',
+  ];
+  for (const [k, v] of sandboxEnv(spec)) argv.push('--setenv', k, v);
+  argv.push(
+    '--ro-bind', checkRootfs(spec.rootfs), '/',
+    '--proc', '/proc',
+    '--dev', '/dev',
+    // --size applies to the --tmpfs right after it.
+    '--size', String(limits.workspaceBytes), '--tmpfs', SANDBOX_LAYOUT.workspace,
+    '--size', String(limits.tmpBytes), '--tmpfs', SANDBOX_LAYOUT.tmp,
+    '--ro-bind', req.helpersDir, SANDBOX_LAYOUT.helpers,
+    '--chdir', SANDBOX_LAYOUT.workspace,
+    '--',
+    ...initArgv(req),
+  );
+  return { argv, dropPrivileges: true, fixedProcesses: BWRAP_FIXED_PROCESSES };
+}

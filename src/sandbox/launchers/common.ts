@@ -1,0 +1,54 @@
+import { isPlainName } from '../archive.js';
+import { BASE_ENV, SANDBOX_LAYOUT, type SandboxLimits, type SandboxSpec } from '../spec.js';
+
+// What both launchers share: the request they turn into argv, the init command line
+// and the environment.
+
+export interface LaunchRequest {
+  spec: Pick<SandboxSpec, 'rootfs' | 'argv' | 'env' | 'collect'>;
+  limits: SandboxLimits;
+  /** The slot's uid and gid (RUNBOX_SANDBOX_UID_BASE + slot). */
+  uid: number;
+  gid: number;
+  /** native/build on the host, mounted read-only at SANDBOX_LAYOUT.helpers. */
+  helpersDir: string;
+  /** Absolute path of the launcher binary. */
+  launcherPath: string;
+}
+
+export interface LaunchPlan {
+  /** argv[0] is the launcher's absolute path. */
+  argv: string[];
+  /** The shim drops to the slot's uid/gid before exec (unprivileged launcher). */
+  dropPrivileges: boolean;
+  /** The launcher's own processes in the job cgroup, runbox-init included: not the program's. */
+  fixedProcesses: number;
+}
+
+export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
+
+/** runbox-init's command line inside the sandbox. */
+export function initArgv(req: LaunchRequest): string[] {
+  const { spec, limits } = req;
+  if (spec.argv.length === 0) throw new Error('empty argv');
+  const out = [INIT_PATH, '--collect-max', String(limits.collectBytes)];
+  for (const name of spec.collect ?? []) {
+    if (!isPlainName(name)) throw new Error(`collect name is not a plain name: ${JSON.stringify(name)}`);
+    out.push('--collect', name);
+  }
+  return [...out, '--', ...spec.argv];
+}
+
+/** BASE_ENV + spec.env, checked: nothing of the runner's own environment passes. */
+export function sandboxEnv(spec: Pick<SandboxSpec, 'env'>): [string, string][] {
+  const env = { ...BASE_ENV, ...spec.env };
+  for (const [k, v] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || v.includes('\0')) throw new Error(`bad environment variable ${JSON.stringify(k)}`);
+  }
+  return Object.entries(env);
+}
+
+export function checkRootfs(rootfs: string): string {
+  if (!rootfs.startsWith('/') || rootfs.split('/').includes('..')) throw new Error(`rootfs must be an absolute path: ${rootfs}`);
+  return rootfs;
+}
