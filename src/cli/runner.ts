@@ -1,0 +1,23 @@
+import { loadConfig } from '../config.js';
+import { connect } from '../db/connect.js';
+import { startRunner } from '../runner/daemon.js';
+import { onShutdownSignal, processLogger } from '../runner/process.js';
+import { createSandbox } from '../sandbox/index.js';
+
+// A runner on its own (a runner-only host): claims and runs jobs until SIGTERM.
+
+const config = loadConfig();
+const log = processLogger(config, 'runbox-runner');
+const handle = connect(config.RUNBOX_DATABASE_URL, { max: config.RUNBOX_RUNNER_SLOTS + 4, applicationName: 'runbox-runner' });
+try {
+  const sandbox = await createSandbox(config);
+  const runner = await startRunner({ db: handle.db, config, sandbox, log });
+  onShutdownSignal(log, async () => {
+    await runner.stop();
+    await handle.close();
+  });
+} catch (err) {
+  log.fatal({ err: (err as Error).message }, 'runner could not start');
+  await handle.close();
+  process.exit(1);
+}

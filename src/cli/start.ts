@@ -1,0 +1,83 @@
+import { startApi } from '../api/server.js';
+import { loadConfig } from '../config.js';
+import { connect } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { startRunner } from '../runner/daemon.js';
+import { onShutdownSignal, processLogger } from '../runner/process.js';
+import { createSandbox } from '../sandbox/index.js';
+import { systemClock } from '../util/clock.js';
+
+// `npm start`: the API, the runner and the callback sender in one process, as chosen
+// by RUNBOX_COMPONENTS. Stops gracefully on SIGINT/SIGTERM: the API stops taking
+// requests first, then the runner finishes (or hands back) its jobs.
+
+interface Component {
+  name: string;
+  stop(): Promise<void>;
+}
+
+/** The callback sender's entry, once it is part of the build. */
+interface SenderModule {
+  startSender(deps: { db: unknown; config: unknown; log: unknown }): Promise<{ stop(): Promise<void> }>;
+}
+
+const config = loadConfig();
+const log = processLogger(config, 'runbox');
+const wanted = new Set(config.RUNBOX_COMPONENTS.split(','));
+const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20 + (wanted.has('runner') ? config.RUNBOX_RUNNER_SLOTS : 0), applicationName: 'runbox' });
+const started: Component[] = [];
+
+async function shutdown(): Promise<void> {
+  // Reverse start order: API first, so no new work arrives while the runner drains.
+  for (const c of [...started].reverse()) {
+    try {
+      await c.stop();
+      log.info({ component: c.name }, 'stopped');
+    } catch (err) {
+      log.error({ component: c.name, err: (err as Error).message }, 'stopping failed');
+    }
+  }
+  await handle.close();
+}
+
+try {
+  await migrateToLatest(handle.db);
+
+  if (wanted.has('runner')) {
+    const sandbox = await createSandbox(config);
+    const runner = await startRunner({ db: handle.db, config, sandbox, log });
+    started.push({ name: 'runner', stop: () => runner.stop() });
+  }
+
+  if (wanted.has('sender')) {
+    const path = '../callbacks/sender.js';
+    const sender = await import(path).then(
+      (m: SenderModule) => m,
+      () => undefined,
+    );
+    if (sender) {
+      const s = await sender.startSender({ db: handle.db, config, log });
+      started.push({ name: 'sender', stop: () => s.stop() });
+    } else {
+      log.warn('the callback sender is not part of this build; results stay stored until it is');
+    }
+  }
+
+  if (wanted.has('api')) {
+    const api = await startApi({ db: handle.db, config, clock: systemClock, log });
+    started.push({ name: 'api', stop: () => api.close() });
+    const base = `http://${api.host.includes(':') ? `[${api.host}]` : api.host}:${api.port}`;
+    log.info({ url: base }, `API listening on ${base}`);
+    log.info(
+      'first key: scripts/runbox-admin account create --email you@example.com, then ' +
+        'scripts/runbox-admin key create --account <id> --app-name demo --redirect-url http://your-host/callback',
+    );
+  }
+
+  log.info({ components: [...wanted] }, 'runbox started');
+  onShutdownSignal(log, shutdown);
+} catch (err) {
+  log.fatal({ err: (err as Error).stack ?? String(err) }, 'runbox could not start');
+  await shutdown();
+  process.exit(1);
+}

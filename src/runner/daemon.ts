@@ -1,0 +1,222 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connect.js';
+import { RUN_LIMITS } from '../limits.js';
+import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import type { RunResult } from '../result.js';
+import type { Sandbox } from '../sandbox/spec.js';
+import { executeJob } from './execute.js';
+import { NotStarted } from './verdict.js';
+
+// The runner: claims up to RUNBOX_RUNNER_SLOTS jobs, runs each in its own slot,
+// heart-beats their leases, and writes results back. Jobs it could not start are
+// failed and refunded; on stop it finishes what runs (within a bound) and hands the
+// rest back to the queue.
+
+export type Executor = (job: ClaimedJob, ctx: { slot: number; signal: AbortSignal }) => Promise<RunResult>;
+
+export interface RunnerOptions {
+  db: Db;
+  config: Config;
+  sandbox: Sandbox;
+  log: Logger;
+  /** Replaces executeJob (benchmarks of the queue alone). */
+  execute?: Executor;
+  /** How long stop() lets running jobs finish before handing them back. */
+  drainMs?: number;
+}
+
+export interface Runner {
+  readonly id: string;
+  /** Jobs running now. */
+  readonly running: number;
+  stop(): Promise<void>;
+}
+
+/** Long enough for a compile stage and a run stage that use their whole budgets. */
+const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
+
+type Stop = 'shutdown' | 'lease_lost';
+
+interface Active {
+  job: ClaimedJob;
+  slot: number;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export async function startRunner(options: RunnerOptions): Promise<Runner> {
+  const { db, config, sandbox, log } = options;
+  const id = config.RUNBOX_RUNNER_ID || `${hostname()}-${process.pid}`;
+  const slots = config.RUNBOX_RUNNER_SLOTS;
+  const leaseSeconds = config.RUNBOX_LEASE_SECONDS;
+  const execute: Executor =
+    options.execute ?? ((job, ctx) => executeJob(job, sandbox, { imagesDir: config.RUNBOX_IMAGES_DIR, slot: ctx.slot, signal: ctx.signal }));
+  const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher };
+  const rlog = log.child({ runner: id });
+
+  const freeSlots = Array.from({ length: slots }, (_, i) => i);
+  const active = new Map<string, Active>();
+  let stopping = false;
+
+  const waker: Waker = createWaker({
+    url: config.RUNBOX_DATABASE_URL,
+    pollMs: config.RUNBOX_POLL_MS,
+    onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
+    onConnected: () => rlog.debug('listening for new jobs'),
+  });
+
+  // Registers the runner before claiming, so its row exists while it holds jobs.
+  await heartbeat(db, info, leaseSeconds);
+
+  const beat = async () => {
+    try {
+      const held = new Set(await heartbeat(db, info, leaseSeconds));
+      for (const a of active.values()) {
+        // Requeued behind our back (we missed heart-beats): another runner may run it now.
+        if (!held.has(a.job.id)) {
+          rlog.warn({ submission: a.job.id }, 'lease lost; abandoning the run');
+          a.abort.abort('lease_lost' satisfies Stop);
+        }
+      }
+    } catch (err) {
+      rlog.warn({ err: (err as Error).message }, 'heartbeat failed');
+    }
+    try {
+      const reaped = await reapExpired(db);
+      if (reaped.requeued.length || reaped.failed.length) rlog.info(reaped, 'reaped jobs of runners that stopped responding');
+    } catch (err) {
+      rlog.warn({ err: (err as Error).message }, 'reaping expired leases failed');
+    }
+  };
+  const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
+
+  const runJob = async (job: ClaimedJob, slot: number, abort: AbortController) => {
+    const jlog = rlog.child({ submission: job.id, slot, attempt: job.attempts });
+    jlog.info({ compiler: job.compiler }, 'job started');
+    try {
+      let result: RunResult | undefined;
+      let problem: Error | undefined;
+      try {
+        result = await execute(job, { slot, signal: abort.signal });
+      } catch (err) {
+        problem = err as Error;
+      }
+      const why = abort.signal.aborted ? (abort.signal.reason as Stop) : undefined;
+      if (why === 'lease_lost') return;
+      if (why === 'shutdown') {
+        // Cut short by shutdown: another runner will run it from the start.
+        await release(db, id, job.id);
+        jlog.info('job handed back to the queue (shutdown)');
+        return;
+      }
+      if (result) {
+        const ok = await complete(db, id, job.id, result);
+        if (ok) jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
+        else jlog.warn('job finished but its lease was gone; result dropped');
+        return;
+      }
+      const notStarted = problem instanceof NotStarted;
+      const message = problem?.message ?? 'unknown error';
+      if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
+      else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
+      // Either way the user got no run: nothing is billed.
+      await fail(db, id, job.id, message, { refund: true, result: internalError(job, notStarted ? message : 'internal error') });
+    } catch (err) {
+      // The database is unreachable: the lease runs out and the reaper requeues the job.
+      jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
+    }
+  };
+
+  const start = (job: ClaimedJob) => {
+    const slot = freeSlots.shift()!;
+    const abort = new AbortController();
+    const a: Active = { job, slot, abort, done: Promise.resolve() };
+    a.done = runJob(job, slot, abort).finally(() => {
+      active.delete(job.id);
+      freeSlots.push(slot);
+      freeSlots.sort((x, y) => x - y);
+      waker.kick();
+    });
+    active.set(job.id, a);
+  };
+
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopping) {
+      if (freeSlots.length > 0) {
+        let jobs: ClaimedJob[] = [];
+        try {
+          jobs = await claim(db, id, freeSlots.length, leaseSeconds);
+          failures = 0;
+        } catch (err) {
+          failures++;
+          rlog.warn({ err: (err as Error).message }, 'claiming jobs failed');
+          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
+          continue;
+        }
+        // Claimed during a stop: hand back at once rather than start.
+        if (stopping) {
+          for (const job of jobs) await release(db, id, job.id).catch(() => {});
+          break;
+        }
+        for (const job of jobs) start(job);
+        if (jobs.length > 0 && freeSlots.length > 0) continue;
+      }
+      await waker.wait();
+    }
+  })();
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      await waker.close();
+      await loop;
+      const drained = Promise.all([...active.values()].map((a) => a.done));
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        drained.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), options.drainMs ?? DEFAULT_DRAIN_MS))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        rlog.warn({ jobs: [...active.keys()] }, 'jobs still running at shutdown; handing them back');
+        for (const a of active.values()) a.abort.abort('shutdown' satisfies Stop);
+        await drained;
+      }
+      clearInterval(beatTimer);
+      await markStopped(db, id).catch(() => {});
+      rlog.info('runner stopped');
+    })());
+
+  rlog.info({ slots, launcher: sandbox.launcher }, 'runner started');
+  return {
+    id,
+    get running() {
+      return active.size;
+    },
+    stop,
+  };
+}
+
+function internalError(job: ClaimedJob, message: string): RunResult {
+  return {
+    id: job.id,
+    compiler: job.compiler,
+    status: 'internal_error',
+    output: '',
+    error: message,
+    exit_code: null,
+    signal: null,
+    time: null,
+    total: null,
+    memory: null,
+    truncated: false,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    compile_output: null,
+    extra_params: job.extra_params ?? null,
+  };
+}

@@ -1,0 +1,102 @@
+import { existsSync } from 'node:fs';
+import { compilerEntry } from '../compilers/catalogue.js';
+import { imageRootfs } from '../compilers/availability.js';
+import { isCompilerId } from '../compilers/ids.js';
+import type { RunResult, TestResult } from '../result.js';
+import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
+import type { ClaimedJob } from '../queue/job.js';
+import { outputText } from './output-text.js';
+import { placeSource, substituteMain } from './source-file.js';
+import { executionFields, NotStarted } from './verdict.js';
+
+// One job, start to result: the source goes into the workspace, an optional compile
+// stage runs in a sandbox of its own (with its own time budget) and hands its
+// artifacts on, then the program runs once per test, each in a fresh sandbox.
+
+export interface ExecuteDeps {
+  imagesDir: string;
+  /** Runner slot: distinct among this runner's concurrent jobs. */
+  slot: number;
+  signal?: AbortSignal;
+}
+
+export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'>;
+
+const SOURCE_MODE = 0o644;
+
+export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteDeps): Promise<RunResult> {
+  const entry = isCompilerId(job.compiler) ? compilerEntry(job.compiler) : undefined;
+  if (!entry) throw new NotStarted(`compiler ${job.compiler} is not in the catalogue`);
+  const rootfs = imageRootfs(deps.imagesDir, entry.image);
+  if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);
+
+  const { fileName, main } = placeSource(entry, job.code);
+  const source: StageFile = { name: fileName, mode: SOURCE_MODE, content: Buffer.from(job.code, 'utf8') };
+  const stage = (argv: string[], files: StageFile[], stdin: string, collect?: string[]): Promise<SandboxOutcome> => {
+    if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
+    const spec: SandboxSpec = { rootfs, argv, files, stdin, slot: deps.slot };
+    if (entry.env) spec.env = entry.env;
+    if (collect) spec.collect = collect;
+    if (deps.signal) spec.signal = deps.signal;
+    return sandbox.run(spec);
+  };
+
+  const base = { id: job.id, compiler: job.compiler, extra_params: job.extra_params ?? null };
+  let runFiles: StageFile[] = [source];
+  let compileOutput: string | null = null;
+
+  if (entry.compile) {
+    const artifacts = substituteMain(entry.artifacts ?? [], main);
+    const compiled = await stage(substituteMain(entry.compile, main), [source], '', artifacts);
+    const fields = executionFields(compiled);
+    compileOutput = outputText(Buffer.concat([compiled.stdout, compiled.stderr]));
+    const missing = artifacts.filter((name) => !compiled.collected.some((f) => f.name === name));
+    if (fields.status !== 'success' || missing.length > 0) {
+      return compileError(base, compiled, fields, compileOutput, fields.status === 'success' ? missing : []);
+    }
+    runFiles = [source, ...compiled.collected];
+  }
+
+  const runArgv = substituteMain(entry.run, main);
+  const inputs = job.tests && job.tests.length > 0 ? job.tests.map((t) => t.input) : [job.input ?? ''];
+  const runs: { fields: TestResult; outcome: SandboxOutcome }[] = [];
+  for (const input of inputs) {
+    const outcome = await stage(runArgv, runFiles, input);
+    runs.push({ fields: executionFields(outcome), outcome });
+  }
+  const shown = runs.find((r) => r.fields.status !== 'success') ?? runs[runs.length - 1]!;
+  return {
+    ...base,
+    ...shown.fields,
+    stdout_truncated: shown.outcome.stdoutTruncated,
+    stderr_truncated: shown.outcome.stderrTruncated,
+    compile_output: compileOutput,
+    ...(job.tests && job.tests.length > 0 ? { tests: runs.map((r) => r.fields) } : {}),
+  };
+}
+
+function compileError(
+  base: Pick<RunResult, 'id' | 'compiler' | 'extra_params'>,
+  compiled: SandboxOutcome,
+  fields: TestResult,
+  messages: string,
+  missing: string[],
+): RunResult {
+  // A compiler stopped by a limit, or one that exited 0 without producing the
+  // program, is a compile error too; say which so the user is not left guessing.
+  const notes: string[] = [];
+  if (fields.status !== 'success' && fields.status !== 'runtime_error') notes.push(`compilation stopped: ${fields.status.replace('_', ' ')}`);
+  if (missing.length > 0) notes.push(`compilation produced no ${missing.join(', ')}`);
+  let error = messages;
+  for (const note of notes) error += (error === '' || error.endsWith('\n') ? '' : '\n') + note + '\n';
+  return {
+    ...base,
+    ...fields,
+    status: 'compile_error',
+    output: '',
+    error,
+    stdout_truncated: compiled.stdoutTruncated,
+    stderr_truncated: compiled.stderrTruncated,
+    compile_output: error,
+  };
+}

@@ -1,0 +1,49 @@
+import type { TestResult } from '../result.js';
+import type { SandboxOutcome } from '../sandbox/spec.js';
+import { outputText } from './output-text.js';
+
+/** The job could not be run (unknown compiler, image missing, sandbox failure, aborted): not billed. */
+export class NotStarted extends Error {
+  constructor(
+    message: string,
+    readonly diagnostic?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * One sandbox outcome as the fields of a result. Forced stops come from the sandbox's
+ * own verdicts, never from the exit code: a program that exits 137 by itself is a
+ * runtime_error.
+ */
+export function executionFields(outcome: SandboxOutcome): TestResult {
+  let status: TestResult['status'];
+  switch (outcome.status) {
+    case 'exited':
+      status = outcome.exitCode === 0 ? 'success' : 'runtime_error';
+      break;
+    case 'signaled':
+      status = 'runtime_error';
+      break;
+    case 'timeout':
+    case 'memory_limit':
+    case 'output_limit':
+    case 'process_limit':
+      status = outcome.status;
+      break;
+    case 'internal_error':
+      throw new NotStarted('the sandbox could not run the program', outcome.diagnostic);
+  }
+  return {
+    status,
+    output: outputText(outcome.stdout),
+    error: outputText(outcome.stderr),
+    exit_code: outcome.exitCode,
+    signal: outcome.signal,
+    time: outcome.cpuMs === null ? null : outcome.cpuMs / 1000,
+    total: outcome.wallMs / 1000,
+    memory: outcome.memoryPeakBytes === null ? null : Math.round(outcome.memoryPeakBytes / 1024),
+    truncated: outcome.stdoutTruncated || outcome.stderrTruncated,
+  };
+}
