@@ -13,7 +13,7 @@ import { routes } from './routes/index.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
-//   every request:  errorShape → acceptJsonOrText → router → allowedMethods (405) → notFound (404)
+//   every request:  errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401) → jsonBody (400)
 //                   → admission (limit checks: 400/429) → the route's handler
 //
@@ -21,6 +21,20 @@ import { routes } from './routes/index.js';
 // for routes that do not ask for it.
 
 export type { ApiDeps } from './route.js';
+
+/** After the router: 405 with Allow when the path exists under another method, else 404. */
+function unmatched(): Koa.Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.status === 405) {
+      const allow = ctx.response.get('Allow');
+      throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`, { Allow: allow });
+    }
+    if (ctx.status === 404 && (ctx.body === undefined || ctx.body === null)) {
+      throw new ApiError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path}`);
+    }
+  };
+}
 
 export function createApp(deps: ApiDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
@@ -42,11 +56,8 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   }
   app.use(errorShape(deps.log));
   app.use(acceptJsonOrText());
+  app.use(unmatched());
   app.use(router.routes() as never);
   app.use(router.allowedMethods() as never);
-  app.use(async (ctx) => {
-    if (ctx.status === 405) throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`, { Allow: ctx.response.get('Allow') });
-    throw new ApiError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path}`);
-  });
   return app;
 }

@@ -1,0 +1,24 @@
+import { startApi } from '../api/server.js';
+import { loadConfig } from '../config.js';
+import { connect } from '../db/connect.js';
+import { systemClock } from '../util/clock.js';
+
+// The API alone in its own process (for scaling the API out, and for tests that need
+// several API processes on one database). Prints {"listening":{"host","port"}} once
+// it accepts connections; RUNBOX_PORT=0 picks a free port.
+
+const config = loadConfig();
+const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20, applicationName: 'runbox-api' });
+const api = await startApi({
+  db: handle.db,
+  config,
+  clock: systemClock,
+  log: { error: (obj, msg) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: { stack?: string } }).err?.stack ?? JSON.stringify(obj))}\n`) },
+});
+process.stdout.write(JSON.stringify({ listening: { host: api.host, port: api.port } }) + '\n');
+
+const stop = (): void => {
+  void api.close().finally(() => handle.close());
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);

@@ -1,0 +1,217 @@
+import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
+import { AccountInputError } from '../../accounts/errors.js';
+import { createKey, listKeys, revokeKey, setKeyLimit } from '../../accounts/keys.js';
+import { listPlans, upsertPlan } from '../../accounts/plans.js';
+import { readMaintenance, setMaintenance } from '../../api/maintenance.js';
+import type { KeyKind } from '../../db/schema.js';
+import { FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
+import { usageRecord } from '../../quota/usage.js';
+import { systemClock } from '../../util/clock.js';
+import { type Command, type CommandContext, optionalInt, requireString, UsageError } from '../command.js';
+
+// Accounts, plans, keys, usage and maintenance mode.
+
+/** A whole number, or `none` to clear (null); undefined when the option is absent. */
+function intOrNone(ctx: CommandContext, name: string): number | null | undefined {
+  if (ctx.values[name] === 'none') return null;
+  return optionalInt(ctx, name);
+}
+
+function id(ctx: CommandContext, name: string): string {
+  const v = requireString(ctx, name);
+  if (!/^\d{1,18}$/.test(v)) throw new UsageError(`--${name} must be a numeric id`);
+  return v;
+}
+
+/** Operator mistakes (unknown id, bad URL) are usage errors: exit 2 with the message. */
+async function asUsage<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof AccountInputError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+const figureOptions = {
+  'monthly-limit': { type: 'string' },
+  'per-minute': { type: 'string' },
+  pending: { type: 'string' },
+  running: { type: 'string' },
+  'tests-per-request': { type: 'string' },
+} as const;
+
+const figureNames: [keyof PlanLimits, string][] = [
+  ['monthlyLimit', 'monthly-limit'],
+  ['perMinute', 'per-minute'],
+  ['pending', 'pending'],
+  ['running', 'running'],
+  ['testsPerRequest', 'tests-per-request'],
+];
+
+const figureHelp = (none: boolean) =>
+  [
+    `  --monthly-limit N      submissions per UTC calendar month (at most ${MAX_MONTHLY_LIMIT})`,
+    '  --per-minute N         submissions per rolling minute',
+    '  --pending N            submissions queued or running at once',
+    '  --running N            runs in a sandbox at once',
+    '  --tests-per-request N  tests in one multi-test request',
+    ...(none ? ["  (each also takes `none`: back to the plan's figure)"] : []),
+  ].join('\n');
+
+export const accountCommands: Command[] = [
+  {
+    name: 'account create',
+    summary: 'Create an account.',
+    help: `  --email E   the account's address (usage emails go there)\n  --plan P    plan name (default ${FREE_PLAN_NAME})`,
+    options: { email: { type: 'string' }, plan: { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => createAccount(ctx.db, requireString(ctx, 'email'), (ctx.values.plan as string | undefined) ?? FREE_PLAN_NAME)),
+  },
+  {
+    name: 'account show',
+    summary: 'Show an account with its plan, overrides and the figures in force.',
+    help: '  --account ID',
+    options: { account: { type: 'string' } },
+    needsDb: true,
+    run: async (ctx) => {
+      const account = await getAccount(ctx.db, id(ctx, 'account'));
+      if (!account) throw new UsageError(`no account ${String(ctx.values.account)}`);
+      return account;
+    },
+  },
+  {
+    name: 'account set-plan',
+    summary: "Move an account to another plan.",
+    help: '  --account ID\n  --plan P',
+    options: { account: { type: 'string' }, plan: { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => setAccountPlan(ctx.db, id(ctx, 'account'), requireString(ctx, 'plan'))),
+  },
+  {
+    name: 'account set-limits',
+    summary: "Override the plan's figures for one account.",
+    help: '  --account ID\n' + figureHelp(true),
+    options: { account: { type: 'string' }, ...figureOptions },
+    needsDb: true,
+    run: (ctx) => {
+      const accountId = id(ctx, 'account');
+      const overrides: { [K in keyof PlanLimits]?: number | null } = {};
+      for (const [field, option] of figureNames) overrides[field] = intOrNone(ctx, option);
+      return asUsage(() => setAccountLimits(ctx.db, accountId, overrides));
+    },
+  },
+  {
+    name: 'plan upsert',
+    summary: 'Create a plan or change its figures (a new plan starts from the Free figures).',
+    help: '  --name P\n' + figureHelp(false),
+    options: { name: { type: 'string' }, ...figureOptions },
+    needsDb: true,
+    run: (ctx) => {
+      const figures: Partial<PlanLimits> = {};
+      for (const [field, option] of figureNames) {
+        const v = optionalInt(ctx, option);
+        if (v !== undefined) figures[field] = v;
+      }
+      return asUsage(() => upsertPlan(ctx.db, requireString(ctx, 'name'), figures));
+    },
+  },
+  {
+    name: 'plan list',
+    summary: 'List the plans.',
+    needsDb: true,
+    run: (ctx) => listPlans(ctx.db),
+  },
+  {
+    name: 'key create',
+    summary: 'Create an API key; the key and its signing secret are shown this once only.',
+    help: [
+      '  --account ID',
+      '  --app-name NAME',
+      '  --redirect-url URL   callback address for results (http or https)',
+      `  --monthly-limit N    the key's own monthly limit (at most ${MAX_MONTHLY_LIMIT}); default none`,
+      '  --kind api|widget    default api',
+    ].join('\n'),
+    options: {
+      account: { type: 'string' },
+      'app-name': { type: 'string' },
+      'redirect-url': { type: 'string' },
+      'monthly-limit': { type: 'string' },
+      kind: { type: 'string' },
+    },
+    needsDb: true,
+    run: (ctx) => {
+      const kind = (ctx.values.kind as string | undefined) ?? 'api';
+      if (kind !== 'api' && kind !== 'widget') throw new UsageError('--kind must be api or widget');
+      return asUsage(() =>
+        createKey(ctx.db, {
+          accountId: id(ctx, 'account'),
+          appName: requireString(ctx, 'app-name'),
+          redirectUrl: (ctx.values['redirect-url'] as string | undefined) ?? null,
+          monthlyLimit: intOrNone(ctx, 'monthly-limit') ?? null,
+          kind: kind as KeyKind,
+        }),
+      );
+    },
+  },
+  {
+    name: 'key set-limit',
+    summary: "Set or clear (none) a key's own monthly limit.",
+    help: '  --key ID\n  --monthly-limit N|none',
+    options: { key: { type: 'string' }, 'monthly-limit': { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => {
+      const limit = intOrNone(ctx, 'monthly-limit');
+      if (limit === undefined) throw new UsageError('--monthly-limit is required (a number or none)');
+      return asUsage(() => setKeyLimit(ctx.db, id(ctx, 'key'), limit));
+    },
+  },
+  {
+    name: 'key revoke',
+    summary: 'Revoke a key: calls with it answer 401 from then on.',
+    help: '  --key ID',
+    options: { key: { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => revokeKey(ctx.db, id(ctx, 'key'))),
+  },
+  {
+    name: 'key list',
+    summary: "List an account's keys (never the keys themselves).",
+    help: '  --account ID',
+    options: { account: { type: 'string' } },
+    needsDb: true,
+    run: async (ctx) => {
+      const accountId = id(ctx, 'account');
+      if (!(await getAccount(ctx.db, accountId))) throw new UsageError(`no account ${accountId}`);
+      return listKeys(ctx.db, accountId);
+    },
+  },
+  {
+    name: 'usage',
+    summary: "An account's usage record, as GET /api/usage/ shows it (without a key).",
+    help: '  --account ID\n  --month YYYY-MM   default: this month (UTC)',
+    options: { account: { type: 'string' }, month: { type: 'string' } },
+    needsDb: true,
+    run: async (ctx) => {
+      const accountId = id(ctx, 'account');
+      const month = ctx.values.month as string | undefined;
+      if (month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
+      const record = await usageRecord(ctx.db, { accountId, now: systemClock.now(), month });
+      if (!record) throw new UsageError(`no account ${accountId}`);
+      return { account: accountId, ...record };
+    },
+  },
+  {
+    name: 'maintenance',
+    summary: 'Switch maintenance mode on or off (run endpoints answer 503), or show it.',
+    help: '  on | off | status   (every API process sees the change within about a second)',
+    allowPositionals: true,
+    needsDb: true,
+    run: async (ctx) => {
+      const [word, ...extra] = ctx.positionals;
+      if (extra.length > 0 || (word !== 'on' && word !== 'off' && word !== 'status')) throw new UsageError('say on, off or status');
+      if (word !== 'status') await setMaintenance(ctx.db, word === 'on');
+      return { maintenance: await readMaintenance(ctx.db) };
+    },
+  },
+];
