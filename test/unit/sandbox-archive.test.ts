@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import { decodeStageOut, encodeStageIn, isPlainName } from '../../src/sandbox/archive.js';
+import { OutputCounter } from '../../src/sandbox/output.js';
+
+// The stage archive is the only channel between the runner and the sandbox's init;
+// what comes back was writable by the program, so the decoder must refuse anything odd.
+
+function exitRecord(code: number): Buffer {
+  const b = Buffer.alloc(5);
+  b[0] = 0x58;
+  b.writeUInt32BE(code, 1);
+  return b;
+}
+
+describe('sandbox stage archive', () => {
+  it('round-trips files and the end record', () => {
+    const files = [
+      { name: 'main.c', mode: 0o644, content: Buffer.from('int main(){}') },
+      { name: 'a.out', mode: 0o755, content: Buffer.from([0, 1, 2, 255]) },
+      { name: 'empty', mode: 0o600, content: Buffer.alloc(0) },
+    ];
+    const out = decodeStageOut(Buffer.concat([encodeStageIn(files), exitRecord(3)]), 1 << 20);
+    expect(out.error).to.equal(undefined);
+    expect(out.end).to.deep.equal({ kind: 'exited', code: 3 });
+    expect(out.files.map((f) => [f.name, f.mode, f.content.toString('hex')])).to.deep.equal(
+      files.map((f) => [f.name, f.mode, f.content.toString('hex')]),
+    );
+  });
+
+  it('accepts only plain names', () => {
+    for (const bad of ['', '.', '..', 'a/b', '/etc/passwd', '../x', 'a\0b', 'x'.repeat(256)]) {
+      expect(isPlainName(bad), JSON.stringify(bad)).to.equal(false);
+      expect(() => encodeStageIn([{ name: bad, mode: 0o644, content: Buffer.alloc(0) }])).to.throw();
+    }
+    expect(isPlainName('.hidden')).to.equal(true);
+    expect(isPlainName('x'.repeat(255))).to.equal(true);
+  });
+
+  it('rejects a traversal name planted in the stream', () => {
+    const name = Buffer.from('../etc');
+    const rec = Buffer.alloc(3 + name.length + 8);
+    rec[0] = 0x46;
+    rec.writeUInt16BE(name.length, 1);
+    name.copy(rec, 3);
+    const out = decodeStageOut(Buffer.concat([rec, exitRecord(0)]), 1 << 20);
+    expect(out.error).to.equal('bad file name');
+    expect(out.files).to.have.length(0);
+  });
+
+  it('bounds the collected bytes and refuses truncated or unknown records', () => {
+    const big = encodeStageIn([{ name: 'big', mode: 0o644, content: Buffer.alloc(100) }]);
+    expect(decodeStageOut(big, 99).error).to.equal('collected files too large');
+    expect(decodeStageOut(big.subarray(0, big.length - 1), 1000).error).to.equal('truncated file content');
+    expect(decodeStageOut(Buffer.from([0x51]), 1000).error).to.match(/unknown record/);
+    expect(decodeStageOut(Buffer.concat([exitRecord(0), exitRecord(1)]), 1000).error).to.equal('data after the end record');
+    expect(decodeStageOut(exitRecord(256), 1000).error).to.equal('end record out of range');
+  });
+
+  it('decodes a signal end', () => {
+    const b = Buffer.from([0x53, 0, 0, 0, 9]);
+    expect(decodeStageOut(b, 0).end).to.deep.equal({ kind: 'signaled', signal: 9 });
+  });
+});
+
+describe('sandbox output counter', () => {
+  it('keeps the first bytes, counts the rest, and flags truncation only past the cap', () => {
+    const c = new OutputCounter(10);
+    expect(c.push(Buffer.from('12345')).toString()).to.equal('12345');
+    expect(c.push(Buffer.from('67890')).toString()).to.equal('67890');
+    expect(c.truncated).to.equal(false);
+    expect(c.push(Buffer.from('x')).length).to.equal(0);
+    expect(c.truncated).to.equal(true);
+    expect(c.total).to.equal(11);
+    expect(c.bytes.toString()).to.equal('1234567890');
+  });
+
+  it('splits a chunk that crosses the cap', () => {
+    const c = new OutputCounter(4);
+    expect(c.push(Buffer.from('abcdef')).toString()).to.equal('abcd');
+    expect(c.bytes.toString()).to.equal('abcd');
+    expect(c.total).to.equal(6);
+  });
+});
