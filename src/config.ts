@@ -51,6 +51,7 @@ export const CONFIG_VARS = {
   RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),
   RUNBOX_POLL_MS: int('Queue polling interval behind LISTEN/NOTIFY.', 1000, 50, 60000),
   RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
+  RUNBOX_DEBIAN_MIRROR: str('Debian mirror that `runbox-admin image build` bootstraps images from.', 'http://deb.debian.org/debian'),
   RUNBOX_LAUNCHER: str(
     'Sandbox launcher: auto (nsjail when found, else bubblewrap), nsjail or bwrap.',
     'auto',

@@ -1,5 +1,7 @@
 import type { Command } from '../command.js';
+import { accountCommands } from './accounts.js';
+import { imageCommands } from './images.js';
 import { systemCommands } from './system.js';
 
 // Every admin command group, in the order --help lists them.
-export const commandGroups: Command[][] = [systemCommands];
+export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands];

@@ -1,0 +1,132 @@
+import { execa } from 'execa';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readManifest, type ImageManifest } from '../compilers/availability.js';
+import type { ImageRecipe } from '../compilers/recipe.js';
+import { auditTree, cleanTree } from './clean.js';
+import { installDotnetSdk } from './dotnet.js';
+import { writeManifest } from './manifest.js';
+import { mountsUnder } from './mounts.js';
+import { probeVersion } from './probe.js';
+import { recipeHash } from './recipes.js';
+import { installStaging, makeStaging } from './store.js';
+import { treeDigest, treeSize } from './tree.js';
+
+// Builds one image from its recipe: debootstrap a minimal Debian tree with the recipe's
+// packages, clean it (clean.ts), probe each compiler's real version inside it, write the
+// manifest and install it atomically (store.ts).
+
+export interface BuildOptions {
+  imagesDir: string;
+  mirror: string;
+  /** Rebuild even when the installed image was built from this very recipe. */
+  force?: boolean;
+  /** Progress lines (stderr in the CLI). */
+  log: (line: string) => void;
+}
+
+export interface BuildResult {
+  image: string;
+  status: 'built' | 'up to date';
+  recipeHash: string;
+  digest: string;
+  compilers: ImageManifest['compilers'];
+  sizeBytes?: number;
+  seconds?: number;
+  /** Compilers whose recipe `version` differs from what the image really has. */
+  versionMismatches?: { id: string; recipe: string; image: string }[];
+}
+
+/** Removes a work tree, refusing while anything is still mounted inside it. */
+export async function removeWorkTree(path: string): Promise<void> {
+  for (const point of mountsUnder(path)) {
+    await execa('umount', ['-l', '--', point], { reject: false });
+  }
+  const left = mountsUnder(path);
+  if (left.length) throw new Error(`not removing ${path}: still mounted inside it: ${left.join(', ')}`);
+  await rm(path, { recursive: true, force: true });
+}
+
+async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, log: (line: string) => void): Promise<void> {
+  const args = ['--variant=minbase'];
+  if (recipe.packages.length) args.push(`--include=${recipe.packages.join(',')}`);
+  // debootstrap takes no `--`: the positionals are checked instead (suite is one of the
+  // recipe schema's literals, rootfs is absolute).
+  if (!/^(https?|file):\/\//.test(mirror)) throw new Error(`RUNBOX_DEBIAN_MIRROR must be an http(s):// or file:// URL, not ${JSON.stringify(mirror)}`);
+  args.push(recipe.suite, rootfs, mirror);
+  log(`debootstrap ${args.join(' ')}`);
+  // The child's output is progress: it goes to our log (stderr), never to the JSON on stdout.
+  const child = execa('debootstrap', args, { stdin: 'ignore', reject: false, all: true, buffer: false });
+  const tail: string[] = [];
+  for await (const line of child.iterable({ from: 'all' })) {
+    log(`  ${line}`);
+    tail.push(line);
+    if (tail.length > 25) tail.shift();
+  }
+  const result = await child;
+  if (result.exitCode !== 0) {
+    const logFile = await readFile(join(rootfs, 'debootstrap', 'debootstrap.log'), 'utf8').catch(() => '');
+    throw new Error(`debootstrap failed (exit ${result.exitCode}):\n${(logFile ? logFile.split('\n').slice(-25) : tail).join('\n')}`);
+  }
+}
+
+export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promise<BuildResult> {
+  const hash = recipeHash(recipe);
+  const installed = readManifest(opts.imagesDir, recipe.image);
+  if (!opts.force && installed?.recipeHash === hash) {
+    opts.log(`${recipe.image}: up to date`);
+    return { image: recipe.image, status: 'up to date', recipeHash: hash, digest: installed.digest, compilers: installed.compilers };
+  }
+
+  const started = Date.now();
+  const log = (line: string) => opts.log(`${recipe.image}: ${line}`);
+  const staging = await makeStaging(opts.imagesDir, `.build-${recipe.image}-`);
+  const rootfs = join(staging, 'rootfs');
+  try {
+    await mkdir(rootfs);
+    await debootstrap(recipe, rootfs, opts.mirror, log);
+    if (mountsUnder(rootfs).length) throw new Error(`debootstrap left mounts inside ${rootfs}: ${mountsUnder(rootfs).join(', ')}`);
+    if (recipe.dotnetSdk) await installDotnetSdk(rootfs, log);
+
+    log('cleaning (setuid/setgid bits, device nodes, docs, caches)');
+    const cleaned = await cleanTree(rootfs);
+    if (cleaned.strippedSetid.length) log(`stripped setuid/setgid from ${cleaned.strippedSetid.length} files: ${cleaned.strippedSetid.join(', ')}`);
+
+    const compilers: ImageManifest['compilers'] = {};
+    const versionMismatches: NonNullable<BuildResult['versionMismatches']> = [];
+    for (const [id, compiler] of Object.entries(recipe.compilers)) {
+      const { version } = await probeVersion(rootfs, compiler);
+      compilers[id] = { version };
+      log(`${id}: ${version}`);
+      if (version !== compiler.version) {
+        versionMismatches.push({ id, recipe: compiler.version, image: version });
+        log(`WARNING ${id}: the recipe says version ${compiler.version}, the image has ${version}; fix rootfs/${recipe.image}.json`);
+      }
+    }
+    // Probes may leave files in /tmp or the home directory; the mount points must be empty.
+    await cleanTree(rootfs);
+    const problems = await auditTree(rootfs);
+    if (problems.length) throw new Error(`image tree is not clean: ${problems.slice(0, 10).join('; ')}`);
+
+    log('computing digest');
+    const digest = await treeDigest(rootfs);
+    const manifest: ImageManifest = {
+      image: recipe.image,
+      suite: recipe.suite,
+      recipeHash: hash,
+      digest,
+      builtAt: new Date().toISOString(),
+      compilers,
+    };
+    await writeManifest(staging, manifest);
+    await chmod(staging, 0o755);
+    const sizeBytes = await treeSize(rootfs);
+    await installStaging(opts.imagesDir, recipe.image, staging);
+    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    log(`installed (${(sizeBytes / 1e6).toFixed(0)} MB, ${seconds} s)`);
+    return { image: recipe.image, status: 'built', recipeHash: hash, digest, compilers, sizeBytes, seconds, versionMismatches };
+  } catch (err) {
+    await removeWorkTree(staging).catch((e: Error) => log(`could not remove ${staging}: ${e.message}`));
+    throw err;
+  }
+}

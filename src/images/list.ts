@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { readManifest, type ImageManifest } from '../compilers/availability.js';
+import { currentRecipeHash } from './recipes.js';
+import { installedImages } from './store.js';
+import { treeSize } from './tree.js';
+
+// `image list`: what is installed, and whether each image still matches its recipe.
+
+export interface InstalledImage {
+  image: string;
+  /** up to date: built from today's recipe; stale: the recipe changed since; no recipe: imported or removed from rootfs/. */
+  state: 'up to date' | 'stale' | 'no recipe' | 'broken';
+  suite?: string;
+  compilers?: ImageManifest['compilers'];
+  recipeHash?: string;
+  digest?: string;
+  builtAt?: string;
+  sizeBytes?: number;
+}
+
+export async function listImages(imagesDir: string): Promise<InstalledImage[]> {
+  const out: InstalledImage[] = [];
+  for (const image of await installedImages(imagesDir)) {
+    const manifest = readManifest(imagesDir, image);
+    if (!manifest) {
+      out.push({ image, state: 'broken' });
+      continue;
+    }
+    const current = currentRecipeHash(image);
+    const state = current === undefined ? 'no recipe' : current === manifest.recipeHash ? 'up to date' : 'stale';
+    const sizeBytes = await treeSize(join(imagesDir, image, 'rootfs')).catch(() => undefined);
+    out.push({
+      image,
+      state,
+      suite: manifest.suite,
+      compilers: manifest.compilers,
+      recipeHash: manifest.recipeHash,
+      digest: manifest.digest,
+      builtAt: manifest.builtAt,
+      sizeBytes,
+    });
+  }
+  return out;
+}
