@@ -71,7 +71,10 @@ function describe(e: SchemaError): string {
       return field === '' ? `missing required field ${missing}` : `${where}: missing required field ${missing}`;
     }
     case 'type':
-      return `${where} must be ${e.params.type === 'object' ? 'a JSON object' : `a ${String(e.params.type)}`}`;
+    {
+      const type = String(e.params.type);
+      return `${where} must be ${type === 'object' ? 'a JSON object' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`}`;
+    }
     case 'enum':
       return `${where} must be one of: ${(e.params.allowedValues as string[]).join(', ')}`;
     case 'pattern':
