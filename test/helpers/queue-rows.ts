@@ -109,3 +109,25 @@ export async function stateOf(db: Db, id: string) {
 export async function expireLease(db: Db, id: string): Promise<void> {
   await sql`UPDATE submissions SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`.execute(db);
 }
+
+/** Waits (polling) until every job is in one of `states`; the suite's timeout bounds it. */
+export async function waitForStates(db: Db, ids: string[], states: string[]): Promise<void> {
+  for (;;) {
+    const rows = await db.selectFrom('submissions').select(['id', 'state']).where('id', 'in', ids).execute();
+    if (rows.length === ids.length && rows.every((r) => states.includes(r.state))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The most intervals [start, end] open at one instant (an end at t frees its slot for a start at t). */
+export function maxOverlap(intervals: ReadonlyArray<readonly [number, number]>): number {
+  const events = intervals.flatMap(([s, e]) => [
+    [s, 1],
+    [e, -1],
+  ]);
+  events.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let open = 0;
+  let max = 0;
+  for (const [, d] of events) max = Math.max(max, (open += d!));
+  return max;
+}

@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { VERDICT_CODES } from '../../src/limits.js';
+import { outputText } from '../../src/runner/output-text.js';
+import { placeSource, substituteMain } from '../../src/runner/source-file.js';
+import { executionFields, NotStarted } from '../../src/runner/verdict.js';
+import type { SandboxOutcome } from '../../src/sandbox/spec.js';
+
+function outcome(over: Partial<SandboxOutcome>): SandboxOutcome {
+  return {
+    status: 'exited',
+    exitCode: 0,
+    signal: null,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    outputBytes: 0,
+    cpuMs: 12,
+    wallMs: 34,
+    memoryPeakBytes: 2048 * 1024,
+    collected: [],
+    ...over,
+  };
+}
+
+describe('runner: sandbox outcome to result fields', () => {
+  it('exit 0 is success, with cpu and wall seconds and peak memory in KB', () => {
+    const f = executionFields(outcome({ stdout: Buffer.from('hi\n') }));
+    expect(f).to.deep.equal({
+      status: 'success',
+      output: 'hi\n',
+      error: '',
+      exit_code: 0,
+      signal: null,
+      time: 0.012,
+      total: 0.034,
+      memory: 2048,
+      truncated: false,
+    });
+  });
+
+  it('a non-zero exit or a signal is a runtime_error, even 137, 153 or 71 chosen by the program itself', () => {
+    for (const code of [1, VERDICT_CODES.killedExitCode, VERDICT_CODES.outputLimitExitCode, VERDICT_CODES.processLimitExitCode]) {
+      expect(executionFields(outcome({ exitCode: code })).status, `exit ${code}`).to.equal('runtime_error');
+    }
+    const sig = executionFields(outcome({ status: 'signaled', exitCode: 139, signal: 11 }));
+    expect(sig).to.include({ status: 'runtime_error', exit_code: 139, signal: 11 });
+  });
+
+  it('forced stops take the sandbox verdict and its reported codes', () => {
+    const oom = executionFields(outcome({ status: 'memory_limit', exitCode: 137, signal: 9, memoryPeakBytes: null, cpuMs: null }));
+    expect(oom).to.include({ status: 'memory_limit', exit_code: 137, signal: 9, memory: null, time: null });
+    expect(executionFields(outcome({ status: 'timeout', exitCode: 137, signal: 9 })).status).to.equal('timeout');
+    const flood = executionFields(outcome({ status: 'output_limit', exitCode: 153, signal: 25, stdoutTruncated: true }));
+    expect(flood).to.include({ status: 'output_limit', exit_code: 153, signal: 25, truncated: true });
+    expect(executionFields(outcome({ status: 'process_limit', exitCode: 71 })).status).to.equal('process_limit');
+  });
+
+  it('truncated is set when either stream was cut', () => {
+    expect(executionFields(outcome({ stderrTruncated: true })).truncated).to.equal(true);
+  });
+
+  it('a sandbox internal error means the job was not run', () => {
+    expect(() => executionFields(outcome({ status: 'internal_error', exitCode: null, diagnostic: 'shim failed' }))).to.throw(NotStarted);
+  });
+});
+
+describe('runner: output text', () => {
+  it('keeps valid UTF-8 and replaces invalid bytes and NUL with U+FFFD', () => {
+    expect(outputText(Buffer.from('héllo ✓\n'))).to.equal('héllo ✓\n');
+    expect(outputText(Buffer.from([0x61, 0xff, 0x62, 0x00, 0x63]))).to.equal('a\uFFFDb\uFFFDc');
+    // A multi-byte character cut by the 64 KB cap.
+    expect(outputText(Buffer.from('✓').subarray(0, 2))).to.equal('\uFFFD');
+  });
+});
+
+describe('runner: source file placement', () => {
+  const java = { source: 'Main.java', sourceFromPublicClass: true };
+
+  it('names the file after the single public class', () => {
+    const code = 'import java.util.*;\n\npublic final class Solution {\n  public static void main(String[] a) {}\n}\nclass Helper {}\n';
+    expect(placeSource(java, code)).to.deep.equal({ fileName: 'Solution.java', main: 'Solution' });
+    expect(substituteMain(['java', '-cp', '.', '{main}'], 'Solution')).to.deep.equal(['java', '-cp', '.', 'Solution']);
+  });
+
+  it('ignores public class in comments and strings', () => {
+    const code = '// public class Nope\n/* public class Nah */\nclass A { String s = "public class Str"; }\npublic class Real {}\n';
+    expect(placeSource(java, code).fileName).to.equal('Real.java');
+  });
+
+  it('falls back to the recipe name without exactly one public class', () => {
+    expect(placeSource(java, 'class Main {}')).to.deep.equal({ fileName: 'Main.java', main: 'Main' });
+    expect(placeSource(java, 'public class A {}\npublic class B {}')).to.deep.equal({ fileName: 'Main.java', main: 'Main' });
+  });
+
+  it('uses the recipe name for other languages', () => {
+    expect(placeSource({ source: 'main.c' }, 'public class X {}')).to.deep.equal({ fileName: 'main.c', main: 'main' });
+  });
+});
