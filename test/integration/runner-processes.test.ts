@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { readManifest } from '../../src/compilers/availability.js';
+import { loadConfig } from '../../src/config.js';
+import type { RunResult } from '../../src/result.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { enqueue, expectNoDrift, makeAccount, maxOverlap, waitForStates } from '../helpers/queue-rows.js';
+
+// Whole processes, as deployed: two runner processes on one database, and `npm start`.
+
+const base = loadConfig();
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+}
+
+function launch(entry: string, env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
+    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buf = '';
+  const take = (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    lines.push(...parts);
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, lines, exited };
+}
+
+function logs(p: Proc): Record<string, unknown>[] {
+  return p.lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+async function waitForLog(p: Proc, msg: RegExp): Promise<Record<string, unknown>> {
+  for (;;) {
+    const hit = logs(p).find((l) => typeof l.msg === 'string' && msg.test(l.msg));
+    if (hit) return hit;
+    if (p.child.exitCode !== null) throw new Error(`process exited (${p.child.exitCode}):\n${p.lines.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('runner processes', function () {
+  let t: TestDatabase;
+  const procs: Proc[] = [];
+
+  before(async () => {
+    t = await freshDatabase('runner_processes');
+  });
+  afterEach(async () => {
+    for (const p of procs.splice(0)) {
+      if (p.child.exitCode === null) p.child.kill('SIGKILL');
+      await p.exited;
+    }
+  });
+  after(async () => {
+    await t?.drop();
+  });
+
+  function needSandbox(ctx: Mocha.Context) {
+    if (process.getuid?.() !== 0) {
+      console.log('      SKIPPED: the sandbox needs root');
+      ctx.skip();
+    }
+    if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
+      console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`);
+      ctx.skip();
+    }
+  }
+
+  it('two runners on one database run every job exactly once within each account limit', async function () {
+    needSandbox(this);
+    const two = await makeAccount(t.db); // Free plan: 2 at once
+    const one = await makeAccount(t.db, { running: 1 });
+    const jobs: { id: string; account: string; marker: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const account = i % 3 === 0 ? one : two;
+      const marker = `job-${i}`;
+      const id = await enqueue(t.db, account, { code: `import time\ntime.sleep(0.2)\nprint(${JSON.stringify(marker)})\n` });
+      jobs.push({ id, account, marker });
+    }
+    const common = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '3', RUNBOX_POLL_MS: '200' };
+    // Distinct uid ranges: on one host, two runners must not share sandbox users.
+    const a = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-a', RUNBOX_SANDBOX_UID_BASE: '61000' });
+    const b = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-b', RUNBOX_SANDBOX_UID_BASE: '61100' });
+    procs.push(a, b);
+    await Promise.all([waitForLog(a, /runner started/), waitForLog(b, /runner started/)]);
+
+    await waitForStates(
+      t.db,
+      jobs.map((j) => j.id),
+      ['finished', 'failed'],
+    );
+    const rows = await t.db.selectFrom('submissions').selectAll().execute();
+    for (const j of jobs) {
+      const row = rows.find((r) => r.id === j.id)!;
+      const result = row.result as RunResult;
+      expect(row.state, row.last_error ?? '').to.equal('finished');
+      expect(row.attempts, 'claimed once').to.equal(1);
+      expect(result.output).to.equal(`${j.marker}\n`);
+      expect(['proc-a', 'proc-b']).to.include(row.locked_by);
+    }
+    const intervals = (acct: string) =>
+      rows.filter((r) => String(r.account_id) === acct).map((r) => [r.started_at!.getTime(), r.finished_at!.getTime()] as const);
+    expect(maxOverlap(intervals(one)), 'limit-1 account').to.equal(1);
+    expect(maxOverlap(intervals(two)), 'limit-2 account').to.be.at.most(2);
+
+    // Each job's log line names it, and each job was finished by exactly one process.
+    const finishedBy = [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished').map((l) => l.submission);
+    expect([...finishedBy].sort()).to.deep.equal(jobs.map((j) => j.id).sort());
+
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    expect(await a.exited).to.equal(0);
+    expect(await b.exited).to.equal(0);
+    const stopped = await t.db.selectFrom('runners').select(['id', 'stopped_at']).orderBy('id').execute();
+    expect(stopped.map((r) => r.id)).to.deep.equal(['proc-a', 'proc-b']);
+    for (const r of stopped) expect(r.stopped_at).to.be.instanceOf(Date);
+    await expectNoDrift(t.db);
+  });
+
+  it('npm start runs the API and the runner in one process and stops on SIGTERM', async function () {
+    needSandbox(this);
+    const acct = await makeAccount(t.db);
+    const id = await enqueue(t.db, acct, { code: 'print("from start")\n' });
+    const p = launch('start.js', {
+      RUNBOX_DATABASE_URL: t.url,
+      RUNBOX_COMPONENTS: 'api,runner',
+      RUNBOX_PORT: '0',
+      RUNBOX_RUNNER_ID: 'start-runner',
+    });
+    procs.push(p);
+    const listening = await waitForLog(p, /^API listening on /);
+    const url = listening.url as string;
+    expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(logs(p).some((l) => typeof l.msg === 'string' && l.msg.includes('runbox-admin account create --email'))).to.equal(true);
+    const res = await fetch(`${url}/api/limits/`, { headers: { accept: 'application/json' } });
+    expect(res.status).to.equal(200);
+    await waitForStates(t.db, [id], ['finished']);
+    const row = await t.db.selectFrom('submissions').select('result').where('id', '=', id).executeTakeFirstOrThrow();
+    expect((row.result as RunResult).output).to.equal('from start\n');
+    p.child.kill('SIGTERM');
+    expect(await p.exited).to.equal(0);
+    expect(logs(p).some((l) => l.msg === 'runner stopped')).to.equal(true);
+  });
+});
