@@ -54,34 +54,36 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
   const month = monthOf(req.now);
   const windowStart = new Date(req.now.getTime() - RATE_WINDOW_MS);
   return db.transaction().execute(async (trx) => {
-    // The lock that serialises every admission of this account, across processes.
-    const { rows } = await sql<Snapshot>`
-      WITH account AS (
-        SELECT a.id,
-               coalesce(a.monthly_limit, p.monthly_limit) AS monthly_limit,
-               coalesce(a.per_minute, p.per_minute) AS per_minute,
-               coalesce(a.pending, p.pending) AS pending_limit,
-               coalesce(a.tests_per_request, p.tests_per_request) AS tests_per_request
-          FROM accounts a JOIN plans p ON p.name = a.plan
-         WHERE a.id = ${req.accountId}
-           FOR UPDATE OF a
-      )
-      SELECT account.monthly_limit, account.per_minute, account.pending_limit, account.tests_per_request,
+    // The lock that serialises every admission of this account, across processes. It
+    // is its own statement: under READ COMMITTED the counts below must be read by a
+    // later statement, whose snapshot is taken after the lock was granted and so sees
+    // every admission committed before it. The rolling window has no upper bound, so
+    // API hosts whose clocks differ slightly never overlook each other's submissions.
+    const { rows: locked } = await sql<{ monthly_limit: number; per_minute: number; pending_limit: number; tests_per_request: number }>`
+      SELECT coalesce(a.monthly_limit, p.monthly_limit) AS monthly_limit,
+             coalesce(a.per_minute, p.per_minute) AS per_minute,
+             coalesce(a.pending, p.pending) AS pending_limit,
+             coalesce(a.tests_per_request, p.tests_per_request) AS tests_per_request
+        FROM accounts a JOIN plans p ON p.name = a.plan
+       WHERE a.id = ${req.accountId}
+         FOR UPDATE OF a
+    `.execute(trx);
+    const limits = locked[0];
+    if (!limits) throw new Error(`account ${req.accountId} does not exist`);
+    const { rows } = await sql<Omit<Snapshot, keyof typeof limits>>`
+      SELECT (SELECT count(*) FROM submissions s
+               WHERE s.account_id = ${req.accountId} AND s.state IN ('queued', 'running'))::int AS pending,
              (SELECT count(*) FROM submissions s
-               WHERE s.account_id = account.id AND s.state IN ('queued', 'running'))::int AS pending,
-             (SELECT count(*) FROM submissions s
-               WHERE s.account_id = account.id AND s.created_at > ${windowStart} AND s.created_at <= ${req.now})::int AS last_minute,
+               WHERE s.account_id = ${req.accountId} AND s.created_at > ${windowStart})::int AS last_minute,
              (SELECT min(s.created_at) FROM submissions s
-               WHERE s.account_id = account.id AND s.created_at > ${windowStart} AND s.created_at <= ${req.now}) AS oldest_in_window,
+               WHERE s.account_id = ${req.accountId} AND s.created_at > ${windowStart}) AS oldest_in_window,
              coalesce((SELECT u.submissions FROM account_usage u
-                        WHERE u.account_id = account.id AND u.month = ${month}), 0) AS used,
+                        WHERE u.account_id = ${req.accountId} AND u.month = ${month}), 0) AS used,
              coalesce((SELECT k.submissions FROM key_usage k
                         WHERE k.key_id = ${req.keyId} AND k.month = ${month}), 0) AS key_used,
              (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${req.keyId}) AS key_limit
-        FROM account
     `.execute(trx);
-    const s = rows[0];
-    if (!s) throw new Error(`account ${req.accountId} does not exist`);
+    const s: Snapshot = { ...limits, ...rows[0]! };
 
     const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Admission => ({
       admitted: false,

@@ -54,7 +54,7 @@ export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | 
            coalesce(a.running, p.running) AS running_limit,
            coalesce((SELECT u.submissions FROM account_usage u WHERE u.account_id = a.id AND u.month = ${month}), 0) AS used,
            (SELECT count(*) FROM submissions s
-             WHERE s.account_id = a.id AND s.created_at > ${windowStart} AND s.created_at <= ${q.now})::int AS last_minute,
+             WHERE s.account_id = a.id AND s.created_at > ${windowStart})::int AS last_minute,
            (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state IN ('queued', 'running'))::int AS pending,
            (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state = 'running')::int AS running,
            coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = ${keyId} AND k.month = ${month}), 0) AS key_used,
