@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunResult } from '../result.js';
-import { DONE_CHANNEL } from './job.js';
+import { DONE_CHANNEL, type JobRef, refParts } from './job.js';
 import { retryOnConflict } from './retry.js';
 
 /**
@@ -10,13 +10,15 @@ import { retryOnConflict } from './retry.js';
  * runner now holds. Returns false when the job was no longer ours. locked_by stays
  * as the record of who ran it.
  */
-export async function complete(db: Db, runnerId: string, id: string, result: RunResult): Promise<boolean> {
+export async function complete(db: Db, runnerId: string, ref: JobRef, result: RunResult): Promise<boolean> {
+  const { id, attempt } = refParts(ref);
   const { rows } = await retryOnConflict(() =>
     sql<{ id: string }>`
       WITH done AS (
         UPDATE submissions
         SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
         WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+          AND (${attempt}::int IS NULL OR attempts = ${attempt})
         RETURNING id, account_id
       ),
       slot AS (

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunResult } from '../result.js';
-import { DONE_CHANNEL } from './job.js';
+import { DONE_CHANNEL, type JobRef, refParts } from './job.js';
 import { refundCtes } from './refund-sql.js';
 import { retryOnConflict } from './retry.js';
 
@@ -18,7 +18,8 @@ export interface FailOptions {
  * at most once: `refunded` flips in the same statement). Returns false when the job
  * was no longer ours.
  */
-export async function fail(db: Db, runnerId: string, id: string, error: string, options: FailOptions): Promise<boolean> {
+export async function fail(db: Db, runnerId: string, ref: JobRef, error: string, options: FailOptions): Promise<boolean> {
+  const { id, attempt } = refParts(ref);
   const result = options.result === undefined ? null : JSON.stringify(options.result);
   const { rows } = await retryOnConflict(() =>
     sql<{ id: string }>`
@@ -26,6 +27,7 @@ export async function fail(db: Db, runnerId: string, id: string, error: string, 
         -- FOR UPDATE reads the latest row version, so refunded is the value this update replaces.
         SELECT id, refunded FROM submissions
         WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+          AND (${attempt}::int IS NULL OR attempts = ${attempt})
         FOR UPDATE
       ),
       failed AS (

@@ -10,11 +10,11 @@ export interface RunnerInfo {
 
 /**
  * Extends the lease of every job `runner` holds and records that the runner is alive.
- * Returns the ids still held: a job missing from the list was taken away (its lease
- * ran out and it was requeued) and its run should be abandoned.
+ * Returns the claims still held (job id and attempt): a run whose claim is missing was
+ * taken away (its lease ran out and the job was requeued) and should be abandoned.
  */
-export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`
+export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number): Promise<{ id: string; attempt: number }[]> {
+  const { rows } = await sql<{ id: string; attempt: number }>`
     WITH alive AS (
       INSERT INTO runners (id, hostname, slots, launcher, last_seen, stopped_at)
       VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher}, now(), NULL)
@@ -26,9 +26,9 @@ export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number
     UPDATE submissions
     SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
     WHERE locked_by = ${runner.id} AND state = 'running'
-    RETURNING id
+    RETURNING id, attempts AS attempt
   `.execute(db);
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 /** Records a clean stop in the runners table. */

@@ -22,3 +22,15 @@ export interface ClaimedJob {
 export const JOBS_CHANNEL = 'runbox_jobs';
 /** Notified with the submission id when a submission reaches 'finished' or 'failed'. */
 export const DONE_CHANNEL = 'runbox_done';
+
+/**
+ * The job a transition acts on: its id, or its id and the attempt number of the claim.
+ * With the attempt, a runner's stale run of a job that it has since claimed again
+ * (its lease ran out, the job was requeued and came back to it) cannot act for the
+ * newer claim.
+ */
+export type JobRef = string | { id: string; attempt: number };
+
+export function refParts(ref: JobRef): { id: string; attempt: number | null } {
+  return typeof ref === 'string' ? { id: ref, attempt: null } : { id: ref.id, attempt: ref.attempt };
+}

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { JOBS_CHANNEL } from './job.js';
+import { JOBS_CHANNEL, type JobRef, refParts } from './job.js';
 import { retryOnConflict } from './retry.js';
 
 /**
@@ -8,7 +8,8 @@ import { retryOnConflict } from './retry.js';
  * the claim's attempt is taken back, the account's slot freed, and other runners
  * woken. Returns false when the job was no longer ours.
  */
-export async function release(db: Db, runnerId: string, id: string): Promise<boolean> {
+export async function release(db: Db, runnerId: string, ref: JobRef): Promise<boolean> {
+  const { id, attempt } = refParts(ref);
   const { rows } = await retryOnConflict(() =>
     sql<{ id: string }>`
       WITH back AS (
@@ -16,6 +17,7 @@ export async function release(db: Db, runnerId: string, id: string): Promise<boo
         SET state = 'queued', locked_by = NULL, lease_expires_at = NULL, started_at = NULL,
             attempts = greatest(s.attempts - 1, 0)
         WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+          AND (${attempt}::int IS NULL OR attempts = ${attempt})
         RETURNING s.id, s.account_id
       ),
       slot AS (

@@ -39,6 +39,9 @@ const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
 
 type Stop = 'shutdown' | 'lease_lost';
 
+/** One claim of a job: a job requeued and claimed again by this runner is a new claim. */
+const claimKey = (job: ClaimedJob) => `${job.id}/${job.attempts}`;
+
 interface Active {
   job: ClaimedJob;
   slot: number;
@@ -72,10 +75,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
 
   const beat = async () => {
     try {
-      const held = new Set(await heartbeat(db, info, leaseSeconds));
+      const held = new Set((await heartbeat(db, info, leaseSeconds)).map((c) => `${c.id}/${c.attempt}`));
       for (const a of active.values()) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.
-        if (!held.has(a.job.id)) {
+        if (!held.has(claimKey(a.job))) {
           rlog.warn({ submission: a.job.id }, 'lease lost; abandoning the run');
           a.abort.abort('lease_lost' satisfies Stop);
         }
@@ -94,6 +97,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
 
   const runJob = async (job: ClaimedJob, slot: number, abort: AbortController) => {
     const jlog = rlog.child({ submission: job.id, slot, attempt: job.attempts });
+    const ref = { id: job.id, attempt: job.attempts };
     jlog.info({ compiler: job.compiler }, 'job started');
     try {
       let result: RunResult | undefined;
@@ -107,12 +111,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (why === 'lease_lost') return;
       if (why === 'shutdown') {
         // Cut short by shutdown: another runner will run it from the start.
-        await release(db, id, job.id);
+        await release(db, id, ref);
         jlog.info('job handed back to the queue (shutdown)');
         return;
       }
       if (result) {
-        const ok = await complete(db, id, job.id, result);
+        const ok = await complete(db, id, ref, result);
         if (ok) jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
         else jlog.warn('job finished but its lease was gone; result dropped');
         return;
@@ -122,7 +126,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
       // Either way the user got no run: nothing is billed.
-      await fail(db, id, job.id, message, { refund: true, result: internalError(job, notStarted ? message : 'internal error') });
+      await fail(db, id, ref, message, { refund: true, result: internalError(job, notStarted ? message : 'internal error') });
     } catch (err) {
       // The database is unreachable: the lease runs out and the reaper requeues the job.
       jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
@@ -134,12 +138,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const abort = new AbortController();
     const a: Active = { job, slot, abort, done: Promise.resolve() };
     a.done = runJob(job, slot, abort).finally(() => {
-      active.delete(job.id);
+      active.delete(claimKey(job));
       freeSlots.push(slot);
       freeSlots.sort((x, y) => x - y);
       waker.kick();
     });
-    active.set(job.id, a);
+    active.set(claimKey(job), a);
   };
 
   const loop = (async () => {
@@ -158,7 +162,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         }
         // Claimed during a stop: hand back at once rather than start.
         if (stopping) {
-          for (const job of jobs) await release(db, id, job.id).catch(() => {});
+          for (const job of jobs) await release(db, id, { id: job.id, attempt: job.attempts }).catch(() => {});
           break;
         }
         for (const job of jobs) start(job);

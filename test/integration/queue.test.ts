@@ -190,6 +190,21 @@ describe('queue', function () {
     expect(await complete(t.db, 'new', id, resultFor(id, 'twice\n'))).to.equal(false);
   });
 
+  it('tells apart two claims of one job by the same runner: a stale run cannot act for the newer claim', async () => {
+    const acct = await makeAccount(t.db);
+    const id = await enqueue(t.db, acct);
+    await claim(t.db, 'r1', 1, LEASE);
+    await expireLease(t.db, id);
+    await reapExpired(t.db);
+    const [again] = await claim(t.db, 'r1', 1, LEASE);
+    expect(again!.attempts).to.equal(2);
+    expect(await complete(t.db, 'r1', { id, attempt: 1 }, resultFor(id, 'stale\n'))).to.equal(false);
+    expect(await fail(t.db, 'r1', { id, attempt: 1 }, 'stale', { refund: true })).to.equal(false);
+    expect(await release(t.db, 'r1', { id, attempt: 1 })).to.equal(false);
+    expect(await complete(t.db, 'r1', { id, attempt: 2 }, resultFor(id, 'fresh\n'))).to.equal(true);
+    expect(((await stateOf(t.db, id)).result as RunResult).output).to.equal('fresh\n');
+  });
+
   it('requeues an expired lease while attempts remain, then fails and refunds it once', async () => {
     const acct = await makeAccount(t.db);
     const key = await makeKey(t.db, acct);
@@ -283,7 +298,7 @@ describe('queue', function () {
     const [held] = (await t.db.selectFrom('submissions').select('id').where('locked_by', '=', 'hb').where('state', '=', 'running').execute()).map((r) => r.id);
     await expireLease(t.db, held!);
     const ids = await heartbeat(t.db, { id: 'hb', hostname: 'host-1', slots: 4, launcher: 'bwrap' }, LEASE);
-    expect(ids).to.deep.equal([held]);
+    expect(ids).to.deep.equal([{ id: held, attempt: 2 }]);
     expect((await stateOf(t.db, held!)).lease_expires_at!.getTime()).to.be.greaterThan(Date.now());
     const runner = await t.db.selectFrom('runners').selectAll().where('id', '=', 'hb').executeTakeFirstOrThrow();
     expect(runner).to.include({ hostname: 'host-1', slots: 4, launcher: 'bwrap', stopped_at: null });

@@ -11,10 +11,31 @@ import { NotStarted } from '../../src/runner/verdict.js';
 import type { RunResult } from '../../src/result.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { accountUsage, enqueue, expectNoDrift, makeAccount, maxOverlap, stateOf, waitForStates } from '../helpers/queue-rows.js';
+import { claim, complete, reapExpired } from '../../src/queue/index.js';
+import { accountUsage, enqueue, expectNoDrift, expireLease, makeAccount, maxOverlap, stateOf, waitForStates } from '../helpers/queue-rows.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 
 const base = loadConfig();
+
+function thiefResult(id: string): RunResult {
+  return {
+    id,
+    compiler: 'python-3.9.7',
+    status: 'success',
+    output: '',
+    error: '',
+    exit_code: 0,
+    signal: null,
+    time: null,
+    total: null,
+    memory: null,
+    truncated: false,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    compile_output: null,
+    extra_params: null,
+  };
+}
 const silent = pino({ level: 'silent' });
 
 describe('runner (real sandbox)', function () {
@@ -227,6 +248,26 @@ describe('runner (real sandbox)', function () {
         rows.filter((r) => String(r.account_id) === acct).map((r) => [r.started_at!.getTime(), r.finished_at!.getTime()] as const);
       expect(maxOverlap(intervals(one))).to.equal(1);
       expect(maxOverlap(intervals(other))).to.be.at.most(4);
+    });
+
+    it('abandons a run whose lease was taken away, leaving the job to its new holder', async function () {
+      need(this, 'python3.9');
+      const acct = await makeAccount(t.db);
+      const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(25)\n' });
+      // The shortest lease, so the runner heart-beats (and notices) often.
+      const r = await runner({ RUNBOX_LEASE_SECONDS: 5 });
+      await waitForStates(t.db, [id], ['running']);
+      // As if the runner had missed its heart-beats: requeued and claimed elsewhere, in
+      // one transaction so the runner cannot take it back first.
+      await t.db.transaction().execute(async (trx) => {
+        await expireLease(trx, id);
+        expect((await reapExpired(trx)).requeued).to.deep.equal([id]);
+        expect(await claim(trx, 'thief', 1, 60)).to.have.length(1);
+      });
+      while (r.running > 0) await new Promise((res) => setTimeout(res, 50));
+      const row = await stateOf(t.db, id);
+      expect(row).to.include({ state: 'running', locked_by: 'thief', attempts: 2 });
+      expect(await complete(t.db, 'thief', id, thiefResult(id))).to.equal(true);
     });
 
     it('on stop, lets a running job finish', async function () {
