@@ -152,6 +152,19 @@ describe('runner (real sandbox)', function () {
       expect(r).to.include({ status: 'success', output: '42\n' });
     });
 
+    it('passes forced stops through from the sandbox: output flood, process limit, memory', async function () {
+      const sb = need(this, 'python3.9');
+      const flood = await run(sb, { code: 'import sys\nwhile True:\n    sys.stdout.write("x" * 65536)\n' });
+      expect(flood).to.include({ status: 'output_limit', exit_code: 153, signal: 25, truncated: true, stdout_truncated: true });
+      expect(flood.output).to.have.length(64 * 1024);
+      const forks = await run(sb, {
+        code: 'import os, time\nfor i in range(40):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\ntime.sleep(5)\n',
+      });
+      expect(forks).to.include({ status: 'process_limit', exit_code: 71 });
+      const hog = await run(sb, { code: 'blocks = []\nwhile True:\n    blocks.append(bytearray(16 * 1024 * 1024))\n' });
+      expect(hog).to.include({ status: 'memory_limit', exit_code: 137, signal: 9 });
+    });
+
     it('compiles C once and runs the artifact', async function () {
       const sb = need(this, 'gcc');
       const code = '#include <stdio.h>\nint main(void) { int n; if (scanf("%d", &n) != 1) return 2; printf("%d\\n", n * n); return 0; }\n';
