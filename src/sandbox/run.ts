@@ -25,6 +25,8 @@ export interface RunContext {
 
 /** Launcher diagnostics kept for internal_error (never shown to users verbatim). */
 const DIAGNOSTIC_BYTES = 4096;
+/** How long a launcher may take to exit once its sandbox is gone. */
+const LAUNCHER_GRACE_MS = 2000;
 /** Headers around collected files on fd 4, on top of limits.collectBytes. */
 const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 
@@ -87,13 +89,24 @@ async function supervise(
     env: {},
   });
 
+  let exited = false;
+  const launcherGone = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
   const stop = (why: Forced, detail = '') => {
     if (forced) return;
     forced = why;
     forcedWhy = detail;
-    killing = job.killAll().catch((e: Error) => {
-      forcedWhy += ` (kill failed: ${e.message})`;
-    });
+    // The launcher goes last, once its sandbox is gone (see killUntilEmpty); if it
+    // still hangs on after that, it goes too.
+    killing = job
+      .killAll(child.pid)
+      .then(() => Promise.race([launcherGone, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]))
+      .then(() => (exited ? undefined : job.killAll()))
+      .catch((e: Error) => {
+        forcedWhy += ` (kill failed: ${e.message})`;
+      });
   };
 
   const onStream = (name: 'stdout' | 'stderr', counter: OutputCounter) => (chunk: Buffer) => {
@@ -150,6 +163,7 @@ async function supervise(
       resolve({ code: null, signal: null });
     });
     child.on('exit', (code, signal) => {
+      exited = true;
       // Whatever the launcher left behind goes too, so every stream reaches its end.
       killing = killing.then(() => job.killAll()).catch(() => {});
       child.on('close', () => resolve({ code, signal }));

@@ -27,6 +27,8 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   TMPDIR: SANDBOX_LAYOUT.tmp,
   USER: 'runner',
   LOGNAME: 'runner',
+  /** Launchers set it when they change directory; stated here so that both agree. */
+  PWD: SANDBOX_LAYOUT.workspace,
 };
 
 export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof RUN_LIMITS)[K] };

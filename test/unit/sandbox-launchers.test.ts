@@ -27,7 +27,7 @@ describe('bwrap launch plan', () => {
   it('runs the launcher unprivileged in every namespace', () => {
     expect(a[0]).to.equal('/usr/bin/launcher');
     expect(plan.dropPrivileges).to.equal(true);
-    for (const f of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) {
+    for (const f of ['--unshare-user', '--unshare-pid', '--as-pid-1', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) {
       expect(opts, f).to.include(f);
     }
     expect(after(a, '--uid')).to.deep.equal(['61003']);
@@ -64,7 +64,7 @@ describe('bwrap launch plan', () => {
     expect(a.slice(a.indexOf('--') + 1)).to.deep.equal([
       '/.runbox/init', '--collect-max', String(RUN_LIMITS.collectBytes), '--collect', 'a.out', '--', 'python3', 'main.py',
     ]);
-    expect(plan.fixedProcesses).to.equal(3);
+    expect(plan.fixedProcesses).to.equal(2);
   });
 
   it('refuses relative images, odd collect names and bad environment names', () => {
@@ -107,6 +107,7 @@ describe('nsjail launch plan', () => {
     const mounts = a.flatMap((x, i) => (x === '--mount' ? [a[i + 1]] : []));
     expect(mounts).to.include(`none:/box:tmpfs:size=${RUN_LIMITS.workspaceBytes},uid=61003,gid=61003,mode=0700`);
     expect(mounts).to.include(`none:/tmp:tmpfs:size=${RUN_LIMITS.tmpBytes},uid=61003,gid=61003,mode=0700`);
+    expect(mounts).to.include(`none:/dev/shm:tmpfs:size=${RUN_LIMITS.tmpBytes},uid=61003,gid=61003,mode=0700`);
     expect(after(a, '--bindmount_ro')).to.deep.equal(['/opt/runbox/native/build:/.runbox']);
     const env = a.flatMap((x, i) => (x === '--env' ? [a[i + 1]] : []));
     expect(env).to.deep.equal(Object.entries(BASE_ENV).map(([k, v]) => `${k}=${v}`));

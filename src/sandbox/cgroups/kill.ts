@@ -20,11 +20,14 @@ export async function readPids(procsFile: string): Promise<number[]> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** SIGKILLs every process listed until the list stays empty (forks race the kills). */
-export async function killUntilEmpty(procsFile: string, timeoutMs = 10_000): Promise<void> {
+/** SIGKILLs every process listed until the list stays empty (forks race the kills).
+ *  `spare` (the launcher, the runner's own child) is left to exit by itself once the
+ *  rest is gone: killed first, it would orphan its namespace's PID 1, which would then
+ *  linger as a zombie of the host's init. */
+export async function killUntilEmpty(procsFile: string, spare?: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pids = await readPids(procsFile);
+    const pids = (await readPids(procsFile)).filter((p) => p !== spare);
     if (pids.length === 0) return;
     for (const pid of pids) {
       try {

@@ -23,8 +23,8 @@ export interface JobCgroup {
   /** Distinct processes (not threads) in the job now. */
   processIds(): Promise<number[]>;
   counters(): Promise<JobCounters>;
-  /** Kills every process in the job and returns once none is left. */
-  killAll(): Promise<void>;
+  /** Kills every process in the job but `spare` and returns once none of them is left. */
+  killAll(spare?: number): Promise<void>;
   /** Removes the (empty) job cgroup. */
   remove(): Promise<void>;
 }

@@ -92,10 +92,10 @@ class JobV1 implements JobCgroup {
     };
   }
 
-  async killAll(): Promise<void> {
+  async killAll(spare?: number): Promise<void> {
     // Every hierarchy holds the same processes once joined; a process that had joined
     // only some of them (a failed shim) is caught by checking each.
-    for (const f of this.procsFiles) await killUntilEmpty(f);
+    for (const f of this.procsFiles) await killUntilEmpty(f, spare);
   }
 
   async remove(): Promise<void> {

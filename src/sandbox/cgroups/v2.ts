@@ -79,10 +79,11 @@ export class JobV2 implements JobCgroup {
     };
   }
 
-  async killAll(): Promise<void> {
+  async killAll(spare?: number): Promise<void> {
+    // cgroup.kill takes everything at once, the launcher too: only without a spare.
     const killFile = join(this.dir, 'cgroup.kill');
-    if (await exists(killFile)) await writeFile(killFile, '1');
-    await killUntilEmpty(join(this.dir, 'cgroup.procs'));
+    if (spare === undefined && (await exists(killFile))) await writeFile(killFile, '1');
+    await killUntilEmpty(join(this.dir, 'cgroup.procs'), spare);
   }
 
   async remove(): Promise<void> {

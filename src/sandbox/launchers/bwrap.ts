@@ -4,8 +4,8 @@ import { checkRootfs, initArgv, sandboxEnv, type LaunchPlan, type LaunchRequest 
 // bubblewrap (Debian 0.8), run unprivileged: the shim has already dropped to the slot's
 // uid, and bwrap maps that same uid inside a new user namespace.
 
-/** bwrap's outer process, its PID-1 reaper and runbox-init. */
-export const BWRAP_FIXED_PROCESSES = 3;
+/** bwrap's outer process and runbox-init (PID 1 inside, so the program is not). */
+export const BWRAP_FIXED_PROCESSES = 2;
 
 export function bwrapPlan(req: LaunchRequest): LaunchPlan {
   const { spec, limits } = req;
@@ -15,6 +15,9 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--uid', String(req.uid),
     '--gid', String(req.gid),
     '--unshare-pid',
+    // runbox-init is PID 1: bwrap's own reaper would outlive the outer process and
+    // linger as an orphan; init already reaps and kills everything the program leaves.
+    '--as-pid-1',
     '--unshare-net',
     '--unshare-ipc',
     '--unshare-uts',

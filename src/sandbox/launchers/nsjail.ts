@@ -44,6 +44,8 @@ export function nsjailPlan(req: LaunchRequest): LaunchPlan {
     '--mount', `none:${SANDBOX_LAYOUT.workspace}:tmpfs:size=${limits.workspaceBytes},${owner}`,
     '--mount', `none:${SANDBOX_LAYOUT.tmp}:tmpfs:size=${limits.tmpBytes},${owner}`,
     '--mount', 'none:/dev:tmpfs:size=65536,mode=0755',
+    // POSIX shared memory (sem_open, shm_open) lives here; private to this sandbox.
+    '--mount', `none:/dev/shm:tmpfs:size=${limits.tmpBytes},${owner}`,
   ];
   for (const d of DEVICES) argv.push('--bindmount', `${d}:${d}`);
   argv.push('--bindmount_ro', `${req.helpersDir}:${SANDBOX_LAYOUT.helpers}`);

@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { loadConfig } from '../../src/config.js';
+import { parseProcCgroup, parseMountInfo } from '../../src/sandbox/cgroups/detect.js';
+import { createSandbox, findNsjail, type LauncherName } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/spec.js';
+
+// Shared by the sandbox integration suites: real images, real launchers, real cgroups,
+// and the checks that a run left the host as it found it.
+
+export const LAUNCHERS: LauncherName[] = ['bwrap', 'nsjail'];
+
+/** Slots far above what a runner uses, so other suites' sandboxes never share a uid. */
+export const TEST_SLOT_BASE = 900;
+
+/** The installed image's root, or null (with the reason) when it is not built yet. */
+export function imageRootfs(image: string): { rootfs: string } | { skip: string } {
+  const dir = join(loadConfig().RUNBOX_IMAGES_DIR, image);
+  if (existsSync(join(dir, 'manifest.json')) && existsSync(join(dir, 'rootfs'))) return { rootfs: join(dir, 'rootfs') };
+  return { skip: `image ${image} is not installed in ${dir} (runbox-admin image build)` };
+}
+
+/** The sandbox for `launcher`, or the reason it cannot be had on this host. */
+export async function sandboxOrSkip(launcher: LauncherName): Promise<Sandbox | string> {
+  const config = loadConfig();
+  if (process.getuid?.() !== 0) return 'sandbox tests need root';
+  if (launcher === 'nsjail' && !(await findNsjail(config))) return 'nsjail not found (RUNBOX_NSJAIL or PATH)';
+  return createSandbox(config, { launcher });
+}
+
+const binDir = join(tmpdir(), 'runbox-test-bin');
+
+/** A static x86-64 binary built from C on the host: it runs in any image. */
+export function staticBinary(source: string, extra: string[] = []): Buffer {
+  const key = createHash('sha256').update(source).update(extra.join(' ')).digest('hex').slice(0, 16);
+  const out = join(binDir, key);
+  if (!existsSync(out)) {
+    mkdirSync(binDir, { recursive: true });
+    writeFileSync(`${out}.c`, source);
+    execFileSync('gcc', ['-static', '-O1', '-o', out, `${out}.c`, ...extra], { stdio: 'pipe' });
+  }
+  return readFileSync(out);
+}
+
+export function uidOfSlot(slot: number): number {
+  return loadConfig().RUNBOX_SANDBOX_UID_BASE + slot;
+}
+
+/** Host processes whose real uid is one of `uids`. */
+export function processesOf(uids: number[]): number[] {
+  const found: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const m = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${e}/status`, 'utf8'));
+      if (m && uids.includes(Number(m[1]))) found.push(Number(e));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+/** Job cgroups this test process created that still exist, in every hierarchy. */
+export function leftoverJobCgroups(): string[] {
+  const own = parseProcCgroup(readFileSync('/proc/self/cgroup', 'utf8'));
+  const left: string[] = [];
+  for (const m of parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8'))) {
+    const paths = m.fsType === 'cgroup2' ? [own.get('')] : m.controllers.map((c) => own.get(c));
+    for (const p of new Set(paths)) {
+      if (p === undefined) continue;
+      for (const base of [join(m.mountPoint, p), join(m.mountPoint, p, '..')]) {
+        try {
+          for (const e of readdirSync(base)) if (e.startsWith(`job-${process.pid}-`)) left.push(join(base, e));
+        } catch {
+          // not a directory here
+        }
+      }
+    }
+  }
+  return [...new Set(left)];
+}
+
+export function fileDigest(path: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex');
+  } catch (e) {
+    return `unreadable: ${(e as NodeJS.ErrnoException).code}`;
+  }
+}
+
+/** Asserts no process of the given slots survives and no job cgroup is left. */
+export function expectHostClean(slots: number[]): void {
+  expect(processesOf(slots.map(uidOfSlot)), 'processes of the sandbox uid').to.deep.equal([]);
+  expect(leftoverJobCgroups(), 'leftover job cgroups').to.deep.equal([]);
+}

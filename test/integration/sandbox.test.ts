@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { BASE_ENV, type Sandbox, type SandboxSpec } from '../../src/sandbox/spec.js';
+import { expectHostClean, imageRootfs, LAUNCHERS, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
+
+// The sandbox's ordinary behaviour, under every launcher on this host: files in and
+// out, stdin, exit codes and signals, the environment, streaming, cancellation and
+// the counters. Real launchers, real cgroups, the real python3.9 image.
+
+const SLOT = TEST_SLOT_BASE + 10;
+
+for (const launcher of LAUNCHERS) {
+  describe(`sandbox (${launcher})`, function () {
+    let sb: Sandbox;
+    let rootfs: string;
+
+    before(async function () {
+      const image = imageRootfs('python3.9');
+      const s = await sandboxOrSkip(launcher);
+      const reason = 'skip' in image ? image.skip : typeof s === 'string' ? s : null;
+      if (reason) {
+        console.log(`      SKIPPED: ${reason}`);
+        this.skip();
+      }
+      sb = s as Sandbox;
+      rootfs = (image as { rootfs: string }).rootfs;
+    });
+
+    afterEach(() => expectHostClean([SLOT, SLOT + 1]));
+
+    const run = (argv: string[], more: Partial<SandboxSpec> = {}) => sb.run({ rootfs, argv, slot: SLOT, ...more });
+    const py = (code: string, more: Partial<SandboxSpec> = {}) => run(['python3.9', '-c', code], more);
+
+    it('stages files in, feeds stdin, and collects regular files only', async () => {
+      const r = await run(
+        ['python3.9', 'main.py'],
+        {
+          files: [
+            { name: 'main.py', mode: 0o644, content: Buffer.from('import os,sys\nd=sys.stdin.read()\nprint(d.upper(), end="")\nopen("result.txt","w").write(d[::-1])\nos.symlink("/etc/passwd","link")\nos.mkdir("dir")\n') },
+          ],
+          stdin: 'hello\n',
+          collect: ['result.txt', 'link', 'dir', 'missing', 'main.py'],
+        },
+      );
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.exitCode).to.equal(0);
+      expect(r.stdout.toString()).to.equal('HELLO\n');
+      expect(r.collected.map((f) => [f.name, f.content.toString()])).to.deep.equal([
+        ['result.txt', '\nolleh'],
+        ['main.py', r.collected[1]?.content.toString()],
+      ]);
+      expect(r.collected[1]!.content.toString()).to.match(/^import os,sys/);
+    });
+
+    it('keeps the staged file mode', async () => {
+      const r = await run(['./tool'], { files: [{ name: 'tool', mode: 0o755, content: Buffer.from('#!/bin/sh\necho tool ran\n') }] });
+      expect(r.stdout.toString()).to.equal('tool ran\n');
+    });
+
+    it('reports exit codes and signals as the program ended', async () => {
+      const exited = await run(['sh', '-c', 'echo out; echo err >&2; exit 3']);
+      expect([exited.status, exited.exitCode, exited.signal]).to.deep.equal(['exited', 3, null]);
+      expect(exited.stderr.toString()).to.equal('err\n');
+      const killed = await run(['sh', '-c', 'kill -TERM $$']);
+      expect([killed.status, killed.exitCode, killed.signal]).to.deep.equal(['signaled', 143, 15]);
+      const missing = await run(['no-such-program']);
+      expect([missing.status, missing.exitCode]).to.deep.equal(['exited', 127]);
+    });
+
+    it('gives the program BASE_ENV plus the spec env and nothing of the runner', async () => {
+      process.env.RUNBOX_SANDBOX_TEST_SECRET = 'do-not-leak';
+      const r = await py('import os,json; print(json.dumps(dict(os.environ)))', { env: { EXTRA: '1' } });
+      delete process.env.RUNBOX_SANDBOX_TEST_SECRET;
+      expect(JSON.parse(r.stdout.toString())).to.deep.equal({ ...BASE_ENV, EXTRA: '1' });
+    });
+
+    it('runs as the slot uid with the workspace as cwd', async () => {
+      const r = await py('import os; print(os.getuid(), os.getgid(), os.getcwd(), os.geteuid())');
+      const uid = uidOfSlot(SLOT);
+      expect(r.stdout.toString()).to.equal(`${uid} ${uid} /box ${uid}\n`);
+    });
+
+    it('streams kept output as it arrives', async () => {
+      const seen: string[] = [];
+      const r = await py('import sys; print("a", flush=True); print("b", file=sys.stderr, flush=True)', {
+        onOutput: (stream, chunk) => seen.push(`${stream}:${chunk.toString()}`),
+      });
+      expect(r.status).to.equal('exited');
+      expect(seen.sort()).to.deep.equal(['stderr:b\n', 'stdout:a\n']);
+    });
+
+    it('stops on abort and reports internal_error', async () => {
+      const ac = new AbortController();
+      const p = run(['sleep', '60'], { signal: ac.signal });
+      setTimeout(() => ac.abort(), 300);
+      const r = await p;
+      expect(r.status).to.equal('internal_error');
+      expect(r.diagnostic).to.equal('aborted');
+    });
+
+    it('allows 16 processes at once', async () => {
+      const r = await py('import os,time\nkids=[]\nfor i in range(15):\n  pid=os.fork()\n  if pid==0:\n    time.sleep(1); os._exit(0)\n  kids.append(pid)\nfor k in kids: os.waitpid(k,0)\nprint("done")');
+      expect([r.status, r.stdout.toString()]).to.deep.equal(['exited', 'done\n']);
+    });
+
+    it('reports CPU time and peak memory from the job cgroup', async () => {
+      const r = await py('x = b"a" * (64 << 20); s = sum(range(2_000_000))');
+      expect(r.status).to.equal('exited');
+      expect(r.cpuMs).to.be.a('number').and.greaterThan(0);
+      expect(r.memoryPeakBytes).to.be.a('number').and.greaterThan(64 << 20);
+      expect(r.wallMs).to.be.greaterThan(0);
+    });
+
+    it('runs concurrent stages in separate slots as separate users', async () => {
+      const [a, b] = await Promise.all([
+        py('import os; print(os.getuid())'),
+        sb.run({ rootfs, argv: ['python3.9', '-c', 'import os; print(os.getuid())'], slot: SLOT + 1 }),
+      ]);
+      expect(a.stdout.toString().trim()).to.equal(String(uidOfSlot(SLOT)));
+      expect(b.stdout.toString().trim()).to.equal(String(uidOfSlot(SLOT + 1)));
+    });
+  });
+}
