@@ -9,6 +9,10 @@ import { dirname, join } from 'node:path';
 //   /usr/share/dotnet/sdk/current                 -> sdk/<version>
 //   /usr/share/dotnet/runbox/csc.rsp, fsc.rsp     compiler options + every reference assembly
 //   /usr/share/dotnet/runbox/app.runtimeconfig.json   for `dotnet exec --runtimeconfig`
+//   /usr/share/dotnet/runbox/fsharp.deps.json + probe/  where F# programs find FSharp.Core
+//
+// (fsc --standalone cannot link FSharp.Core statically against the reference pack, so
+// the run stage names FSharp.Core through a deps file and a probing path instead.)
 //
 // Compiling with csc.dll / fsc.dll directly skips MSBuild and NuGet (no network in the
 // sandbox, and a project build is seconds slower).
@@ -53,12 +57,22 @@ export async function installDotnetSdk(rootfs: string, log: (line: string) => vo
   await mkdir(out, { recursive: true });
   await writeFile(
     join(out, 'csc.rsp'),
-    ['-nologo', '-noconfig', '-nostdlib+', '-target:exe', '-optimize+', '-langversion:9.0', ...refs.map((r) => `-r:${refDir}/${r}`), ''].join('\n'),
+    ['-nologo', '-nostdlib+', '-target:exe', '-optimize+', '-langversion:9.0', ...refs.map((r) => `-r:${refDir}/${r}`), ''].join('\n'),
   );
   await writeFile(
     join(out, 'fsc.rsp'),
-    ['--nologo', '--noframework', '--target:exe', '--optimize+', '--standalone', `-r:${fsharpCore}`, ...refs.map((r) => `-r:${refDir}/${r}`), ''].join('\n'),
+    ['--nologo', '--noframework', '--target:exe', '--optimize+', `-r:${fsharpCore}`, ...refs.map((r) => `-r:${refDir}/${r}`), ''].join('\n'),
   );
+  const probeLib = join(out, 'probe', 'fsharp.core', 'lib');
+  await mkdir(probeLib, { recursive: true });
+  await symlink(fsharpCore, join(probeLib, 'FSharp.Core.dll'));
+  const targetName = `.NETCoreApp,Version=v${tfm.slice(3)}`;
+  const deps = {
+    runtimeTarget: { name: targetName },
+    targets: { [targetName]: { 'FSharp.Core/0.0.0': { runtime: { 'lib/FSharp.Core.dll': {} } } } },
+    libraries: { 'FSharp.Core/0.0.0': { type: 'package', serviceable: false, sha512: '', path: 'fsharp.core' } },
+  };
+  await writeFile(join(out, 'fsharp.deps.json'), JSON.stringify(deps, null, 2) + '\n');
   const framework = { name: 'Microsoft.NETCore.App', version: runtime };
   await writeFile(join(out, 'app.runtimeconfig.json'), JSON.stringify({ runtimeOptions: { tfm, framework } }, null, 2) + '\n');
 }

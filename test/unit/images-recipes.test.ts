@@ -1,0 +1,93 @@
+import { expect } from 'chai';
+import { catalogue, DEFAULT_IMAGES, loadRecipes } from '../../src/compilers/catalogue.js';
+import { COMPILER_IDS } from '../../src/compilers/ids.js';
+import { entryComponents, ImportRefused, symlinkStaysInside } from '../../src/images/import.js';
+import { versionFromProbe } from '../../src/images/probe.js';
+import { canonicalJson, recipeHash, selectRecipes } from '../../src/images/recipes.js';
+
+describe('image recipes', () => {
+  it('load, and together serve all ten identifiers of the contract', () => {
+    const recipes = loadRecipes();
+    expect(recipes.length).to.be.at.least(8);
+    expect([...catalogue().keys()].sort()).to.deep.equal([...COMPILER_IDS].sort());
+  });
+
+  it('name the images the brief asks for, on the stated suites', () => {
+    const bySuite = Object.fromEntries(loadRecipes().map((r) => [r.image, r.suite]));
+    expect(bySuite).to.include({ 'python3.9': 'bullseye', gcc: 'bullseye', 'python2.7': 'bullseye', 'openjdk-11': 'bullseye', php: 'bookworm', ruby: 'bookworm', ghc: 'trixie', dotnet: 'bookworm' });
+    const dotnet = loadRecipes().find((r) => r.image === 'dotnet');
+    expect(dotnet?.dotnetSdk).to.equal(true);
+    expect(Object.keys(dotnet?.compilers ?? {}).sort()).to.deep.equal(['dotnet-csharp-5', 'dotnet-fsharp-5']);
+  });
+
+  it('use absolute paths for every probe, compile and run program', () => {
+    for (const [id, entry] of catalogue()) {
+      expect(entry.probe[0], `${id} probe`).to.match(/^\//);
+      if (entry.compile) expect(entry.compile[0], `${id} compile`).to.match(/^\//);
+      expect(entry.run[0], `${id} run`).to.match(/^(\/|\.\/)/);
+    }
+  });
+
+  it('hash canonically: key order and formatting do not matter, content does', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'python3.9')!;
+    const reordered = JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(recipe).reverse())));
+    expect(canonicalJson(reordered)).to.equal(canonicalJson(recipe));
+    expect(recipeHash(reordered)).to.equal(recipeHash(recipe));
+    expect(recipeHash({ ...recipe, packages: [...recipe.packages, 'extra'] })).to.not.equal(recipeHash(recipe));
+    expect(recipeHash(recipe)).to.match(/^[0-9a-f]{64}$/);
+  });
+
+  it('select by compiler id, image name, all and the default set', () => {
+    expect(selectRecipes(['g++-4.9']).map((r) => r.image)).to.deep.equal(['gcc']);
+    expect(selectRecipes(['python3.9', 'python-3.9.7']).map((r) => r.image)).to.deep.equal(['python3.9']);
+    expect(selectRecipes([], { defaults: true }).map((r) => r.image)).to.deep.equal([...DEFAULT_IMAGES]);
+    expect(selectRecipes(['all']).length).to.equal(loadRecipes().length);
+    expect(() => selectRecipes(['cobol'])).to.throw(/no recipe for "cobol"/);
+  });
+});
+
+describe('version probe parsing', () => {
+  for (const [output, version] of [
+    ['Python 3.9.2', '3.9.2'],
+    ['gcc-9 (Debian 9.3.0-22) 9.3.0\nCopyright (C) 2019 Free Software Foundation, Inc.', '9.3.0'],
+    ['PHP 8.2.29 (cli) (built: Jul  3 2025 16:16:05) (NTS)', '8.2.29'],
+    ['ruby 3.1.2p20 (2022-04-12 revision 4491bb740a) [x86_64-linux-gnu]', '3.1.2'],
+    ['javac 11.0.28', '11.0.28'],
+    ['9.6.6', '9.6.6'],
+  ] as const) {
+    it(`reads ${version} from ${JSON.stringify(output.split('\n')[0])}`, () => {
+      expect(versionFromProbe(output)).to.equal(version);
+    });
+  }
+  it('finds nothing in output without a version', () => {
+    expect(versionFromProbe('command not found')).to.equal(undefined);
+  });
+});
+
+describe('archive entry names', () => {
+  it('accept plain names under rootfs/ and the manifest', () => {
+    expect(entryComponents('rootfs/usr/bin/python3')).to.deep.equal(['rootfs', 'usr', 'bin', 'python3']);
+    expect(entryComponents('./rootfs//usr/')).to.deep.equal(['rootfs', 'usr']);
+    expect(entryComponents('manifest.json')).to.deep.equal(['manifest.json']);
+  });
+  for (const [name, why] of [
+    ['/etc/passwd', /absolute path/],
+    ['rootfs/../../etc/passwd', /'\.\.' component/],
+    ['../x', /'\.\.' component/],
+    ['etc/passwd', /only manifest.json and rootfs/],
+    ['manifest.json/x', /only manifest.json and rootfs/],
+    ['./', /empty name/],
+  ] as const) {
+    it(`refuse ${JSON.stringify(name)}`, () => {
+      expect(() => entryComponents(name)).to.throw(ImportRefused, why);
+    });
+  }
+  it('keep absolute symlinks (resolved inside the image) and refuse relative ones that climb out', () => {
+    expect(symlinkStaysInside(['usr', 'bin'], '/etc/alternatives/python3')).to.equal(true);
+    expect(symlinkStaysInside(['usr', 'bin'], '../lib/x')).to.equal(true);
+    expect(symlinkStaysInside(['usr', 'bin'], '../../etc')).to.equal(true);
+    expect(symlinkStaysInside(['usr', 'bin'], '../../../etc')).to.equal(false);
+    expect(symlinkStaysInside([], '..')).to.equal(false);
+    expect(symlinkStaysInside(['a'], 'b/../../..')).to.equal(false);
+  });
+});
