@@ -1,0 +1,165 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { hashKey } from '../../src/accounts/keys.js';
+import { MAX_MONTHLY_LIMIT } from '../../src/limits.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+
+// The real admin CLI as a child process against a fresh database.
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Parsed stdout; loosely typed because each command prints its own shape. */
+  json: any;
+}
+
+describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
+  let t: TestDatabase;
+  let images: FakeImages;
+  let api: TestApi;
+
+  function cli(...args: string[]): Promise<CliResult> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [join(PROJECT_ROOT, 'dist/src/cli/admin.js'), ...args],
+        { env: { ...process.env, RUNBOX_DATABASE_URL: t.url } },
+        (err, stdout, stderr) => {
+          const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+          let json: unknown;
+          try {
+            json = JSON.parse(stdout);
+          } catch {
+            json = undefined;
+          }
+          resolve({ code, stdout, stderr, json });
+        },
+      );
+    });
+  }
+
+  async function ok(...args: string[]): Promise<any> {
+    const r = await cli(...args);
+    expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
+    return r.json;
+  }
+
+  async function fails(args: string[], message: RegExp): Promise<void> {
+    const r = await cli(...args);
+    expect(r.code, `${args.join(' ')} should fail`).to.not.equal(0);
+    expect(r.stdout).to.equal('');
+    expect(r.stderr).to.match(message);
+  }
+
+  before(async () => {
+    t = await freshDatabase('admin_cli');
+    images = fakeImagesDir(['python-3.9.7']);
+    api = await startTestApi({ db: t.db, config: testConfig(t.url, images.dir), clock: new TestClock() });
+  });
+  after(async () => {
+    await api?.close();
+    images?.remove();
+    await t?.drop();
+  });
+
+  it('plan upsert creates and updates plans, within the maximum monthly limit', async () => {
+    const created = await ok('plan', 'upsert', '--name', 'pro', '--monthly-limit', '200000', '--per-minute', '120', '--tests-per-request', '50');
+    expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50 });
+    const updated = await ok('plan', 'upsert', '--name', 'pro', '--running', '6');
+    expect(updated).to.include({ monthly_limit: 200000, running: 6 });
+    await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthlyLimit must be a whole number from 0 to 4000000/);
+    await fails(['plan', 'upsert', '--name', 'x', '--pending', 'many'], /--pending must be a whole number/);
+    const plans = await ok('plan', 'list');
+    expect(plans.map((p: { name: string }) => p.name)).to.deep.equal(['free', 'pro']);
+  });
+
+  it('account create, set-plan and set-limits', async () => {
+    const account = await ok('account', 'create', '--email', 'dev@example.com');
+    expect(account).to.include({ email: 'dev@example.com', plan: 'free' });
+    expect(account.id).to.match(/^\d+$/);
+    await fails(['account', 'create', '--email', 'dev@example.com'], /already exists/);
+    await fails(['account', 'create', '--email', 'not an email'], /not an email address/);
+    await fails(['account', 'create', '--email', 'b@example.com', '--plan', 'gold'], /no plan "gold"/);
+    await fails(['account', 'create'], /--email is required/);
+    const moved = await ok('account', 'set-plan', '--account', account.id, '--plan', 'pro');
+    expect(moved.plan).to.equal('pro');
+    expect(moved.limits.perMinute).to.equal(120);
+    const overridden = await ok('account', 'set-limits', '--account', account.id, '--pending', '20', '--monthly-limit', '1000');
+    expect(overridden.overrides).to.include({ pending: 20, monthlyLimit: 1000 });
+    expect(overridden.limits).to.include({ pending: 20, monthlyLimit: 1000, perMinute: 120 });
+    const cleared = await ok('account', 'set-limits', '--account', account.id, '--monthly-limit', 'none');
+    expect(cleared.overrides).to.include({ pending: 20, monthlyLimit: null });
+    expect(cleared.limits.monthlyLimit).to.equal(200000);
+    await fails(['account', 'set-plan', '--account', '999999', '--plan', 'pro'], /no account 999999/);
+  });
+
+  it('key create shows the key once; the database holds only its hash; key list never shows it', async () => {
+    const account = await ok('account', 'create', '--email', 'keys@example.com');
+    const created = await ok('key', 'create', '--account', account.id, '--app-name', 'my app', '--redirect-url', 'https://example.com/cb', '--monthly-limit', '10');
+    expect(created.key).to.match(/^rbx_[A-Za-z0-9_-]{43}$/);
+    expect(created.signing_secret).to.match(/^rbxs_/);
+    expect(created).to.include({ app_name: 'my app', redirect_url: 'https://example.com/cb', kind: 'api', monthly_limit: 10 });
+    const row = await t.db.selectFrom('api_keys').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    expect(row.key_hash.equals(hashKey(created.key))).to.equal(true);
+    expect(JSON.stringify({ ...row, key_hash: row.key_hash.toString('hex') })).to.not.contain(created.key);
+    expect(created.key.startsWith(row.key_prefix)).to.equal(true);
+
+    const listed = await cli('key', 'list', '--account', account.id);
+    expect(listed.code).to.equal(0);
+    expect(listed.stdout).to.not.contain(created.key);
+    expect(listed.stdout).to.not.contain(created.signing_secret);
+    expect(listed.json).to.have.length(1);
+    expect(listed.json[0]).to.not.have.any.keys('key', 'key_hash', 'signing_secret');
+    expect(listed.json[0]).to.include({ id: created.id, key_prefix: row.key_prefix, revoked_at: null });
+
+    await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--redirect-url', 'ftp://example.com/'], /http or https/);
+    await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--kind', 'robot'], /--kind must be api or widget/);
+    await fails(['key', 'create', '--account', '424242', '--app-name', 'x'], /no account 424242/);
+    const widget = await ok('key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget');
+    expect(widget).to.include({ kind: 'widget', monthly_limit: null, redirect_url: null });
+  });
+
+  it('key set-limit and key revoke act on the API', async () => {
+    const account = await ok('account', 'create', '--email', 'revoke@example.com');
+    const key = await ok('key', 'create', '--account', account.id, '--app-name', 'a');
+    const run = { code: 'print(1)', compiler: 'python-3.9.7' };
+    expect((await ok('key', 'set-limit', '--key', key.id, '--monthly-limit', '1')).monthly_limit).to.equal(1);
+    expect((await postRun(api.url, key.key, run)).status).to.equal(200);
+    expect((await postRun(api.url, key.key, run)).status).to.equal(429);
+    expect((await ok('key', 'set-limit', '--key', key.id, '--monthly-limit', 'none')).monthly_limit).to.equal(null);
+    expect((await postRun(api.url, key.key, run)).status).to.equal(200);
+    const revoked = await ok('key', 'revoke', '--key', key.id);
+    expect(revoked.revoked_at).to.be.a('string');
+    expect((await postRun(api.url, key.key, run)).status).to.equal(401);
+
+    const usage = await ok('usage', '--account', account.id);
+    expect(usage).to.include({ account: account.id, submissions: 2, monthly_limit: 100000, remaining: 99998 });
+    expect(usage).to.not.have.property('key');
+    const other = await ok('usage', '--account', account.id, '--month', '2020-01');
+    expect(other).to.include({ month: '2020-01', submissions: 0, resets_at: '2020-02-01T00:00:00.000Z' });
+    await fails(['usage', '--account', account.id, '--month', '2020-13'], /YYYY-MM/);
+  });
+
+  it('maintenance on|off|status switches the run endpoint to 503 and back', async () => {
+    const account = await ok('account', 'create', '--email', 'maint@example.com');
+    const key = await ok('key', 'create', '--account', account.id, '--app-name', 'a');
+    expect(await ok('maintenance', 'on')).to.deep.equal({ maintenance: true });
+    expect(await ok('maintenance', 'status')).to.deep.equal({ maintenance: true });
+    expect((await postRun(api.url, key.key, { code: 'x', compiler: 'python-3.9.7' })).status).to.equal(503);
+    expect(await ok('maintenance', 'off')).to.deep.equal({ maintenance: false });
+    expect((await postRun(api.url, key.key, { code: 'x', compiler: 'python-3.9.7' })).status).to.equal(200);
+    await fails(['maintenance', 'maybe'], /say on, off or status/);
+  });
+
+  it('every command has --help', async () => {
+    for (const name of ['account create', 'account show', 'account set-plan', 'account set-limits', 'plan upsert', 'plan list', 'key create', 'key set-limit', 'key revoke', 'key list', 'usage', 'maintenance']) {
+      const r = await cli(...name.split(' '), '--help');
+      expect(r.code, name).to.equal(0);
+      expect(r.stdout).to.contain(`usage: runbox-admin ${name}`);
+    }
+  });
+});
