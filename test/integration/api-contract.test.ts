@@ -1,12 +1,16 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import { revokeKey } from '../../src/accounts/keys.js';
+import { createApp } from '../../src/api/app.js';
 import { setMaintenance } from '../../src/api/maintenance.js';
+import { connect } from '../../src/db/connect.js';
 import { COMPILER_IDS } from '../../src/compilers/ids.js';
 import { clientConfig } from '../../src/db/url.js';
 import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, WEBSOCKET_RUNS_PER_SECOND } from '../../src/limits.js';
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
-import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { databaseUrl, freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The public contract of spec sections 4, 5, 7 and 8 over real HTTP and a real database.
 
@@ -152,6 +156,25 @@ describe('api contract', () => {
       expect((await fetch(`${api.url}/api/limits/`, { headers: { Accept: '*/*' } })).status).to.equal(200);
       expect((await postRun(api.url, key.key, hello, { Accept: 'text/*' })).status).to.equal(200);
     });
+  });
+
+  it('500 with the JSON error body when the database is unreachable', async () => {
+    const { key } = await accountWithKey(t.db);
+    const broken = connect(databaseUrl(`runbox_missing_${process.pid}`), { max: 1 });
+    const logged: unknown[] = [];
+    const app = createApp({ db: broken.db, config: testConfig(t.url, images.dir), clock, log: { error: (obj) => logged.push(obj) } });
+    const server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/usage/`, { headers: { Authorization: key.key } });
+      expect(res.status).to.equal(500);
+      expect(await errorOf(res)).to.deep.equal({ code: 'internal_error', message: 'internal server error; try again later' });
+      expect(logged).to.have.length(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await broken.close();
+    }
   });
 
   describe('GET /api/usage/', () => {
