@@ -17,7 +17,8 @@ export const CompilerRecipe = Type.Object(
     sourceFromPublicClass: Type.Optional(Type.Boolean()),
     /** Compile stage, run in its own sandbox; absent for interpreted languages. */
     compile: Type.Optional(Argv),
-    /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run). */
+    /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run;
+     *  `{classes}`: the class files javac may write for the program). */
     artifacts: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.{}$-]+$' }))),
     /** Run stage. `{main}` stands for the class name when sourceFromPublicClass is set. */
     run: Argv,

@@ -6,7 +6,7 @@ import type { RunResult, TestResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
 import { outputText } from './output-text.js';
-import { placeSource, substituteMain } from './source-file.js';
+import { artifactNames, CLASS_FILES, placeSource, substituteMain } from './source-file.js';
 import { executionFields, NotStarted } from './verdict.js';
 
 // One job, start to result: the source goes into the workspace, an optional compile
@@ -46,11 +46,13 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   let compileOutput: string | null = null;
 
   if (entry.compile) {
-    const artifacts = substituteMain(entry.artifacts ?? [], main);
-    const compiled = await stage(substituteMain(entry.compile, main), [source], '', artifacts);
+    const wanted = entry.artifacts ?? [];
+    // Named artifacts must appear; {classes} is a superset of what javac may write.
+    const required = substituteMain(wanted.filter((a) => a !== CLASS_FILES), main);
+    const compiled = await stage(substituteMain(entry.compile, main), [source], '', artifactNames(wanted, main, job.code));
     const fields = executionFields(compiled);
     compileOutput = outputText(Buffer.concat([compiled.stdout, compiled.stderr]));
-    const missing = artifacts.filter((name) => !compiled.collected.some((f) => f.name === name));
+    const missing = required.filter((name) => !compiled.collected.some((f) => f.name === name));
     if (fields.status !== 'success' || missing.length > 0) {
       return compileError(base, compiled, fields, compileOutput, fields.status === 'success' ? missing : []);
     }

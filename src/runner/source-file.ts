@@ -31,3 +31,53 @@ export function placeSource(recipe: Pick<CompilerRecipe, 'source' | 'sourceFromP
 export function substituteMain(args: readonly string[], main: string): string[] {
   return args.map((a) => a.replaceAll('{main}', main));
 }
+
+/** The artifacts entry that stands for every class file javac may write. */
+export const CLASS_FILES = '{classes}';
+const MAX_CLASS_FILES = 1000;
+
+/**
+ * Names javac may give the class files of `code`: each declared class as
+ * Outer$Inner.class, plus Outer$1.class… for anonymous classes (up to the number of
+ * `new` expressions). A superset is fine: names that were not written are simply not
+ * collected.
+ */
+export function javaClassFiles(code: string): string[] {
+  const src = codeOnly(code);
+  const names = new Set<string>();
+  const anonymous = (src.match(/\bnew\b/g) ?? []).length;
+  // Each open brace: the class it opens, or null for any other block.
+  const stack: (string | null)[] = [];
+  let pending: string | undefined;
+  const token = /\b(?:class|interface|enum)\s+([A-Za-z_][A-Za-z0-9_]*)|[{}]/g;
+  for (const m of src.matchAll(token)) {
+    if (m[1]) {
+      pending = m[1];
+    } else if (m[0] === '{') {
+      if (pending !== undefined) {
+        const enclosing = [...stack].reverse().find((n) => n !== null);
+        // A class declared inside a method body is Outer$1Name; a member class Outer$Name.
+        const local = stack.length > 0 && stack[stack.length - 1] === null;
+        const full = enclosing ? `${enclosing}$${local ? '1' : ''}${pending}` : pending;
+        names.add(full);
+        stack.push(full);
+        pending = undefined;
+      } else {
+        stack.push(null);
+      }
+    } else {
+      stack.pop();
+    }
+  }
+  const files: string[] = [];
+  for (const cls of names) {
+    files.push(`${cls}.class`);
+    for (let i = 1; i <= anonymous; i++) files.push(`${cls}$${i}.class`);
+  }
+  return [...new Set(files)].slice(0, MAX_CLASS_FILES);
+}
+
+/** Artifact names with `{main}` substituted and `{classes}` expanded. */
+export function artifactNames(artifacts: readonly string[], main: string, code: string): string[] {
+  return artifacts.flatMap((a) => (a === CLASS_FILES ? javaClassFiles(code) : substituteMain([a], main)));
+}

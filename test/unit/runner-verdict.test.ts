@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { VERDICT_CODES } from '../../src/limits.js';
 import { outputText } from '../../src/runner/output-text.js';
-import { placeSource, substituteMain } from '../../src/runner/source-file.js';
+import { artifactNames, CLASS_FILES, javaClassFiles, placeSource, substituteMain } from '../../src/runner/source-file.js';
 import { executionFields, NotStarted } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
 
@@ -95,5 +95,34 @@ describe('runner: source file placement', () => {
 
   it('uses the recipe name for other languages', () => {
     expect(placeSource({ source: 'main.c' }, 'public class X {}')).to.deep.equal({ fileName: 'main.c', main: 'main' });
+  });
+});
+
+describe('runner: Java class files to collect', () => {
+  it('names member, local and anonymous classes as javac does (a superset is fine)', () => {
+    const code = [
+      'import java.util.*;',
+      '// class InComment {',
+      'public class Main {',
+      '  static class Node { int v; }',
+      '  interface Visitor { void visit(Node n); }',
+      '  public static void main(String[] args) {',
+      '    class Local { }',
+      '    Runnable r = new Runnable() { public void run() { System.out.println("class Str {"); } };',
+      '    r.run();',
+      '  }',
+      '}',
+      'enum Color { RED, GREEN }',
+    ].join('\n');
+    const files = javaClassFiles(code);
+    for (const f of ['Main.class', 'Main$Node.class', 'Main$Visitor.class', 'Main$1Local.class', 'Main$1.class', 'Color.class']) {
+      expect(files, f).to.include(f);
+    }
+    expect(files.some((f) => f.includes('InComment') || f.includes('Str'))).to.equal(false);
+  });
+
+  it('expands {classes} and substitutes {main} in artifact names', () => {
+    expect(artifactNames(['{main}.class'], 'Solution', '')).to.deep.equal(['Solution.class']);
+    expect(artifactNames([CLASS_FILES], 'A', 'public class A {}')).to.deep.equal(['A.class']);
   });
 });
