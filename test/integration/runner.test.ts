@@ -184,6 +184,27 @@ describe('runner (real sandbox)', function () {
       expect(r.exit_code).to.not.equal(0);
     });
 
+    it('compiles Java named after its public class and runs it with nested and anonymous classes', async function () {
+      const sb = need(this, 'openjdk-11');
+      const code = [
+        'import java.util.*;',
+        'public class Solution {',
+        '  static class Pair { final int a, b; Pair(int a, int b) { this.a = a; this.b = b; } }',
+        '  public static void main(String[] args) {',
+        '    Scanner in = new Scanner(System.in);',
+        '    Pair p = new Pair(in.nextInt(), in.nextInt());',
+        '    Comparator<Integer> rev = new Comparator<Integer>() { public int compare(Integer x, Integer y) { return y - x; } };',
+        '    List<Integer> l = new ArrayList<>(Arrays.asList(p.a, p.b));',
+        '    l.sort(rev);',
+        '    System.out.println(l + " " + (p.a + p.b));',
+        '  }',
+        '}',
+      ].join('\n');
+      const r = await run(sb, { compiler: 'openjdk-11', code, input: '3 9\n' });
+      expect(r.status, r.error).to.equal('success');
+      expect(r.output).to.equal('[9, 3] 12\n');
+    });
+
     it('refuses to start without the image', async function () {
       const sb = need(this);
       const empty = mkdtempSync(join(tmpdir(), 'runbox-noimages-'));
