@@ -91,6 +91,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
     log('cleaning (setuid/setgid bits, device nodes, docs, caches)');
     const cleaned = await cleanTree(rootfs);
     if (cleaned.strippedSetid.length) log(`stripped setuid/setgid from ${cleaned.strippedSetid.length} files: ${cleaned.strippedSetid.join(', ')}`);
+    if (cleaned.droppedCapabilities.length) log(`dropped file capabilities of ${cleaned.droppedCapabilities.join(', ')}`);
 
     const compilers: ImageManifest['compilers'] = {};
     const versionMismatches: NonNullable<BuildResult['versionMismatches']> = [];

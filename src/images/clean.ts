@@ -1,3 +1,4 @@
+import { execa } from 'execa';
 import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IMAGE_MOUNT_POINTS } from '../sandbox/spec.js';
@@ -30,6 +31,24 @@ const EMPTIED = [
 export interface CleanReport {
   strippedSetid: string[];
   removedSpecial: string[];
+  droppedCapabilities: string[];
+}
+
+/**
+ * File capabilities (security.capability) grant privilege like a setuid bit does. The
+ * launchers set no_new_privs, which ignores them, but an image should not carry them
+ * at all. getcap/setcap come with libcap2-bin; without them nothing is checked (archives
+ * never carry extended attributes, so imported images have none either way).
+ */
+async function dropFileCapabilities(root: string): Promise<string[]> {
+  const listed = await execa('getcap', ['-r', root], { reject: false, stdin: 'ignore' });
+  if (listed.failed && listed.exitCode === undefined) return [];
+  const files = String(listed.stdout)
+    .split('\n')
+    .map((line) => /^(\/.*?)\s+(?:=\s*)?\S*cap_\S*/.exec(line)?.[1])
+    .filter((f): f is string => f !== undefined && f.startsWith(`${root}/`));
+  for (const file of files) await execa('setcap', ['-r', file]);
+  return files.map((f) => f.slice(root.length + 1));
 }
 
 export async function cleanTree(root: string): Promise<CleanReport> {
@@ -45,7 +64,7 @@ export async function cleanTree(root: string): Promise<CleanReport> {
     for (const name of await readdir(path)) await rm(join(path, name), { recursive: true, force: true });
   }
 
-  const report: CleanReport = { strippedSetid: [], removedSpecial: [] };
+  const report: CleanReport = { strippedSetid: [], removedSpecial: [], droppedCapabilities: await dropFileCapabilities(root) };
   const special: string[] = [];
   for await (const { path, stats } of walkTree(root)) {
     if (stats.isSymbolicLink()) continue;

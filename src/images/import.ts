@@ -22,6 +22,9 @@ import { treeDigest } from './tree.js';
 
 export class ImportRefused extends Error {}
 
+/** Debian's first ordinary user and group id (adduser.conf FIRST_UID). */
+const FIRST_ORDINARY_ID = 1000;
+
 const refuse = (name: string, why: string): never => {
   throw new ImportRefused(`refused ${JSON.stringify(name)}: ${why}`);
 };
@@ -103,6 +106,9 @@ async function extractEntry(root: string, header: tar.Header, data: EntryData): 
   const parts = entryComponents(name);
   const mode = (header.mode ?? 0o644) & 0o7777;
   if (mode & 0o6000) refuse(name, 'setuid/setgid bits are never allowed in an image');
+  // Images hold files of root and Debian's system accounts only; a file owned by an
+  // ordinary id could belong to a sandbox user on this host.
+  for (const id of [header.uid ?? 0, header.gid ?? 0]) if (!(id < FIRST_ORDINARY_ID)) refuse(name, `owner id ${id} is not a system account`);
   const type = header.type ?? 'file';
   if (!['file', 'directory', 'symlink', 'link'].includes(type)) refuse(name, `${type} entries are not allowed (devices and fifos come from the launcher)`);
   if (parts[0] === 'manifest.json' && type !== 'file') refuse(name, 'manifest.json must be a regular file');

@@ -241,6 +241,10 @@ describe('image pack and import', function () {
       await expectRefused('setgid', [...base, { header: { name: 'rootfs/sg', type: 'file', mode: 0o2755 }, content: 'x' }], /setuid\/setgid/);
     });
 
+    it('files owned by ordinary (possibly sandbox) users', async () => {
+      await expectRefused('owner', [...base, { header: { name: 'rootfs/mine', type: 'file', uid: 61000, gid: 0 }, content: 'x' }], /owner id 61000 is not a system account/);
+    });
+
     it('a manifest whose digest does not match the tree', async () => {
       await expectRefused('extra-file', [...base, { header: { name: 'rootfs/added', type: 'file' }, content: 'not in the digest' }], /digest mismatch/, 'gzip');
       const manifest = JSON.parse(String(base[0]!.content)) as { digest: string };

@@ -43,16 +43,27 @@ export const imageCommands: Command[] = [
     run: async ({ values, positionals, config }) => {
       if (!positionals.length && !values.default) throw new UsageError('name what to build (ids, images, all) or pass --default');
       const recipes = selectRecipes(positionals, { defaults: values.default === true });
-      const results: BuildResult[] = [];
+      // One image failing does not stop the others; the command still fails at the end.
+      const results: (BuildResult | { image: string; status: 'failed'; error: string })[] = [];
       for (const recipe of recipes) {
-        results.push(
-          await buildImage(recipe, {
-            imagesDir: config.RUNBOX_IMAGES_DIR,
-            mirror: config.RUNBOX_DEBIAN_MIRROR,
-            force: values.force === true,
-            log: progress,
-          }),
-        );
+        try {
+          results.push(
+            await buildImage(recipe, {
+              imagesDir: config.RUNBOX_IMAGES_DIR,
+              mirror: config.RUNBOX_DEBIAN_MIRROR,
+              force: values.force === true,
+              log: progress,
+            }),
+          );
+        } catch (err) {
+          progress(`${recipe.image}: FAILED: ${(err as Error).message}`);
+          results.push({ image: recipe.image, status: 'failed', error: (err as Error).message });
+        }
+      }
+      const failed = results.filter((r) => r.status === 'failed').map((r) => r.image);
+      if (failed.length) {
+        process.stdout.write(JSON.stringify(results, null, 2) + '\n');
+        throw new Error(`could not build ${failed.join(', ')}`);
       }
       return results;
     },
