@@ -3,6 +3,7 @@ import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
 import type { SubmissionMode } from '../db/schema.js';
 import { RATE_WINDOW_MS } from '../limits.js';
+import { retryOnConflict } from '../queue/retry.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
@@ -53,7 +54,9 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
   const units = req.tests ? req.tests.length : 1;
   const month = monthOf(req.now);
   const windowStart = new Date(req.now.getTime() - RATE_WINDOW_MS);
-  return db.transaction().execute(async (trx) => {
+  // A deadlock with a queue transition that moves the same counters aborts the whole
+  // transaction, which then changed nothing: it is retried.
+  return retryOnConflict(() => db.transaction().execute(async (trx) => {
     // The lock that serialises every admission of this account, across processes. It
     // is its own statement: under READ COMMITTED the counts below must be read by a
     // later statement, whose snapshot is taken after the lock was granted and so sees
@@ -158,5 +161,5 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     // Delivered to listening runners only when this transaction commits.
     await sql`SELECT pg_notify('runbox_jobs', ${inserted.id})`.execute(trx);
     return { admitted: true, id: inserted.id, units, month };
-  });
+  }));
 }
