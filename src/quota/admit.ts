@@ -113,6 +113,8 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
         toNextMonth,
       );
     }
+    // Every stored submission counts toward the rolling minute, refunded or not: the
+    // rate limits requests, whatever became of them.
     if (s.last_minute + 1 > s.per_minute) {
       // The window frees a slot when its oldest submission is 60 s old.
       const oldest = s.oldest_in_window ? new Date(s.oldest_in_window).getTime() : req.now.getTime();

@@ -35,6 +35,10 @@ function readRaw(req: IncomingMessage, maxBytes: number): Promise<Buffer | 'too_
     });
     req.on('end', () => resolve(tooLarge ? 'too_large' : Buffer.concat(chunks)));
     req.on('error', reject);
+    // A client that goes away mid-body never sends 'end'; settle instead of waiting forever.
+    req.on('close', () => {
+      if (!req.complete) reject(bad('incomplete_body', 'the body ended before its announced length'));
+    });
   });
 }
 
