@@ -20,6 +20,8 @@ export class CgroupV2 implements CgroupBackend {
   private constructor(
     readonly own: string,
     private readonly pid: number,
+    /** Whether the kernel accounts swap (memory.swap.max exists in memory-enabled children). */
+    private readonly swapAccounting: boolean,
   ) {}
 
   /** `own`: the runner's own cgroup directory (before it moved into `runner`). */
@@ -30,7 +32,7 @@ export class CgroupV2 implements CgroupBackend {
       await writeFile(join(leaf, 'cgroup.procs'), String(p));
     }
     await writeFile(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
-    return new CgroupV2(own, pid);
+    return new CgroupV2(own, pid, await exists(join(leaf, 'memory.swap.max')));
   }
 
   async createJob(limits: JobLimits): Promise<JobCgroup> {
@@ -40,7 +42,7 @@ export class CgroupV2 implements CgroupBackend {
     try {
       await writeFile(join(dir, 'memory.max'), String(limits.memoryBytes));
       // tmpfs pages count in memory.max; none may go to swap.
-      if (await exists(join(dir, 'memory.swap.max'))) await writeFile(join(dir, 'memory.swap.max'), '0');
+      if (this.swapAccounting) await writeFile(join(dir, 'memory.swap.max'), '0');
       await writeFile(join(dir, 'pids.max'), String(limits.maxTasks));
       await writeFile(join(dir, 'cpu.max'), `${Math.round(limits.cpuCores * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
     } catch (e) {

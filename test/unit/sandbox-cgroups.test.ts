@@ -1,0 +1,143 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { RUN_LIMITS } from '../../src/limits.js';
+import { detectCgroups, parseMountInfo, parseProcCgroup } from '../../src/sandbox/cgroups/detect.js';
+import { CgroupV1 } from '../../src/sandbox/cgroups/v1.js';
+import { CgroupV2 } from '../../src/sandbox/cgroups/v2.js';
+
+// Path and limit logic of both cgroup back ends, checked as file writes in a directory
+// tree laid out like the kernel's. These do not exercise the kernel: the v1 back end
+// runs for real in the sandbox integration suites on this (v1) host, while real runs
+// of the v2 back end need a cgroup v2 host.
+
+const limits = { memoryBytes: RUN_LIMITS.memoryBytes, cpuCores: RUN_LIMITS.cpuCores, maxTasks: RUN_LIMITS.maxTasks };
+const read = (p: string) => readFileSync(p, 'utf8');
+
+const HYBRID_MOUNTINFO = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw`;
+
+describe('sandbox cgroup detection', () => {
+  it('parses cgroup mounts and the process cgroup paths', () => {
+    const m = parseMountInfo(HYBRID_MOUNTINFO);
+    expect(m.map((x) => [x.fsType, x.mountPoint, x.controllers.join(',')])).to.deep.equal([
+      ['cgroup', '/sys/fs/cgroup/cpu', 'rw,cpu'],
+      ['cgroup', '/sys/fs/cgroup/cpuacct', 'rw,cpuacct'],
+      ['cgroup', '/sys/fs/cgroup/cpuset', 'rw,cpuset'],
+      ['cgroup', '/sys/fs/cgroup/memory', 'rw,memory'],
+      ['cgroup', '/sys/fs/cgroup/pids', 'rw,pids'],
+      ['cgroup2', '/sys/fs/cgroup/unified', ''],
+    ]);
+    const own = parseProcCgroup('8:pids:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/\n');
+    expect(Object.fromEntries(own)).to.deep.equal({ pids: '/', memory: '/process_api/abc', cpu: '/x', cpuacct: '/x', '': '/' });
+  });
+});
+
+describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'runbox-cg1-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('creates jobs only below the own cgroup of each hierarchy, with the limits', async () => {
+    const mountInfo = ['memory', 'pids', 'cpu', 'cpuacct']
+      .map((c, i) => `${40 + i} 31 0:${50 + i} / ${root}/${c} rw - cgroup cgroup rw,${c}`)
+      .join('\n');
+    mkdirSync(join(root, 'memory/process_api/abc'), { recursive: true });
+    for (const c of ['pids', 'cpu', 'cpuacct']) mkdirSync(join(root, c), { recursive: true });
+    const backend = await detectCgroups({ mountInfo, procCgroup: '8:pids:/\n4:memory:/process_api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n', pid: 77 });
+    expect(backend).to.be.instanceOf(CgroupV1);
+    const job = await backend.createJob(limits);
+    const mem = join(root, 'memory/process_api/abc/job-77-1');
+    expect(job.procsFiles).to.deep.equal(['memory/process_api/abc', 'pids', 'cpu', 'cpuacct'].map((d) => join(root, d, 'job-77-1', 'cgroup.procs')));
+    expect(read(join(mem, 'memory.limit_in_bytes'))).to.equal(String(RUN_LIMITS.memoryBytes));
+    expect(read(join(root, 'pids/job-77-1/pids.max'))).to.equal(String(RUN_LIMITS.maxTasks));
+    expect(read(join(root, 'cpu/job-77-1/cpu.cfs_quota_us'))).to.equal('200000');
+    expect(read(join(root, 'cpu/job-77-1/cpu.cfs_period_us'))).to.equal('100000');
+
+    writeFileSync(join(mem, 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n');
+    writeFileSync(join(mem, 'memory.max_usage_in_bytes'), '4096\n');
+    writeFileSync(join(root, 'pids/job-77-1/pids.events'), 'max 5\n');
+    writeFileSync(join(root, 'cpuacct/job-77-1/cpuacct.usage'), '123456789\n');
+    expect(await job.counters()).to.deep.equal({ oomKills: 2, taskLimitHits: 5, cpuNs: 123456789, memoryPeakBytes: 4096 });
+  });
+});
+
+describe('sandbox cgroup v2 back end (file writes in a fake tree)', () => {
+  let mnt: string;
+  let own: string;
+  const mountInfo = () => `41 31 0:38 / ${mnt} rw,relatime - cgroup2 cgroup2 rw`;
+
+  beforeEach(() => {
+    mnt = mkdtempSync(join(tmpdir(), 'runbox-cg2-'));
+    own = join(mnt, 'system.slice/runbox.service');
+    mkdirSync(own, { recursive: true });
+    writeFileSync(join(own, 'cgroup.controllers'), 'cpuset cpu io memory hugetlb pids rdma misc\n');
+    writeFileSync(join(own, 'cgroup.procs'), '4242\n');
+    writeFileSync(join(own, 'cgroup.subtree_control'), '');
+  });
+  afterEach(() => rmSync(mnt, { recursive: true, force: true }));
+
+  it('moves the runner into a leaf and enables the controllers in its own cgroup', async () => {
+    const backend = await detectCgroups({ mountInfo: mountInfo(), procCgroup: '0::/system.slice/runbox.service\n', pid: 4242 });
+    expect(backend).to.be.instanceOf(CgroupV2);
+    expect((backend as CgroupV2).own).to.equal(own);
+    expect(read(join(own, 'runner/cgroup.procs'))).to.equal('4242');
+    expect(read(join(own, 'cgroup.subtree_control'))).to.equal('+memory +pids +cpu');
+  });
+
+  it('after set-up, finds the same own cgroup from inside the leaf', async () => {
+    mkdirSync(join(own, 'runner'));
+    writeFileSync(join(own, 'runner/cgroup.controllers'), '');
+    const backend = await detectCgroups({ mountInfo: mountInfo(), procCgroup: '0::/system.slice/runbox.service/runner\n', pid: 4242 });
+    expect((backend as CgroupV2).own).to.equal(own);
+  });
+
+  it('creates jobs beside the leaf with memory, swap, task and CPU limits, and reads counters', async () => {
+    const backend = await CgroupV2.setUp(own, 9);
+    const job = await backend.createJob(limits);
+    const dir = join(job.procsFiles[0]!, '..');
+    expect(dir.startsWith(join(own, 'job-9-'))).to.equal(true);
+    expect(read(join(dir, 'memory.max'))).to.equal(String(RUN_LIMITS.memoryBytes));
+    expect(read(join(dir, 'pids.max'))).to.equal(String(RUN_LIMITS.maxTasks));
+    expect(read(join(dir, 'cpu.max'))).to.equal('200000 100000');
+
+    writeFileSync(join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 0\n');
+    writeFileSync(join(dir, 'pids.events'), 'max 3\n');
+    writeFileSync(join(dir, 'cpu.stat'), 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n');
+    expect(await job.counters()).to.deep.equal({ oomKills: 1, taskLimitHits: 3, cpuNs: 1_500_000, memoryPeakBytes: null });
+    writeFileSync(join(dir, 'memory.peak'), '8192\n');
+    expect((await job.counters()).memoryPeakBytes).to.equal(8192);
+
+    writeFileSync(join(dir, 'cgroup.procs'), '');
+    writeFileSync(join(dir, 'cgroup.kill'), '');
+    await job.killAll();
+    expect(read(join(dir, 'cgroup.kill'))).to.equal('1');
+  });
+
+  it('sets swap to zero when the kernel accounts swap, and leaves it alone when it does not', async () => {
+    const dirOf = (j: { procsFiles: readonly string[] }) => join(j.procsFiles[0]!, '..');
+    const without = dirOf(await (await CgroupV2.setUp(own, 5)).createJob(limits));
+    expect(without.startsWith(join(own, 'job-5-'))).to.equal(true);
+    expect(existsSync(join(without, 'memory.max'))).to.equal(true);
+    expect(existsSync(join(without, 'memory.swap.max'))).to.equal(false);
+    // The kernel gives memory-enabled children a memory.swap.max when swap is accounted.
+    writeFileSync(join(own, 'runner', 'memory.swap.max'), 'max\n');
+    const withSwap = dirOf(await (await CgroupV2.setUp(own, 6)).createJob(limits));
+    expect(read(join(withSwap, 'memory.swap.max'))).to.equal('0');
+  });
+
+  it('falls back to v1, and fails clearly, when v2 lacks the controllers', async () => {
+    writeFileSync(join(own, 'cgroup.controllers'), 'cpuset io\n');
+    let err: Error | null = null;
+    await detectCgroups({ mountInfo: mountInfo(), procCgroup: '0::/system.slice/runbox.service\n', pid: 1 }).catch((e: Error) => (err = e));
+    expect(err).to.match(/no usable cgroups/);
+  });
+});
