@@ -52,7 +52,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       jsonBody(route),
       admission(route, deps),
       route.handler(deps),
-    ] as never);
+    ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
   app.use(errorShape(deps.log));
   app.use(acceptJsonOrText());
