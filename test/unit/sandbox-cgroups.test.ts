@@ -55,17 +55,19 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
     const backend = await detectCgroups({ mountInfo, procCgroup: '8:pids:/\n4:memory:/process_api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n', pid: 77 });
     expect(backend).to.be.instanceOf(CgroupV1);
     const job = await backend.createJob(limits);
-    const mem = join(root, 'memory/process_api/abc/job-77-1');
-    expect(job.procsFiles).to.deep.equal(['memory/process_api/abc', 'pids', 'cpu', 'cpuacct'].map((d) => join(root, d, 'job-77-1', 'cgroup.procs')));
+    // Job names carry the runner's pid and a sequence number.
+    const name = /job-77-\d+/.exec(job.procsFiles[0]!)![0];
+    const mem = join(root, 'memory/process_api/abc', name);
+    expect(job.procsFiles).to.deep.equal(['memory/process_api/abc', 'pids', 'cpu', 'cpuacct'].map((d) => join(root, d, name, 'cgroup.procs')));
     expect(read(join(mem, 'memory.limit_in_bytes'))).to.equal(String(RUN_LIMITS.memoryBytes));
-    expect(read(join(root, 'pids/job-77-1/pids.max'))).to.equal(String(RUN_LIMITS.maxTasks));
-    expect(read(join(root, 'cpu/job-77-1/cpu.cfs_quota_us'))).to.equal('200000');
-    expect(read(join(root, 'cpu/job-77-1/cpu.cfs_period_us'))).to.equal('100000');
+    expect(read(join(root, `pids/${name}/pids.max`))).to.equal(String(RUN_LIMITS.maxTasks));
+    expect(read(join(root, `cpu/${name}/cpu.cfs_quota_us`))).to.equal('200000');
+    expect(read(join(root, `cpu/${name}/cpu.cfs_period_us`))).to.equal('100000');
 
     writeFileSync(join(mem, 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n');
     writeFileSync(join(mem, 'memory.max_usage_in_bytes'), '4096\n');
-    writeFileSync(join(root, 'pids/job-77-1/pids.events'), 'max 5\n');
-    writeFileSync(join(root, 'cpuacct/job-77-1/cpuacct.usage'), '123456789\n');
+    writeFileSync(join(root, `pids/${name}/pids.events`), 'max 5\n');
+    writeFileSync(join(root, `cpuacct/${name}/cpuacct.usage`), '123456789\n');
     expect(await job.counters()).to.deep.equal({ oomKills: 2, taskLimitHits: 5, cpuNs: 123456789, memoryPeakBytes: 4096 });
   });
 });
