@@ -63,20 +63,27 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const active = new Map<string, Active>();
   let stopping = false;
 
+  // Registers the runner before claiming, so its row exists while it holds jobs.
+  await heartbeat(db, info, leaseSeconds);
+
   const waker: Waker = createWaker({
     url: config.RUNBOX_DATABASE_URL,
     pollMs: config.RUNBOX_POLL_MS,
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
   });
+  let wakeStopped: () => void = () => {};
+  const stopRequested = new Promise<void>((r) => (wakeStopped = r));
 
-  // Registers the runner before claiming, so its row exists while it holds jobs.
-  await heartbeat(db, info, leaseSeconds);
-
+  let beating = false;
   const beat = async () => {
+    if (beating) return;
+    beating = true;
     try {
+      // Only claims made before the heartbeat are checked against its answer.
+      const before = [...active.values()];
       const held = new Set((await heartbeat(db, info, leaseSeconds)).map((c) => `${c.id}/${c.attempt}`));
-      for (const a of active.values()) {
+      for (const a of before) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.
         if (!held.has(claimKey(a.job))) {
           rlog.warn({ submission: a.job.id }, 'lease lost; abandoning the run');
@@ -92,6 +99,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     } catch (err) {
       rlog.warn({ err: (err as Error).message }, 'reaping expired leases failed');
     }
+    beating = false;
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
 
@@ -157,7 +165,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         } catch (err) {
           failures++;
           rlog.warn({ err: (err as Error).message }, 'claiming jobs failed');
-          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([stopRequested, new Promise((r) => (timer = setTimeout(r, Math.min(100 * 2 ** failures, 10_000))))]);
+          clearTimeout(timer);
           continue;
         }
         // Claimed during a stop: hand back at once rather than start.
@@ -176,6 +186,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
+      wakeStopped();
       await waker.close();
       await loop;
       const drained = Promise.all([...active.values()].map((a) => a.done));

@@ -36,7 +36,7 @@ function thiefResult(id: string): RunResult {
     extra_params: null,
   };
 }
-const silent = pino({ level: 'silent' });
+const silent = pino({ level: process.env.TEST_LOG ?? 'silent' });
 
 describe('runner (real sandbox)', function () {
   let t: TestDatabase;
@@ -100,6 +100,11 @@ describe('runner (real sandbox)', function () {
     const r = await startRunner({ db: t.db, config: configFor(over), sandbox: sandbox!, log: silent, ...opts });
     runners.push(r);
     return r;
+  }
+
+  /** Waits until the runner has started a job (claimed and handed to the sandbox). */
+  async function runningIn(r: Runner): Promise<void> {
+    while (r.running === 0) await new Promise((res) => setTimeout(res, 20));
   }
 
   describe('executeJob', () => {
@@ -290,7 +295,7 @@ describe('runner (real sandbox)', function () {
       const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(25)\n' });
       // The shortest lease, so the runner heart-beats (and notices) often.
       const r = await runner({ RUNBOX_LEASE_SECONDS: 5 });
-      await waitForStates(t.db, [id], ['running']);
+      await runningIn(r);
       // As if the runner had missed its heart-beats: requeued and claimed elsewhere, in
       // one transaction so the runner cannot take it back first.
       await t.db.transaction().execute(async (trx) => {
@@ -309,7 +314,7 @@ describe('runner (real sandbox)', function () {
       const acct = await makeAccount(t.db);
       const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(1)\nprint("done")\n' });
       const r = await runner();
-      await waitForStates(t.db, [id], ['running']);
+      await runningIn(r);
       await r.stop();
       runners.pop();
       const row = await stateOf(t.db, id);
@@ -322,7 +327,7 @@ describe('runner (real sandbox)', function () {
       const acct = await makeAccount(t.db);
       const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(25)\n', billed: true });
       const r = await runner({}, { drainMs: 300 });
-      await waitForStates(t.db, [id], ['running']);
+      await runningIn(r);
       await r.stop();
       runners.pop();
       const row = await stateOf(t.db, id);
