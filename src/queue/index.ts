@@ -1,9 +1,10 @@
 // The job queue: one module per transition of a submission, each a single statement.
 export { claim } from './claim.js';
 export { complete } from './complete.js';
+export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type FinalState } from './done.js';
 export { fail, type FailOptions } from './fail.js';
 export { heartbeat, markStopped, type RunnerInfo } from './heartbeat.js';
-export { DONE_CHANNEL, JOBS_CHANNEL, type ClaimedJob } from './job.js';
+export { DONE_CHANNEL, JOBS_CHANNEL, type ClaimedJob, type JobRef } from './job.js';
 export { reapExpired, type Reaped } from './reap.js';
 export { release } from './release.js';
 export { createWaker, type WakeReason, type Waker, type WakerOptions } from './waker.js';

@@ -1,10 +1,8 @@
-import pg from 'pg';
-import { clientConfig } from '../db/url.js';
 import { JOBS_CHANNEL } from './job.js';
+import { listen } from './listen.js';
 
-// Wakes the claim loop: a dedicated connection LISTENs for new jobs, and a poll timer
-// covers lost notifications and the time the connection is down. When Postgres goes
-// away the listener reconnects with capped exponential backoff.
+// Wakes the claim loop: LISTEN for new jobs, with a poll timer behind it for lost
+// notifications and the time the connection is down.
 
 export type WakeReason = 'notify' | 'poll' | 'kick' | 'closed';
 
@@ -32,20 +30,10 @@ export interface Waker {
 }
 
 export function createWaker(options: WakerOptions): Waker {
-  const channel = options.channel ?? JOBS_CHANNEL;
-  const minMs = options.reconnectMinMs ?? 100;
-  const maxMs = options.reconnectMaxMs ?? 10_000;
-  let closed = false;
-  let client: pg.Client | undefined;
-  let listening = false;
-  let backoffMs = minMs;
-  let reconnectTimer: NodeJS.Timeout | undefined;
   // A wake that arrives while nobody waits is remembered, so a notification between
   // an empty claim and the next wait() is not lost.
   let pending: WakeReason | undefined;
   let waiter: ((r: WakeReason) => void) | undefined;
-  let readyResolve: () => void = () => {};
-  const readyPromise = new Promise<void>((r) => (readyResolve = r));
 
   const wake = (reason: WakeReason) => {
     if (waiter) {
@@ -58,55 +46,19 @@ export function createWaker(options: WakerOptions): Waker {
   };
 
   const pollTimer = setInterval(() => wake('poll'), options.pollMs);
-
-  const scheduleReconnect = () => {
-    if (closed || reconnectTimer) return;
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      void connect();
-    }, backoffMs);
-    backoffMs = Math.min(backoffMs * 2, maxMs);
-  };
-
-  const connect = async () => {
-    const c = new pg.Client({ ...clientConfig(options.url), application_name: 'runbox-waker' });
-    client = c;
-    let failed = false;
-    const lost = (err?: Error) => {
-      if (failed) return;
-      failed = true;
-      listening = false;
-      if (err && !closed) options.onError?.(err);
-      c.removeAllListeners('notification');
-      void c.end().catch(() => {});
-      if (!closed) {
-        // Jobs may have arrived while we were not listening.
-        wake('poll');
-        scheduleReconnect();
-      }
-    };
-    c.on('error', lost);
-    c.on('end', () => lost());
-    c.on('notification', (msg) => {
-      if (msg.channel === channel) wake('notify');
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${c.escapeIdentifier(channel)}`);
-      if (closed) {
-        await c.end();
-        return;
-      }
-      listening = true;
-      backoffMs = minMs;
-      options.onConnected?.();
-      readyResolve();
-    } catch (err) {
-      lost(err as Error);
-    }
-  };
-
-  void connect();
+  const listener = listen({
+    url: options.url,
+    channel: options.channel ?? JOBS_CHANNEL,
+    onNotify: () => wake('notify'),
+    onLost: (err) => {
+      if (err) options.onError?.(err);
+      // Jobs may have arrived while we were not listening.
+      wake('poll');
+    },
+    ...(options.onConnected ? { onConnected: options.onConnected } : {}),
+    ...(options.reconnectMinMs !== undefined ? { reconnectMinMs: options.reconnectMinMs } : {}),
+    ...(options.reconnectMaxMs !== undefined ? { reconnectMaxMs: options.reconnectMaxMs } : {}),
+  });
 
   return {
     wait: () => {
@@ -119,17 +71,13 @@ export function createWaker(options: WakerOptions): Waker {
     },
     kick: () => wake('kick'),
     get listening() {
-      return listening;
+      return listener.listening;
     },
-    ready: () => readyPromise,
+    ready: () => listener.ready(),
     close: async () => {
-      closed = true;
       clearInterval(pollTimer);
-      if (reconnectTimer) clearTimeout(reconnectTimer);
-      readyResolve();
       wake('closed');
-      listening = false;
-      await client?.end().catch(() => {});
+      await listener.close();
     },
   };
 }

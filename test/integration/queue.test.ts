@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { clientConfig } from '../../src/db/url.js';
-import { claim, complete, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
+import { claim, complete, createDoneWatcher, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import {
@@ -367,7 +367,7 @@ describe('queue', function () {
         await waker.ready();
         expect(connects).to.equal(1);
         await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                  WHERE application_name = 'runbox-waker' AND datname = current_database()`.execute(t.db);
+                  WHERE application_name = 'runbox-listen-runbox_jobs' AND datname = current_database()`.execute(t.db);
         // The lost connection itself wakes the claimer (jobs may have arrived meanwhile).
         expect(await waker.wait()).to.equal('poll');
         while (connects < 2) await new Promise((r) => setTimeout(r, 20));
@@ -386,6 +386,58 @@ describe('queue', function () {
       const woken = waker.wait();
       await waker.close();
       expect(await woken).to.equal('closed');
+    });
+  });
+
+  describe('done watcher', () => {
+    it('resolves a waiter when its job finishes, by notification (not polling)', async () => {
+      const watcher = createDoneWatcher({ url: t.url, db: t.db, pollMs: 600_000 });
+      try {
+        await watcher.ready();
+        const acct = await makeAccount(t.db);
+        const id = await enqueue(t.db, acct);
+        const waiting = watcher.waitFor(id);
+        await claim(t.db, 'r1', 1, LEASE);
+        let settled = false;
+        void waiting.then(() => (settled = true));
+        // Still running: the waiter must not have been released.
+        await new Promise((r) => setTimeout(r, 50));
+        expect(settled).to.equal(false);
+        await complete(t.db, 'r1', id, resultFor(id));
+        expect(await waiting).to.equal('finished');
+      } finally {
+        await watcher.close();
+      }
+    });
+
+    it('resolves at once for a job that already ended, and reports failures', async () => {
+      const watcher = createDoneWatcher({ url: t.url, db: t.db, pollMs: 600_000 });
+      try {
+        const acct = await makeAccount(t.db);
+        const id = await enqueue(t.db, acct);
+        await claim(t.db, 'r1', 1, LEASE);
+        await fail(t.db, 'r1', id, 'could not start', { refund: true });
+        const [a, b] = await Promise.all([watcher.waitFor(id), watcher.waitFor(id)]);
+        expect([a, b]).to.deep.equal(['failed', 'failed']);
+      } finally {
+        await watcher.close();
+      }
+    });
+
+    it('stops waiting on abort', async () => {
+      const watcher = createDoneWatcher({ url: t.url, db: t.db, pollMs: 600_000 });
+      try {
+        const acct = await makeAccount(t.db);
+        const id = await enqueue(t.db, acct);
+        const ac = new AbortController();
+        const waiting = watcher.waitFor(id, ac.signal);
+        ac.abort(new Error('client went away'));
+        let caught: unknown;
+        await waiting.catch((e: unknown) => (caught = e));
+        expect((caught as Error).message).to.equal('client went away');
+      } finally {
+        await watcher.close();
+      }
     });
   });
 });
