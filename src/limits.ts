@@ -43,8 +43,9 @@ export const REQUEST_LIMITS = {
   codeMaxBytes: 100_000,
   inputMaxBytes: 100_000,
   extraParamsMaxBytes: 4 * KiB,
-  /** Whole request body; generous enough for code + input + JSON escaping of both. */
-  bodyMaxBytes: 1 * MiB,
+  /** Whole request body: room for code and a Free plan's 10 tests of full-size input,
+   *  with JSON escaping; a 5 MB body is refused. */
+  bodyMaxBytes: 4 * MiB,
   /** Deepest JSON nesting accepted in a body (extra_params is the only nested field). */
   jsonMaxDepth: 16,
 } as const;
