@@ -1,7 +1,8 @@
 import type { Command } from '../command.js';
 import { accountCommands } from './accounts.js';
 import { imageCommands } from './images.js';
+import { queueCommands } from './queue.js';
 import { systemCommands } from './system.js';
 
 // Every admin command group, in the order --help lists them.
-export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands];
+export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands, queueCommands];
