@@ -1,11 +1,13 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync, rmdirSync } from 'node:fs';
 
 // Shared by both back ends: reading a cgroup.procs file and killing its members.
+// Cgroup files are small kernel-generated texts: they are read synchronously, which
+// costs microseconds, where a thread-pool round trip costs milliseconds on a busy host.
 
-export async function readPids(procsFile: string): Promise<number[]> {
+export function readPids(procsFile: string): number[] {
   let text: string;
   try {
-    text = await readFile(procsFile, 'utf8');
+    text = readFileSync(procsFile, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
@@ -27,7 +29,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function killUntilEmpty(procsFile: string, spare?: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pids = (await readPids(procsFile)).filter((p) => p !== spare);
+    const pids = readPids(procsFile).filter((p) => p !== spare);
     if (pids.length === 0) return;
     for (const pid of pids) {
       try {
@@ -42,11 +44,11 @@ export async function killUntilEmpty(procsFile: string, spare?: number, timeoutM
 }
 
 /** rmdir, retrying while the kernel still holds the last exiting tasks. */
-export async function removeDir(dir: string, rmdir: (d: string) => Promise<void>, timeoutMs = 5_000): Promise<void> {
+export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      await rmdir(dir);
+      rmdirSync(dir);
       return;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;

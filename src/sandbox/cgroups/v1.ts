@@ -1,4 +1,4 @@
-import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir } from './kill.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
@@ -12,11 +12,11 @@ export type V1Controller = (typeof V1_CONTROLLERS)[number];
 const CPU_PERIOD_US = 100_000;
 let jobSeq = 0;
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+// Cgroup files are read and written synchronously: see kill.ts.
 
-async function readNumber(file: string): Promise<number | null> {
+export function readNumber(file: string): number | null {
   try {
-    const n = Number((await readFile(file, 'utf8')).trim());
+    const n = Number(readFileSync(file, 'utf8').trim());
     return Number.isFinite(n) ? n : null;
   } catch {
     return null;
@@ -24,9 +24,9 @@ async function readNumber(file: string): Promise<number | null> {
 }
 
 /** The number after `key` in a "key value" per line file; 0 when absent. */
-export async function readKeyed(file: string, key: string): Promise<number> {
+export function readKeyed(file: string, key: string): number {
   try {
-    for (const line of (await readFile(file, 'utf8')).split('\n')) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
       const [k, v] = line.trim().split(/\s+/);
       if (k === key) return Number(v) || 0;
     }
@@ -53,14 +53,14 @@ export class CgroupV1 implements CgroupBackend {
     const unique = [...new Set(Object.values(dirs))];
     const job = new JobV1(dirs, unique);
     try {
-      for (const d of unique) await mkdir(d);
-      await writeFile(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      for (const d of unique) mkdirSync(d);
+      writeFileSync(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
       // No swap: memsw (memory + swap) gets the same cap, when the kernel accounts swap.
       const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
-      if (await exists(memsw)) await writeFile(memsw, String(limits.memoryBytes));
-      await writeFile(join(dirs.pids, 'pids.max'), String(limits.maxTasks));
-      await writeFile(join(dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-      await writeFile(join(dirs.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpuCores * CPU_PERIOD_US)));
+      if (existsSync(memsw)) writeFileSync(memsw, String(limits.memoryBytes));
+      writeFileSync(join(dirs.pids, 'pids.max'), String(limits.maxTasks));
+      writeFileSync(join(dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+      writeFileSync(join(dirs.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpuCores * CPU_PERIOD_US)));
     } catch (e) {
       await job.remove().catch(() => {});
       throw e;
@@ -79,16 +79,16 @@ class JobV1 implements JobCgroup {
     this.procsFiles = unique.map((d) => join(d, 'cgroup.procs'));
   }
 
-  processIds(): Promise<number[]> {
+  async processIds(): Promise<number[]> {
     return readPids(join(this.dirs.pids, 'cgroup.procs'));
   }
 
   async counters(): Promise<JobCounters> {
     return {
-      oomKills: await readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill'),
-      taskLimitHits: await readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
-      cpuNs: await readNumber(join(this.dirs.cpuacct, 'cpuacct.usage')),
-      memoryPeakBytes: await readNumber(join(this.dirs.memory, 'memory.max_usage_in_bytes')),
+      oomKills: readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill'),
+      taskLimitHits: readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
+      cpuNs: readNumber(join(this.dirs.cpuacct, 'cpuacct.usage')),
+      memoryPeakBytes: readNumber(join(this.dirs.memory, 'memory.max_usage_in_bytes')),
     };
   }
 
@@ -99,6 +99,6 @@ class JobV1 implements JobCgroup {
   }
 
   async remove(): Promise<void> {
-    for (const d of this.unique) await removeDir(d, rmdir);
+    for (const d of this.unique) await removeDir(d);
   }
 }

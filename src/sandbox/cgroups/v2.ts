@@ -1,8 +1,8 @@
-import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir } from './kill.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
-import { readKeyed } from './v1.js';
+import { readKeyed, readNumber } from './v1.js';
 
 // cgroup v2 (production hosts). A cgroup with processes cannot hand controllers to its
 // children, so set-up moves the runner's processes into a leaf <own>/runner and enables
@@ -12,7 +12,6 @@ export const V2_CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
 const CPU_PERIOD_US = 100_000;
 let jobSeq = 0;
 
-const exists = (p: string) => access(p).then(() => true, () => false);
 
 export class CgroupV2 implements CgroupBackend {
   readonly version = 2 as const;
@@ -27,24 +26,22 @@ export class CgroupV2 implements CgroupBackend {
   /** `own`: the runner's own cgroup directory (before it moved into `runner`). */
   static async setUp(own: string, pid: number): Promise<CgroupV2> {
     const leaf = join(own, 'runner');
-    await mkdir(leaf, { recursive: true });
-    for (const p of await readPids(join(own, 'cgroup.procs'))) {
-      await writeFile(join(leaf, 'cgroup.procs'), String(p));
-    }
-    await writeFile(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
-    return new CgroupV2(own, pid, await exists(join(leaf, 'memory.swap.max')));
+    mkdirSync(leaf, { recursive: true });
+    for (const p of readPids(join(own, 'cgroup.procs'))) writeFileSync(join(leaf, 'cgroup.procs'), String(p));
+    writeFileSync(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
+    return new CgroupV2(own, pid, existsSync(join(leaf, 'memory.swap.max')));
   }
 
   async createJob(limits: JobLimits): Promise<JobCgroup> {
     const dir = join(this.own, `job-${this.pid}-${++jobSeq}`);
-    await mkdir(dir);
+    mkdirSync(dir);
     const job = new JobV2(dir);
     try {
-      await writeFile(join(dir, 'memory.max'), String(limits.memoryBytes));
+      writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
       // tmpfs pages count in memory.max; none may go to swap.
-      if (this.swapAccounting) await writeFile(join(dir, 'memory.swap.max'), '0');
-      await writeFile(join(dir, 'pids.max'), String(limits.maxTasks));
-      await writeFile(join(dir, 'cpu.max'), `${Math.round(limits.cpuCores * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
+      if (this.swapAccounting) writeFileSync(join(dir, 'memory.swap.max'), '0');
+      writeFileSync(join(dir, 'pids.max'), String(limits.maxTasks));
+      writeFileSync(join(dir, 'cpu.max'), `${Math.round(limits.cpuCores * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
     } catch (e) {
       await job.remove().catch(() => {});
       throw e;
@@ -60,35 +57,28 @@ export class JobV2 implements JobCgroup {
     this.procsFiles = [join(dir, 'cgroup.procs')];
   }
 
-  processIds(): Promise<number[]> {
+  async processIds(): Promise<number[]> {
     return readPids(join(this.dir, 'cgroup.procs'));
   }
 
   async counters(): Promise<JobCounters> {
-    const usageUsec = await readKeyed(join(this.dir, 'cpu.stat'), 'usage_usec');
-    let peak: number | null = null;
-    try {
-      const n = Number((await readFile(join(this.dir, 'memory.peak'), 'utf8')).trim());
-      if (Number.isFinite(n)) peak = n;
-    } catch {
-      // memory.peak needs Linux 5.19
-    }
     return {
-      oomKills: await readKeyed(join(this.dir, 'memory.events'), 'oom_kill'),
-      taskLimitHits: await readKeyed(join(this.dir, 'pids.events'), 'max'),
-      cpuNs: (await exists(join(this.dir, 'cpu.stat'))) ? usageUsec * 1000 : null,
-      memoryPeakBytes: peak,
+      oomKills: readKeyed(join(this.dir, 'memory.events'), 'oom_kill'),
+      taskLimitHits: readKeyed(join(this.dir, 'pids.events'), 'max'),
+      cpuNs: existsSync(join(this.dir, 'cpu.stat')) ? readKeyed(join(this.dir, 'cpu.stat'), 'usage_usec') * 1000 : null,
+      // memory.peak needs Linux 5.19: null before
+      memoryPeakBytes: readNumber(join(this.dir, 'memory.peak')),
     };
   }
 
   async killAll(spare?: number): Promise<void> {
     // cgroup.kill takes everything at once, the launcher too: only without a spare.
     const killFile = join(this.dir, 'cgroup.kill');
-    if (spare === undefined && (await exists(killFile))) await writeFile(killFile, '1');
+    if (spare === undefined && existsSync(killFile)) writeFileSync(killFile, '1');
     await killUntilEmpty(join(this.dir, 'cgroup.procs'), spare);
   }
 
   async remove(): Promise<void> {
-    await removeDir(this.dir, rmdir);
+    await removeDir(this.dir);
   }
 }
