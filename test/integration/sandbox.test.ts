@@ -97,6 +97,13 @@ for (const launcher of LAUNCHERS) {
       expect(r.diagnostic).to.equal('aborted');
     });
 
+    it('reports a launcher that cannot start as internal_error with a diagnostic', async () => {
+      const r = await sb.run({ rootfs: '/nonexistent/rootfs', argv: ['true'], slot: SLOT });
+      expect(r.status).to.equal('internal_error');
+      expect([r.exitCode, r.signal]).to.deep.equal([null, null]);
+      expect(r.diagnostic).to.match(/no end record from runbox-init; launcher exit/);
+    });
+
     it('allows 16 processes at once', async () => {
       const r = await py('import os,time\nkids=[]\nfor i in range(15):\n  pid=os.fork()\n  if pid==0:\n    time.sleep(1); os._exit(0)\n  kids.append(pid)\nfor k in kids: os.waitpid(k,0)\nprint("done")');
       expect([r.status, r.stdout.toString()]).to.deep.equal(['exited', 'done\n']);
