@@ -135,6 +135,31 @@ describe('runner processes', function () {
     await expectNoDrift(t.db);
   });
 
+  it('a job whose runner dies is reaped by another runner and run again', async function () {
+    needSandbox(this);
+    const acct = await makeAccount(t.db);
+    const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(2)\nprint("survived")\n' });
+    // The shortest lease, so the survivor reaps soon after the other stops heart-beating.
+    const common = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '1', RUNBOX_LEASE_SECONDS: '5' };
+    const doomed = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'doomed', RUNBOX_SANDBOX_UID_BASE: '61200' });
+    procs.push(doomed);
+    await waitForLog(doomed, /job started/);
+    const survivor = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'survivor', RUNBOX_SANDBOX_UID_BASE: '61300' });
+    procs.push(survivor);
+    await waitForLog(survivor, /runner started/);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+
+    await waitForStates(t.db, [id], ['finished', 'failed']);
+    const row = await t.db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).to.include({ state: 'finished', locked_by: 'survivor', attempts: 2, refunded: false });
+    expect((row.result as RunResult).output).to.equal('survived\n');
+    expect(logs(survivor).some((l) => l.msg === 'reaped jobs of runners that stopped responding')).to.equal(true);
+    survivor.child.kill('SIGTERM');
+    expect(await survivor.exited).to.equal(0);
+    await expectNoDrift(t.db);
+  });
+
   it('npm start runs the API and the runner in one process and stops on SIGTERM', async function () {
     needSandbox(this);
     const acct = await makeAccount(t.db);
