@@ -97,6 +97,20 @@ for (const launcher of LAUNCHERS) {
       expect(r.diagnostic).to.equal('aborted');
     });
 
+    it('compiles in the gcc image and runs the collected binary in a fresh sandbox', async function () {
+      const gcc = imageRootfs('gcc');
+      if ('skip' in gcc) {
+        console.log(`      SKIPPED: ${gcc.skip}`);
+        return this.skip();
+      }
+      const source = { name: 'main.c', mode: 0o644, content: Buffer.from('#include <stdio.h>\nint main(void){ int c, n = 0; while ((c = getchar()) != EOF) n++; printf("%d bytes\\n", n); return 0; }\n') };
+      const compiled = await sb.run({ rootfs: gcc.rootfs, argv: ['/usr/bin/gcc-9', '-O2', '-o', 'main', 'main.c'], files: [source], collect: ['main'], slot: SLOT });
+      expect([compiled.status, compiled.exitCode], compiled.stderr.toString()).to.deep.equal(['exited', 0]);
+      expect(compiled.collected.map((f) => [f.name, f.mode & 0o111 ? 'x' : '-'])).to.deep.equal([['main', 'x']]);
+      const ran = await sb.run({ rootfs: gcc.rootfs, argv: ['./main'], files: compiled.collected, stdin: 'abc', slot: SLOT });
+      expect([ran.status, ran.stdout.toString()]).to.deep.equal(['exited', '3 bytes\n']);
+    });
+
     it('reports a launcher that cannot start as internal_error with a diagnostic', async () => {
       const r = await sb.run({ rootfs: '/nonexistent/rootfs', argv: ['true'], slot: SLOT });
       expect(r.status).to.equal('internal_error');
