@@ -15,13 +15,17 @@ export function versionFromProbe(output: string): string | undefined {
   return undefined;
 }
 
-/** chroot lives in /usr/sbin, which the probe's clean PATH does not name. */
-function chrootBinary(): string {
-  return ['/usr/sbin/chroot', '/usr/bin/chroot', '/sbin/chroot'].find((p) => existsSync(p)) ?? 'chroot';
+/** chroot and unshare live in /usr/sbin or /usr/bin, which the probe's clean PATH may not name. */
+function hostTool(name: string): string {
+  return ['/usr/sbin', '/usr/bin', '/sbin', '/bin'].map((d) => `${d}/${name}`).find((p) => existsSync(p)) ?? name;
 }
 
 export async function probeVersion(rootfs: string, compiler: CompilerRecipe): Promise<{ version: string; output: string }> {
-  const result = await execa(chrootBinary(), [rootfs, ...compiler.probe], {
+  // Runtimes read /proc (the JVM's $ORIGIN, CoreCLR's memory map), as they do in the
+  // sandbox. It is mounted in a mount namespace of the probe's own, so it disappears with
+  // the probe and never stays mounted inside the tree being built.
+  const argv = ['--mount', '--pid', '--fork', `--mount-proc=${rootfs}/proc`, hostTool('chroot'), rootfs, ...compiler.probe];
+  const result = await execa(hostTool('unshare'), argv, {
     env: { ...BASE_ENV, HOME: '/tmp', TMPDIR: '/tmp', ...compiler.env },
     extendEnv: false,
     reject: false,
