@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,14 @@ int main(int argc, char **argv) {
     if (setresgid(gid, gid, gid) != 0) fail("setresgid", NULL);
     if (setresuid(uid, uid, uid) != 0) fail("setresuid", NULL);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs", NULL);
+  }
+  // The launcher dies with the runner (set after the uid change, which clears it). If
+  // the runner is already gone, the parent is no longer the one that started us.
+  pid_t parent = getppid();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("pdeathsig", NULL);
+  if (getppid() != parent) {
+    errno = ESRCH;
+    fail("the runner is gone", NULL);
   }
   execv(argv[i], argv + i);
   fail("cannot execute", argv[i]);

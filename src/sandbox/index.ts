@@ -31,13 +31,19 @@ export async function findNsjail(config: Pick<Config, 'RUNBOX_NSJAIL'>): Promise
   return findOnPath('nsjail');
 }
 
-// Cgroup set-up happens once per process: on v2 it moves the process itself.
+// Cgroup set-up happens once per process: on v2 it moves the process itself. Job
+// cgroups of a runner that crashed are swept then.
 let cgroups: Promise<CgroupBackend> | null = null;
 export function runnerCgroups(): Promise<CgroupBackend> {
-  cgroups ??= detectCgroups().catch((e) => {
-    cgroups = null;
-    throw e;
-  });
+  cgroups ??= detectCgroups()
+    .then(async (backend) => {
+      await backend.sweepStale();
+      return backend;
+    })
+    .catch((e) => {
+      cgroups = null;
+      throw e;
+    });
   return cgroups;
 }
 

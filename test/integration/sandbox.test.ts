@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { expect } from 'chai';
+import { runnerCgroups } from '../../src/sandbox/index.js';
 import { BASE_ENV, type Sandbox, type SandboxSpec } from '../../src/sandbox/spec.js';
-import { expectHostClean, imageRootfs, LAUNCHERS, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
+import { expectHostClean, imageRootfs, LAUNCHERS, processesOf, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
 
 // The sandbox's ordinary behaviour, under every launcher on this host: files in and
 // out, stdin, exit codes and signals, the environment, streaming, cancellation and
@@ -109,6 +111,31 @@ for (const launcher of LAUNCHERS) {
       expect(compiled.collected.map((f) => [f.name, f.mode & 0o111 ? 'x' : '-'])).to.deep.equal([['main', 'x']]);
       const ran = await sb.run({ rootfs: gcc.rootfs, argv: ['./main'], files: compiled.collected, stdin: 'abc', slot: SLOT });
       expect([ran.status, ran.stdout.toString()]).to.deep.equal(['exited', '3 bytes\n']);
+    });
+
+    it('dies with a runner that is killed, and the next runner sweeps its job cgroups', async () => {
+      const index = new URL('../../src/sandbox/index.js', import.meta.url).href;
+      const config = new URL('../../src/config.js', import.meta.url).href;
+      const script = `
+        const { createSandbox } = await import(${JSON.stringify(index)});
+        const { loadConfig } = await import(${JSON.stringify(config)});
+        const sb = await createSandbox(loadConfig(), { launcher: ${JSON.stringify(launcher)} });
+        await sb.run({ rootfs: ${JSON.stringify(rootfs)}, argv: ['sh', '-c', 'echo ready; sleep 60'], slot: ${SLOT},
+          onOutput: () => process.stdout.write('ready\\n') });`;
+      const runner = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve, reject) => {
+        runner.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+        runner.on('exit', (code) => reject(new Error(`runner exited ${code}`)));
+      });
+      const gone = new Promise((r) => runner.on('exit', r));
+      runner.kill('SIGKILL');
+      await gone;
+      // The launcher dies with its parent and the sandbox with the launcher.
+      for (let i = 0; i < 500 && processesOf([uidOfSlot(SLOT)]).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(processesOf([uidOfSlot(SLOT)])).to.deep.equal([]);
+      const swept = await (await runnerCgroups()).sweepStale();
+      expect(swept.length).to.be.greaterThan(0);
+      for (const dir of swept) expect(dir).to.match(new RegExp(`/job-${runner.pid}-\\d+$`));
     });
 
     it('reports a launcher that cannot start as internal_error with a diagnostic', async () => {

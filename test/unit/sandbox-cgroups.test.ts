@@ -136,6 +136,15 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree)', () => {
     expect(read(join(withSwap, 'memory.swap.max'))).to.equal('0');
   });
 
+  it('sweeps job cgroups of runner processes that are gone, and only those', async () => {
+    const backend = await CgroupV2.setUp(own, process.pid);
+    const deadPid = 2 ** 22 + 1; // above the kernel's pid_max limit: never a live process
+    for (const name of [`job-${deadPid}-1`, `job-${process.pid}-99`, `job-${process.ppid}-1`, 'runner-notes']) mkdirSync(join(own, name));
+    expect(await backend.sweepStale()).to.deep.equal([join(own, `job-${deadPid}-1`)]);
+    expect(existsSync(join(own, `job-${deadPid}-1`))).to.equal(false);
+    for (const kept of [`job-${process.pid}-99`, `job-${process.ppid}-1`, 'runner-notes', 'runner']) expect(existsSync(join(own, kept)), kept).to.equal(true);
+  });
+
   it('falls back to v1, and fails clearly, when v2 lacks the controllers', async () => {
     writeFileSync(join(own, 'cgroup.controllers'), 'cpuset io\n');
     let err: Error | null = null;

@@ -1,4 +1,5 @@
-import { readFileSync, rmdirSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 // Shared by both back ends: reading a cgroup.procs file and killing its members.
 // Cgroup files are small kernel-generated texts: they are read synchronously, which
@@ -57,4 +58,38 @@ export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
       await sleep(5);
     }
   }
+}
+
+/** Whether `pid` names a live process on this host. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const JOB_NAME = /^job-(\d+)-\d+$/;
+
+/** Kills and removes job cgroups under `parents` whose runner process is gone (a crash). */
+export async function sweepStaleJobs(parents: readonly string[], ownPid: number): Promise<string[]> {
+  const swept: string[] = [];
+  for (const parent of parents) {
+    let entries: string[];
+    try {
+      entries = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const m = JOB_NAME.exec(e);
+      if (!m || Number(m[1]) === ownPid || isAlive(Number(m[1]))) continue;
+      const dir = join(parent, e);
+      await killUntilEmpty(join(dir, 'cgroup.procs'));
+      await removeDir(dir);
+      swept.push(dir);
+    }
+  }
+  return swept;
 }

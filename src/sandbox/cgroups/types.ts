@@ -32,4 +32,6 @@ export interface JobCgroup {
 export interface CgroupBackend {
   readonly version: 1 | 2;
   createJob(limits: JobLimits): Promise<JobCgroup>;
+  /** Kills and removes job cgroups left by a runner process that is gone; returns their paths. */
+  sweepStale(): Promise<string[]>;
 }

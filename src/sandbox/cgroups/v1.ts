@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killUntilEmpty, readPids, removeDir } from './kill.js';
+import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
 
 // cgroup v1: one directory per controller hierarchy. Counters only move in the cgroup
@@ -44,6 +44,10 @@ export class CgroupV1 implements CgroupBackend {
     readonly own: Readonly<Record<V1Controller, string>>,
     private readonly pid: number,
   ) {}
+
+  sweepStale(): Promise<string[]> {
+    return sweepStaleJobs([...new Set(Object.values(this.own))], this.pid);
+  }
 
   async createJob(limits: JobLimits): Promise<JobCgroup> {
     const name = `job-${this.pid}-${++jobSeq}`;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killUntilEmpty, readPids, removeDir } from './kill.js';
+import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
 import { readKeyed, readNumber } from './v1.js';
 
@@ -30,6 +30,10 @@ export class CgroupV2 implements CgroupBackend {
     for (const p of readPids(join(own, 'cgroup.procs'))) writeFileSync(join(leaf, 'cgroup.procs'), String(p));
     writeFileSync(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
     return new CgroupV2(own, pid, existsSync(join(leaf, 'memory.swap.max')));
+  }
+
+  sweepStale(): Promise<string[]> {
+    return sweepStaleJobs([this.own], this.pid);
   }
 
   async createJob(limits: JobLimits): Promise<JobCgroup> {
