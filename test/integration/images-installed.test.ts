@@ -78,6 +78,23 @@ for (const image of DEFAULT_IMAGES) {
   });
 }
 
+describe('every installed image built from a recipe', () => {
+  it('states in its recipe the versions its manifest records', async function () {
+    const recipes = loadRecipes().filter((r) => readManifest(imagesDir, r.image)?.recipeHash === currentRecipeHash(r.image));
+    if (!recipes.length) {
+      console.log(`      SKIPPED: no image in ${imagesDir} is built from its current recipe`);
+      this.skip();
+    }
+    for (const recipe of recipes) {
+      const manifest = readManifest(imagesDir, recipe.image)!;
+      for (const [id, compiler] of Object.entries(recipe.compilers)) {
+        expect(manifest.compilers[id]?.version, `${recipe.image} ${id}`).to.equal(compiler.version);
+      }
+      for (const mount of IMAGE_MOUNT_POINTS) expect((await lstat(join(imageRootfs(imagesDir, recipe.image), mount))).isDirectory()).to.equal(true);
+    }
+  });
+});
+
 describe('image build --default', () => {
   it('skips images that are up to date, saying so on stderr and in the JSON', async function () {
     const stale = DEFAULT_IMAGES.filter((image) => readManifest(imagesDir, image)?.recipeHash !== currentRecipeHash(image));
