@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { readManifest } from '../../src/compilers/availability.js';
+import { catalogue } from '../../src/compilers/catalogue.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startRunner, type Runner } from '../../src/runner/daemon.js';
 import { executeJob, type JobToRun } from '../../src/runner/execute.js';
@@ -209,6 +210,17 @@ describe('runner (real sandbox)', function () {
       expect(r.status, r.error).to.equal('success');
       expect(r.output).to.equal('[9, 3] 12\n');
     });
+
+    // The recipe's own hello program through the whole path, for every installed image:
+    // source naming, compile stage, artifacts and run argv together.
+    for (const [compiler, entry] of catalogue()) {
+      it(`runs the ${compiler} hello program`, async function () {
+        const sb = need(this, entry.image);
+        const r = await run(sb, { compiler, code: entry.hello.code });
+        expect(r.status, `${r.error}\n${r.compile_output ?? ''}`).to.equal('success');
+        expect(r.output).to.equal(entry.hello.output);
+      });
+    }
 
     it('refuses to start without the image', async function () {
       const sb = need(this);
