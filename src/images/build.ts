@@ -37,6 +37,26 @@ export interface BuildResult {
   versionMismatches?: { id: string; recipe: string; image: string }[];
 }
 
+/** Work trees and debootstrap processes of builds under way, so that an interrupted build can remove its own. */
+const workTrees = new Set<string>();
+const children = new Set<ReturnType<typeof execa>>();
+
+/** Stops the builds under way and removes their work trees (the CLI calls it on SIGINT/SIGTERM). */
+export async function abandonBuilds(log: (line: string) => void): Promise<void> {
+  // debootstrap is a shell script running wget, dpkg and friends: stop its whole process
+  // group, or they go on writing into the tree while it is being removed.
+  for (const child of children) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      child.kill('SIGTERM');
+    }
+  }
+  await Promise.allSettled([...children]);
+  for (const path of workTrees) await removeWorkTree(path).catch((e: Error) => log(`could not remove ${path}: ${e.message}`));
+  workTrees.clear();
+}
+
 /** Removes a work tree, refusing while anything is still mounted inside it. */
 export async function removeWorkTree(path: string): Promise<void> {
   for (const point of mountsUnder(path)) {
@@ -56,7 +76,9 @@ async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, 
   args.push(recipe.suite, rootfs, mirror);
   log(`debootstrap ${args.join(' ')}`);
   // The child's output is progress: it goes to our log (stderr), never to the JSON on stdout.
-  const child = execa('debootstrap', args, { stdin: 'ignore', reject: false, all: true, buffer: false });
+  const child = execa('debootstrap', args, { stdin: 'ignore', reject: false, all: true, buffer: false, detached: true });
+  children.add(child);
+  void child.finally(() => children.delete(child));
   const tail: string[] = [];
   for await (const line of child.iterable({ from: 'all' })) {
     log(`  ${line}`);
@@ -81,6 +103,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
   const started = Date.now();
   const log = (line: string) => opts.log(`${recipe.image}: ${line}`);
   const staging = await makeStaging(opts.imagesDir, `.build-${recipe.image}-`);
+  workTrees.add(staging);
   const rootfs = join(staging, 'rootfs');
   try {
     await mkdir(rootfs);
@@ -129,5 +152,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
   } catch (err) {
     await removeWorkTree(staging).catch((e: Error) => log(`could not remove ${staging}: ${e.message}`));
     throw err;
+  } finally {
+    workTrees.delete(staging);
   }
 }

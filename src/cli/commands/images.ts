@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { resolve } from 'node:path';
 import type { Compression } from '../../images/archive.js';
-import { buildImage, type BuildResult } from '../../images/build.js';
+import { abandonBuilds, buildImage, type BuildResult } from '../../images/build.js';
 import { importImage } from '../../images/import.js';
 import { listImages } from '../../images/list.js';
 import { packImage } from '../../images/pack.js';
@@ -43,6 +43,13 @@ export const imageCommands: Command[] = [
     run: async ({ values, positionals, config }) => {
       if (!positionals.length && !values.default) throw new UsageError('name what to build (ids, images, all) or pass --default');
       const recipes = selectRecipes(positionals, { defaults: values.default === true });
+      // An interrupted build removes its half-made tree instead of leaving it in the images directory.
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          progress(`${signal}: removing unfinished builds`);
+          void abandonBuilds(progress).finally(() => process.exit(130));
+        });
+      }
       // One image failing does not stop the others; the command still fails at the end.
       const results: (BuildResult | { image: string; status: 'failed'; error: string })[] = [];
       for (const recipe of recipes) {
