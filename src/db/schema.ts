@@ -107,6 +107,26 @@ export interface SettingsTable {
   updated_at: Generated<Date>;
 }
 
+export type DeliveryState = 'pending' | 'delivered' | 'dead';
+
+export interface CallbackDeliveriesTable {
+  id: Generated<string>;
+  submission_id: string;
+  key_id: Id;
+  url: string;
+  payload: Json<unknown>;
+  state: Generated<DeliveryState>;
+  attempts: Generated<number>;
+  run_at: Generated<Date>;
+  locked_by: string | null;
+  lease_expires_at: NullableTimestamp;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  delivered_at: NullableTimestamp;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -116,6 +136,7 @@ export interface Database {
   submissions: SubmissionsTable;
   runners: RunnersTable;
   settings: SettingsTable;
+  callback_deliveries: CallbackDeliveriesTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -1,0 +1,20 @@
+// What the sender works on: one row of callback_deliveries, claimed under a lease.
+
+/** Notified with the delivery id when a delivery is enqueued (by the trigger of migration 0002) or redelivered. */
+export const CALLBACKS_CHANNEL = 'runbox_callbacks';
+
+export interface ClaimedDelivery {
+  id: string;
+  submission_id: string;
+  url: string;
+  payload: unknown;
+  /** This attempt's number, from 1. */
+  attempts: number;
+  /** The key's signing secret, read at send time (never copied into the outbox). */
+  signing_secret: string;
+}
+
+/** How one attempt went. */
+export type AttemptOutcome =
+  | { ok: true; status: number }
+  | { ok: false; status: number | null; error: string; permanent: boolean };
