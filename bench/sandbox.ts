@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from '../src/util/paths.js';
 
 // What the sandbox adds to a tiny program: `python3.9 -c pass` through the full chain
 // (job cgroup, shim, launcher, init, seccomp) against the same binary run bare in the
-// same image (chroot), interleaved so that both see the same machine load.
+// same image (chroot), interleaved so that both see the same machine load. Between
+// runs the sandbox prepares the slot's next stage, as it does in a runner.
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? 40);
@@ -41,6 +42,7 @@ export async function benchSandbox(): Promise<Record<string, unknown>> {
       if (r.status !== 'exited' || r.exitCode !== 0) throw new Error(`sandboxed run failed: ${r.status} ${r.diagnostic ?? ''}`);
     }
   }
+  await Promise.all(sandboxes.map((sb) => sb.close?.()));
   const result: Record<string, unknown> = { date: new Date().toISOString(), program: ARGV.join(' '), rounds: ROUNDS, bare: stats(bare) };
   for (const [j, l] of launchers.entries()) {
     const s = stats(boxed[j]!);

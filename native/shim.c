@@ -3,8 +3,12 @@
 // slot's uid/gid with no_new_privs, then execs the launcher. Doing this in one small
 // binary instead of a sh + prlimit + setpriv chain saves milliseconds per run.
 //
-// Usage: runbox-shim [--cgroup FILE]... [--rlimit RES=SOFT:HARD]... [--uid N --gid N] -- PATH ARGV...
+// Usage: runbox-shim [--cgroup FILE]... [--argv-fd N] [--rlimit RES=SOFT:HARD]... [--uid N --gid N] -- PATH ARGV...
 //   --cgroup FILE   a cgroup.procs file to write "0" to (joins this process)
+//   --argv-fd N     read the rest of the command line from fd N (NUL-separated, up to EOF)
+//                   and close it: the runner starts the shim ahead of a run, so joining
+//                   the cgroup (a kernel grace period, milliseconds) is off the run's path.
+//                   Nothing at all on fd N means the run was called off: exit 0.
 //   --rlimit        RES is one of cpu, fsize, nofile, core, nproc, stack, as; "inf" for unlimited
 //   --uid/--gid     drop to these ids (no supplementary groups) and set no_new_privs
 #define _GNU_SOURCE
@@ -70,6 +74,42 @@ static void set_rlimit(char *spec) {
   if (setrlimit(resource_of(spec), &rl) != 0) fail("setrlimit", spec);
 }
 
+#define ARGV_FD_MAX_BYTES (1 << 20)
+
+// Reads NUL-separated strings from fd until EOF; returns a new argv made of
+// argv[0..at) + those strings + argv[at+2..argc). Exits 0 when fd had nothing.
+static char **splice_args_from_fd(int fd, int *argc, char **argv, int at) {
+  char *buf = malloc(ARGV_FD_MAX_BYTES + 1);
+  if (!buf) fail("out of memory", NULL);
+  size_t len = 0;
+  for (;;) {
+    if (len == ARGV_FD_MAX_BYTES) {
+      errno = E2BIG;
+      fail("command line on fd too long", NULL);
+    }
+    ssize_t r = read(fd, buf + len, ARGV_FD_MAX_BYTES - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail("reading the command line", NULL);
+    if (r == 0) break;
+    len += (size_t)r;
+  }
+  close(fd);
+  if (len == 0) _exit(0);
+  buf[len] = 0;
+  int extra = 0;
+  for (size_t k = 0; k < len; k++) extra += buf[k] == 0;
+  if (buf[len - 1] != 0) extra++;
+  char **out = calloc((size_t)(*argc + extra + 1), sizeof *out);
+  if (!out) fail("out of memory", NULL);
+  int n = 0;
+  for (int k = 0; k < at; k++) out[n++] = argv[k];
+  for (size_t k = 0; k < len; k += strlen(buf + k) + 1) out[n++] = buf + k;
+  for (int k = at + 2; k < *argc; k++) out[n++] = argv[k];
+  out[n] = NULL;
+  *argc = n;
+  return out;
+}
+
 int main(int argc, char **argv) {
   long uid = -1, gid = -1;
   int i = 1;
@@ -84,6 +124,10 @@ int main(int argc, char **argv) {
       fail("missing value for", a);
     }
     if (!strcmp(a, "--cgroup")) join_cgroup(argv[++i]);
+    else if (!strcmp(a, "--argv-fd")) {
+      argv = splice_args_from_fd((int)parse_num(argv[i + 1], a), &argc, argv, i);
+      i--;  // continue with the first spliced argument
+    }
     else if (!strcmp(a, "--rlimit")) set_rlimit(argv[++i]);
     else if (!strcmp(a, "--uid")) uid = (long)parse_num(argv[++i], a);
     else if (!strcmp(a, "--gid")) gid = (long)parse_num(argv[++i], a);

@@ -8,6 +8,7 @@ import type { CgroupBackend } from './cgroups/types.js';
 import { bwrapPlan } from './launchers/bwrap.js';
 import { nsjailPlan } from './launchers/nsjail.js';
 import { runStage, type RunContext } from './run.js';
+import { WarmPool } from './warm.js';
 import type { Sandbox } from './spec.js';
 
 export type LauncherName = 'bwrap' | 'nsjail';
@@ -76,5 +77,17 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     plan: launcher === 'nsjail' ? nsjailPlan : bwrapPlan,
     uidBase: config.RUNBOX_SANDBOX_UID_BASE,
   };
-  return { launcher, run: (spec) => runStage(ctx, spec) };
+  const pool = new WarmPool(ctx);
+  return {
+    launcher,
+    async run(spec) {
+      const prepared = await pool.take(spec.slot);
+      try {
+        return await runStage(ctx, spec, prepared);
+      } finally {
+        pool.refill(spec.slot);
+      }
+    },
+    close: () => pool.close(),
+  };
 }

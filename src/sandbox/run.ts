@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
-import type { CgroupBackend, JobCgroup, JobCounters } from './cgroups/types.js';
+import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
 import type { LaunchPlan, LaunchRequest } from './launchers/common.js';
 import { OutputCounter } from './output.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
@@ -11,6 +11,11 @@ import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from '
 // the watchdogs (wall timer, process count, output flood) and the verdict. The verdict
 // comes from what the runner saw and the cgroup's counters, never from the exit code
 // alone: a program may exit 137 or 153 by itself.
+//
+// A stage starts in two steps. `prepare` creates the job cgroup and starts the shim,
+// which joins it and then waits for the rest of its command line on fd 6; `runStage`
+// sends that command line. Joining a cgroup waits for a kernel grace period
+// (milliseconds), so a runner prepares a slot's next stage ahead of time (warm.ts).
 
 export interface RunContext {
   cgroups: CgroupBackend;
@@ -32,9 +37,59 @@ const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
-function shimArgs(job: JobCgroup, plan: LaunchPlan, limits: SandboxLimits, uid: number): string[] {
+/** The stdio of a prepared shim: 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of argv. */
+const ARGV_FD = 6;
+const STDIO_COUNT = 7;
+
+/** A job cgroup with a shim in it, waiting for its command line. */
+export interface Prepared {
+  job: JobCgroup;
+  limits: JobLimits;
+  child: ChildProcess;
+  /** Settles when the shim (later the launcher) has exited or could not start. */
+  gone: Promise<void>;
+  spawnError: Error | null;
+}
+
+export function jobLimits(limits: JobLimits): JobLimits {
+  return { memoryBytes: limits.memoryBytes, cpuCores: limits.cpuCores, maxTasks: limits.maxTasks };
+}
+
+const sameLimits = (a: JobLimits, b: JobLimits) => a.memoryBytes === b.memoryBytes && a.cpuCores === b.cpuCores && a.maxTasks === b.maxTasks;
+
+export async function prepare(ctx: RunContext, limits: JobLimits): Promise<Prepared> {
+  const job = await ctx.cgroups.createJob(limits);
   const args: string[] = [];
   for (const f of job.procsFiles) args.push('--cgroup', f);
+  args.push('--argv-fd', String(ARGV_FD));
+  const child = spawn(ctx.shimPath, args, { stdio: Array(STDIO_COUNT).fill('pipe'), env: {} });
+  const prepared: Prepared = { job, limits, child, spawnError: null, gone: Promise.resolve() };
+  prepared.gone = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (e) => {
+      prepared.spawnError = e;
+      resolve();
+    });
+  });
+  for (const s of child.stdio) s?.on('error', () => {});
+  return prepared;
+}
+
+/** Whether a prepared shim is still waiting for its command line. */
+export function usable(p: Prepared, limits: JobLimits): boolean {
+  return p.child.exitCode === null && p.child.signalCode === null && p.spawnError === null && sameLimits(p.limits, limits);
+}
+
+/** Calls a prepared stage off: the shim exits on an empty command line. */
+export async function discard(p: Prepared): Promise<void> {
+  fd<Writable>(p.child, ARGV_FD).end();
+  await Promise.race([p.gone, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]);
+  await p.job.killAll();
+  await p.job.remove();
+}
+
+function shimArgs(plan: LaunchPlan, limits: SandboxLimits, uid: number): string[] {
+  const args: string[] = [];
   const cpu = limits.cpuTimeRlimitSeconds;
   args.push(
     '--rlimit', `cpu=${cpu}:${cpu}`,
@@ -46,33 +101,40 @@ function shimArgs(job: JobCgroup, plan: LaunchPlan, limits: SandboxLimits, uid: 
   return [...args, '--', ...plan.argv];
 }
 
-export async function runStage(ctx: RunContext, spec: SandboxSpec): Promise<SandboxOutcome> {
+/** Runs one stage, in `prepared` when it fits (same job limits, still waiting), else afresh. */
+export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared): Promise<SandboxOutcome> {
   const limits: SandboxLimits = { ...RUN_LIMITS, ...spec.limits };
-  if (!Number.isInteger(spec.slot) || spec.slot < 0) throw new Error(`bad slot ${spec.slot}`);
-  const uid = ctx.uidBase + spec.slot;
-  const plan = ctx.plan({ spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath });
-  const stageIn = encodeStageIn(spec.files ?? []);
-  const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
-
-  const job = await ctx.cgroups.createJob(limits);
+  let p = prepared;
   try {
-    return await supervise(ctx, spec, limits, plan, job, uid, stageIn, stdin);
+    if (!Number.isInteger(spec.slot) || spec.slot < 0) throw new Error(`bad slot ${spec.slot}`);
+    const uid = ctx.uidBase + spec.slot;
+    const plan = ctx.plan({ spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath });
+    const stageIn = encodeStageIn(spec.files ?? []);
+    const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
+    if (p && !usable(p, jobLimits(limits))) {
+      await discard(p).catch(() => {});
+      p = undefined;
+    }
+    p ??= await prepare(ctx, jobLimits(limits));
+    return await supervise(spec, limits, plan, p, shimArgs(plan, limits, uid), stageIn, stdin);
   } finally {
-    await job.killAll().catch(() => {});
-    await job.remove();
+    if (p) {
+      await p.job.killAll().catch(() => {});
+      await p.job.remove();
+    }
   }
 }
 
 async function supervise(
-  ctx: RunContext,
   spec: SandboxSpec,
   limits: SandboxLimits,
   plan: LaunchPlan,
-  job: JobCgroup,
-  uid: number,
+  prepared: Prepared,
+  rest: string[],
   stageIn: Buffer,
   stdin: Buffer,
 ): Promise<SandboxOutcome> {
+  const { job, child } = prepared;
   const stdout = new OutputCounter(limits.outputKeepBytes);
   const stderr = new OutputCounter(limits.outputKeepBytes);
   const stageOut: Buffer[] = [];
@@ -84,16 +146,14 @@ async function supervise(
   let killing: Promise<void> = Promise.resolve();
 
   const started = performance.now();
-  const child = spawn(ctx.shimPath, shimArgs(job, plan, limits, uid), {
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    env: {},
-  });
+  // The command line goes as NUL-separated strings: none may contain a NUL itself.
+  if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
+  const argvFd = fd<Writable>(child, ARGV_FD);
+  argvFd.end(Buffer.from(rest.map((a) => `${a}\0`).join('')));
+  ref(child);
 
-  let exited = false;
-  const launcherGone = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', () => resolve());
-  });
+  let exited = child.exitCode !== null || child.signalCode !== null;
+  const launcherGone = prepared.gone;
   const stop = (why: Forced, detail = '') => {
     if (forced) return;
     forced = why;
@@ -116,9 +176,8 @@ async function supervise(
   };
   child.stdout!.on('data', onStream('stdout', stdout));
   child.stderr!.on('data', onStream('stderr', stderr));
-  const stdio = child.stdio as unknown as (Readable | Writable)[];
-  const fd4 = stdio[4] as Readable;
-  const fd5 = stdio[5] as Readable;
+  const fd4 = fd<Readable>(child, 4);
+  const fd5 = fd<Readable>(child, 5);
   fd4.on('data', (chunk: Buffer) => {
     // Keep reading past the bound so init never blocks, but keep nothing more.
     if (stageOutBytes + chunk.length > limits.collectBytes + STAGE_OUT_SLACK_BYTES) stageOutOverflow = true;
@@ -133,7 +192,7 @@ async function supervise(
   // not stall the runner. EPIPE just means it stopped reading.
   for (const [stream, data] of [
     [child.stdin!, stdin],
-    [stdio[3] as Writable, stageIn],
+    [fd<Writable>(child, 3), stageIn],
   ] as const) {
     stream.on('error', () => {});
     stream.end(data);
@@ -156,19 +215,21 @@ async function supervise(
   if (spec.signal?.aborted) onAbort();
   spec.signal?.addEventListener('abort', onAbort);
 
-  let spawnError: Error | null = null;
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('error', (e) => {
-      spawnError = e;
-      resolve({ code: null, signal: null });
-    });
-    child.on('exit', (code, signal) => {
+    const onExit = () => {
       exited = true;
       // Whatever the launcher left behind goes too, so every stream reaches its end.
       killing = killing.then(() => job.killAll()).catch(() => {});
-      child.on('close', () => resolve({ code, signal }));
-    });
+      const done = () => resolve({ code: child.exitCode, signal: child.signalCode });
+      if (allClosed(child)) done();
+      else child.once('close', done);
+    };
+    if (prepared.spawnError) return resolve({ code: null, signal: null });
+    child.once('error', () => resolve({ code: null, signal: null }));
+    if (child.exitCode !== null || child.signalCode !== null) onExit();
+    else child.once('exit', onExit);
   });
+  const spawnError = prepared.spawnError;
   const wallMs = performance.now() - started;
   clearTimeout(timer);
   clearInterval(poller);
@@ -213,7 +274,7 @@ async function supervise(
       break;
   }
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
-  if (spawnError) return verdict('internal_error', null, null, `cannot start the shim: ${(spawnError as Error).message}`);
+  if (spawnError) return verdict('internal_error', null, null, `cannot start the shim: ${spawnError.message}`);
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
@@ -224,4 +285,24 @@ async function supervise(
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
+}
+
+/** Whether every stdio stream of `child` has closed (its 'close' event has then fired). */
+function allClosed(child: ChildProcess): boolean {
+  return child.stdio.every((s) => !s || s.destroyed || (s as Readable & { closed?: boolean }).closed === true);
+}
+
+/** A prepared shim must not keep an idle runner alive; a running stage must. */
+export function unref(child: ChildProcess): void {
+  child.unref();
+  for (const s of child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
+}
+
+function ref(child: ChildProcess): void {
+  child.ref();
+  for (const s of child.stdio) (s as unknown as { ref?: () => void } | null)?.ref?.();
+}
+
+function fd<T extends Readable | Writable>(child: ChildProcess, n: number): T {
+  return (child.stdio as unknown as T[])[n]!;
 }

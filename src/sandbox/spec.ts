@@ -90,4 +90,7 @@ export interface Sandbox {
   /** Which launcher this is ('nsjail' or 'bwrap'). */
   readonly launcher: string;
   run(spec: SandboxSpec): Promise<SandboxOutcome>;
+  /** Releases what the sandbox keeps ready between runs (each slot's next job cgroup and
+   *  its waiting shim). Runs still work afterwards. Optional for stand-ins in tests. */
+  close?(): Promise<void>;
 }

@@ -93,8 +93,10 @@ export function fileDigest(path: string): string {
   }
 }
 
-/** Asserts no process of the given slots survives and no job cgroup is left. */
-export function expectHostClean(slots: number[]): void {
+/** Asserts no process of the given slots survives and no job cgroup is left, once the
+ *  sandbox has released what it keeps ready for the next run. */
+export async function expectHostClean(slots: number[], sandbox?: Sandbox): Promise<void> {
+  await sandbox?.close?.();
   expect(processesOf(slots.map(uidOfSlot)), 'processes of the sandbox uid').to.deep.equal([]);
   expect(leftoverJobCgroups(), 'leftover job cgroups').to.deep.equal([]);
 }

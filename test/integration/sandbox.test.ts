@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { runnerCgroups } from '../../src/sandbox/index.js';
 import { BASE_ENV, type Sandbox, type SandboxSpec } from '../../src/sandbox/spec.js';
-import { expectHostClean, imageRootfs, LAUNCHERS, processesOf, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
+import { expectHostClean, imageRootfs, LAUNCHERS, leftoverJobCgroups, processesOf, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
 
 // The sandbox's ordinary behaviour, under every launcher on this host: files in and
 // out, stdin, exit codes and signals, the environment, streaming, cancellation and
@@ -27,7 +27,7 @@ for (const launcher of LAUNCHERS) {
       rootfs = (image as { rootfs: string }).rootfs;
     });
 
-    afterEach(() => expectHostClean([SLOT, SLOT + 1]));
+    afterEach(() => expectHostClean([SLOT, SLOT + 1], sb));
 
     const run = (argv: string[], more: Partial<SandboxSpec> = {}) => sb.run({ rootfs, argv, slot: SLOT, ...more });
     const py = (code: string, more: Partial<SandboxSpec> = {}) => run(['python3.9', '-c', code], more);
@@ -136,6 +136,25 @@ for (const launcher of LAUNCHERS) {
       const swept = await (await runnerCgroups()).sweepStale();
       expect(swept.length).to.be.greaterThan(0);
       for (const dir of swept) expect(dir).to.match(new RegExp(`/job-${runner.pid}-\\d+$`));
+    });
+
+    it('keeps the slot\'s next stage prepared between runs, and releases it on close', async () => {
+      await py('pass');
+      // A fresh job cgroup (with its waiting shim) is ready for the slot's next stage.
+      for (let i = 0; i < 200 && leftoverJobCgroups().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(leftoverJobCgroups()).to.have.length.greaterThan(0);
+      const r = await py('print("warm")');
+      expect(r.stdout.toString()).to.equal('warm\n');
+      await sb.close!();
+      expect(leftoverJobCgroups()).to.deep.equal([]);
+    });
+
+    it('runs a stage with limits of its own in a job cgroup made for them', async () => {
+      await py('pass');
+      const small = await py('a = b"x" * (96 << 20)', { limits: { memoryBytes: 64 << 20 } });
+      expect(small.status).to.equal('memory_limit');
+      const normal = await py('a = b"x" * (96 << 20); print("ok")');
+      expect([normal.status, normal.stdout.toString()]).to.deep.equal(['exited', 'ok\n']);
     });
 
     it('reports a launcher that cannot start as internal_error with a diagnostic', async () => {
