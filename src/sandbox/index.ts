@@ -48,6 +48,13 @@ export function runnerCgroups(): Promise<CgroupBackend> {
   return cgroups;
 }
 
+const pools = new Set<WarmPool>();
+
+/** Releases what every sandbox of this process keeps ready between runs. */
+export async function releasePreparedStages(): Promise<void> {
+  await Promise.all([...pools].map((p) => p.close()));
+}
+
 /** The sandbox of this runner host. Needs root, `make -C native`, and bwrap or nsjail. */
 export async function createSandbox(config: Config, opts: { launcher?: LauncherName } = {}): Promise<Sandbox> {
   if (process.getuid?.() !== 0) throw new Error('the sandbox needs root (it creates cgroups and drops to per-slot uids)');
@@ -78,6 +85,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     uidBase: config.RUNBOX_SANDBOX_UID_BASE,
   };
   const pool = new WarmPool(ctx);
+  pools.add(pool);
   return {
     launcher,
     async run(spec) {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { parseProcCgroup, parseMountInfo } from '../../src/sandbox/cgroups/detect.js';
-import { createSandbox, findNsjail, type LauncherName } from '../../src/sandbox/index.js';
+import { createSandbox, findNsjail, releasePreparedStages, type LauncherName } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
 
 // Shared by the sandbox integration suites: real images, real launchers, real cgroups,
@@ -95,8 +95,8 @@ export function fileDigest(path: string): string {
 
 /** Asserts no process of the given slots survives and no job cgroup is left, once the
  *  sandbox has released what it keeps ready for the next run. */
-export async function expectHostClean(slots: number[], sandbox?: Sandbox): Promise<void> {
-  await sandbox?.close?.();
+export async function expectHostClean(slots: number[]): Promise<void> {
+  await releasePreparedStages();
   expect(processesOf(slots.map(uidOfSlot)), 'processes of the sandbox uid').to.deep.equal([]);
   expect(leftoverJobCgroups(), 'leftover job cgroups').to.deep.equal([]);
 }

@@ -98,7 +98,7 @@ for (const launcher of LAUNCHERS) {
       digests = watched.map(fileDigest);
     });
 
-    afterEach(() => expectHostClean(slots, sb));
+    afterEach(() => expectHostClean(slots));
 
     after(() => {
       if (digests.length) expect(watched.map(fileDigest), 'host files').to.deep.equal(digests);

@@ -27,7 +27,7 @@ for (const launcher of LAUNCHERS) {
       rootfs = (image as { rootfs: string }).rootfs;
     });
 
-    afterEach(() => expectHostClean([SLOT, SLOT + 1], sb));
+    afterEach(() => expectHostClean([SLOT, SLOT + 1]));
 
     const run = (argv: string[], more: Partial<SandboxSpec> = {}) => sb.run({ rootfs, argv, slot: SLOT, ...more });
     const py = (code: string, more: Partial<SandboxSpec> = {}) => run(['python3.9', '-c', code], more);
