@@ -62,7 +62,13 @@ export async function prepare(ctx: RunContext, limits: JobLimits): Promise<Prepa
   const args: string[] = [];
   for (const f of job.procsFiles) args.push('--cgroup', f);
   args.push('--argv-fd', String(ARGV_FD));
-  const child = spawn(ctx.shimPath, args, { stdio: Array(STDIO_COUNT).fill('pipe'), env: {} });
+  let child: ChildProcess;
+  try {
+    child = spawn(ctx.shimPath, args, { stdio: Array(STDIO_COUNT).fill('pipe'), env: {} });
+  } catch (e) {
+    await job.remove();
+    throw e;
+  }
   const prepared: Prepared = { job, limits, child, spawnError: null, gone: Promise.resolve() };
   prepared.gone = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
