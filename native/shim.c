@@ -8,7 +8,8 @@
 //   --argv-fd N     read the rest of the command line from fd N (NUL-separated, up to EOF)
 //                   and close it: the runner starts the shim ahead of a run, so joining
 //                   the cgroup (a kernel grace period, milliseconds) is off the run's path.
-//                   Nothing at all on fd N means the run was called off: exit 0.
+//                   Nothing at all on fd N means the run was called off (or the runner
+//                   is gone): leave the job cgroups, remove them, exit 0.
 //   --rlimit        RES is one of cpu, fsize, nofile, core, nproc, stack, as; "inf" for unlimited
 //   --uid/--gid     drop to these ids (no supplementary groups) and set no_new_privs
 #define _GNU_SOURCE
@@ -55,11 +56,42 @@ static int resource_of(const char *name) {
   return -1;
 }
 
-static void join_cgroup(const char *procs) {
+#define MAX_CGROUPS 16
+static const char *joined[MAX_CGROUPS];
+static int njoined;
+
+static int write_zero(const char *procs) {
   int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) fail("cannot open", procs);
-  if (write(fd, "0", 1) != 1) fail("cannot join", procs);
+  if (fd < 0) return -1;
+  int ok = write(fd, "0", 1) == 1;
   close(fd);
+  return ok ? 0 : -1;
+}
+
+static void join_cgroup(const char *procs) {
+  if (njoined == MAX_CGROUPS) {
+    errno = E2BIG;
+    fail("too many cgroups", procs);
+  }
+  if (write_zero(procs) != 0) fail("cannot join", procs);
+  joined[njoined++] = procs;
+}
+
+// A run that was called off: move back to each job cgroup's parent and remove the
+// job cgroup, so that nothing is left behind even if the runner itself is gone.
+static void leave_cgroups(void) {
+  for (int k = njoined - 1; k >= 0; k--) {
+    char job[4096], parent[4096];
+    if (snprintf(job, sizeof job, "%s", joined[k]) >= (int)sizeof job) continue;
+    char *slash = strrchr(job, '/');
+    if (!slash) continue;
+    *slash = 0;  // job = the job cgroup directory
+    if (snprintf(parent, sizeof parent, "%s", job) >= (int)sizeof parent) continue;
+    slash = strrchr(parent, '/');
+    if (!slash) continue;
+    strcpy(slash, "/cgroup.procs");
+    if (write_zero(parent) == 0) rmdir(job);
+  }
 }
 
 static void set_rlimit(char *spec) {
@@ -94,7 +126,10 @@ static char **splice_args_from_fd(int fd, int *argc, char **argv, int at) {
     len += (size_t)r;
   }
   close(fd);
-  if (len == 0) _exit(0);
+  if (len == 0) {
+    leave_cgroups();
+    _exit(0);
+  }
   buf[len] = 0;
   int extra = 0;
   for (size_t k = 0; k < len; k++) extra += buf[k] == 0;

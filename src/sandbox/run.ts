@@ -88,8 +88,12 @@ export function usable(p: Prepared, limits: JobLimits): boolean {
 
 /** Calls a prepared stage off: the shim exits on an empty command line. */
 export async function discard(p: Prepared): Promise<void> {
+  // Referenced again, so that the process stays up until the shim is gone.
+  ref(p.child);
   fd<Writable>(p.child, ARGV_FD).end();
-  await Promise.race([p.gone, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.gone, new Promise((r) => (timer = setTimeout(r, LAUNCHER_GRACE_MS)))]);
+  clearTimeout(timer);
   await p.job.killAll();
   await p.job.remove();
 }
