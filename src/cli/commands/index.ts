@@ -1,8 +1,9 @@
 import type { Command } from '../command.js';
 import { accountCommands } from './accounts.js';
+import { callbackCommands } from './callbacks.js';
 import { imageCommands } from './images.js';
 import { queueCommands } from './queue.js';
 import { systemCommands } from './system.js';
 
 // Every admin command group, in the order --help lists them.
-export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands, queueCommands];
+export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands, queueCommands, callbackCommands];
