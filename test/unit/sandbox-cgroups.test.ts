@@ -72,7 +72,7 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
   });
 });
 
-describe('sandbox cgroup v2 back end (file writes in a fake tree)', () => {
+describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs need a cgroup v2 host)', () => {
   let mnt: string;
   let own: string;
   const mountInfo = () => `41 31 0:38 / ${mnt} rw,relatime - cgroup2 cgroup2 rw`;
