@@ -12,7 +12,8 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
-  429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit; Retry-After gives seconds.',
+  426: 'Upgrade required: a WebSocket endpoint reached without the upgrade.',
+  429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit (synchronous runs also too_many_running or capacity); Retry-After gives seconds.',
   500: 'Internal server error. Try again later.',
   503: 'Temporarily offline for maintenance. Try again later.',
 };

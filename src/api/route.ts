@@ -5,6 +5,7 @@ import type { Db } from '../db/connect.js';
 import type { SubmissionMode } from '../db/schema.js';
 import type { Clock } from '../util/clock.js';
 import type { KeyContext } from '../accounts/accounts.js';
+import type { LiveResults } from './live.js';
 
 // What a route declares. app.ts builds each route's middleware stack from these flags,
 // and openapi.ts documents the route from the same declaration.
@@ -16,6 +17,8 @@ export interface ApiDeps {
   /** How long one process trusts its last read of the maintenance flag. */
   maintenanceCacheMs?: number;
   log?: { error(obj: object, msg?: string): void };
+  /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
+  live?: LiveResults;
 }
 
 export interface ApiState {

@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { createApp, type ApiDeps } from './app.js';
+import { createLiveResults } from './live.js';
+import { attachWebSocket } from './ws/attach.js';
 
 // The API listening on RUNBOX_HOST:RUNBOX_PORT (port 0: any free port, reported back).
 
@@ -10,9 +12,14 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-export async function startApi(deps: ApiDeps): Promise<RunningApi> {
+export async function startApi(given: ApiDeps): Promise<RunningApi> {
+  // Run ends and live output: one LISTEN each for the whole process.
+  const live =
+    given.live ?? createLiveResults({ url: given.config.RUNBOX_DATABASE_URL, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
+  const deps = { ...given, live };
   const app = createApp(deps);
   const server = createServer(app.callback());
+  const ws = attachWebSocket(server, deps);
   // Slow clients must not hold sockets forever.
   server.requestTimeout = 60_000;
   server.headersTimeout = 30_000;
@@ -27,10 +34,13 @@ export async function startApi(deps: ApiDeps): Promise<RunningApi> {
   return {
     port: address.port,
     host: deps.config.RUNBOX_HOST,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      ws.close();
+      await new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeIdleConnections();
-      }),
+      });
+      if (!given.live) await live.close();
+    },
   };
 }

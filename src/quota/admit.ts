@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
-import type { SubmissionMode } from '../db/schema.js';
+import type { Database, SubmissionMode } from '../db/schema.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { retryOnConflict } from '../queue/retry.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
@@ -23,11 +23,25 @@ export interface AdmissionRequest {
   extraParams: Record<string, unknown> | null;
   mode?: SubmissionMode;
   maxAttempts: number;
+  /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
+  id?: string;
+  /** A runner whose last heart-beat is older than this is not counted in the capacity of synchronous runs. */
+  runnerFreshSeconds?: number;
   /** The clock's now: created_at, the month billed and the rolling window all derive from it. */
   now: Date;
 }
 
-export const REJECTION_REASONS = ['monthly_limit', 'key_monthly_limit', 'rate_limited', 'too_many_pending', 'too_many_tests'] as const;
+export const REJECTION_REASONS = [
+  'monthly_limit',
+  'key_monthly_limit',
+  'rate_limited',
+  'too_many_pending',
+  'too_many_tests',
+  /** Synchronous runs only: every one of the account's run slots is taken. */
+  'too_many_running',
+  /** Synchronous runs only: every runner slot of the deployment is taken. */
+  'capacity',
+] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 export type Admission =
@@ -36,6 +50,14 @@ export type Admission =
 
 /** Seconds to wait when the pending limit is hit: jobs usually finish within a run's timeout. */
 const PENDING_RETRY_SECONDS = 5;
+/** Seconds to wait when a synchronous run finds no free slot. */
+const BUSY_RETRY_SECONDS = 2;
+
+/** Claim order (lower first): interactive runs go ahead of queued asynchronous ones. */
+export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, async: 0 };
+
+/** Serialises the capacity check of synchronous admissions across API processes; taken after the account lock. */
+const SYNC_CAPACITY_LOCK = 7_316_002;
 
 interface Snapshot {
   monthly_limit: number;
@@ -132,9 +154,16 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
       );
     }
 
+    if (req.mode === 'sync') {
+      const busy = await syncBusy(trx, req.accountId, req.runnerFreshSeconds ?? 60);
+      if (busy) return reject(busy.reason, busy.message, BUSY_RETRY_SECONDS);
+    }
+
     const inserted = await trx
       .insertInto('submissions')
       .values({
+        ...(req.id ? { id: req.id } : {}),
+        priority: MODE_PRIORITY[req.mode ?? 'async'],
         account_id: req.accountId,
         key_id: req.keyId,
         compiler: req.compiler,
@@ -164,4 +193,49 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     await sql`SELECT pg_notify('runbox_jobs', ${inserted.id})`.execute(trx);
     return { admitted: true, id: inserted.id, units, month };
   }));
+}
+
+/**
+ * Whether a synchronous run would have to wait (it is refused instead; spec 4.4).
+ * Account: a synchronous job does not queue behind the account's asynchronous jobs
+ * (it goes first), but it does behind the account's interactive jobs still queued:
+ * those take the next free slots. So the account is busy when its running jobs plus
+ * its queued interactive jobs fill its runs-at-once limit. Read under the account
+ * lock, which every admission of the account takes, and after it, since the queue
+ * moves running_now on the same row: exact under concurrency.
+ * Server: busy when the jobs running anywhere plus the synchronous jobs queued fill
+ * the slots of the runners heart-beating now; the advisory lock makes two accounts'
+ * synchronous admissions take turns here, so they cannot both take the last slot.
+ */
+async function syncBusy(
+  trx: Transaction<Database>,
+  accountId: string,
+  freshSeconds: number,
+): Promise<{ reason: 'too_many_running' | 'capacity'; message: string } | null> {
+  const { rows: acct } = await sql<{ running_now: number; running_limit: number; queued_interactive: number }>`
+    SELECT a.running_now, coalesce(a.running, p.running) AS running_limit,
+           (SELECT count(*) FROM submissions s
+             WHERE s.account_id = a.id AND s.state = 'queued' AND s.mode IN ('sync', 'ws'))::int AS queued_interactive
+      FROM accounts a JOIN plans p ON p.name = a.plan
+     WHERE a.id = ${accountId}
+  `.execute(trx);
+  const a = acct[0]!;
+  if (a.running_now + a.queued_interactive >= a.running_limit) {
+    return {
+      reason: 'too_many_running',
+      message: `all ${a.running_limit} of the account's run slots are busy; a synchronous run does not wait for one`,
+    };
+  }
+  await sql`SELECT pg_advisory_xact_lock(${SYNC_CAPACITY_LOCK})`.execute(trx);
+  const { rows: server } = await sql<{ capacity: number; busy: number }>`
+    SELECT coalesce((SELECT sum(slots) FROM runners
+                      WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})), 0)::int AS capacity,
+           (SELECT count(*) FROM submissions
+             WHERE state = 'running' OR (state = 'queued' AND mode = 'sync'))::int AS busy
+  `.execute(trx);
+  const c = server[0]!;
+  if (c.busy >= c.capacity) {
+    return { reason: 'capacity', message: `the service is at capacity (${c.capacity} run slots, all busy); try again shortly` };
+  }
+  return null;
 }

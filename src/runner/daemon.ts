@@ -7,6 +7,7 @@ import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, cr
 import type { RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
 import { executeJob } from './execute.js';
+import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
 
 // The runner: claims up to RUNBOX_RUNNER_SLOTS jobs, runs each in its own slot,
@@ -14,7 +15,14 @@ import { NotStarted } from './verdict.js';
 // failed and refunded; on stop it finishes what runs (within a bound) and hands the
 // rest back to the queue.
 
-export type Executor = (job: ClaimedJob, ctx: { slot: number; signal: AbortSignal }) => Promise<RunResult>;
+export interface ExecutorContext {
+  slot: number;
+  signal: AbortSignal;
+  /** Present for WebSocket jobs: the program's output as it is written. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+}
+
+export type Executor = (job: ClaimedJob, ctx: ExecutorContext) => Promise<RunResult>;
 
 export interface RunnerOptions {
   db: Db;
@@ -55,7 +63,14 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const slots = config.RUNBOX_RUNNER_SLOTS;
   const leaseSeconds = config.RUNBOX_LEASE_SECONDS;
   const execute: Executor =
-    options.execute ?? ((job, ctx) => executeJob(job, sandbox, { imagesDir: config.RUNBOX_IMAGES_DIR, slot: ctx.slot, signal: ctx.signal }));
+    options.execute ??
+    ((job, ctx) =>
+      executeJob(job, sandbox, {
+        imagesDir: config.RUNBOX_IMAGES_DIR,
+        slot: ctx.slot,
+        signal: ctx.signal,
+        ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
+      }));
   const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher };
   const rlog = log.child({ runner: id });
 
@@ -110,11 +125,16 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     try {
       let result: RunResult | undefined;
       let problem: Error | undefined;
+      // WebSocket jobs stream their output to the API host as it is written.
+      const publisher =
+        job.mode === 'ws' ? createOutputPublisher(db, job.id, (err) => jlog.warn({ err: err.message }, 'output streaming failed')) : undefined;
       try {
-        result = await execute(job, { slot, signal: abort.signal });
+        result = await execute(job, { slot, signal: abort.signal, ...(publisher ? { onOutput: publisher.push } : {}) });
       } catch (err) {
         problem = err as Error;
       }
+      // Everything streamed goes out before the job's end is recorded.
+      await publisher?.finish();
       const why = abort.signal.aborted ? (abort.signal.reason as Stop) : undefined;
       if (why === 'lease_lost') return;
       if (why === 'shutdown') {

@@ -18,6 +18,8 @@ export interface ExecuteDeps {
   /** Runner slot: distinct among this runner's concurrent jobs. */
   slot: number;
   signal?: AbortSignal;
+  /** The program's output as it is written (run stages only; WebSocket streaming). */
+  onOutput?: SandboxSpec['onOutput'];
 }
 
 export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'>;
@@ -37,6 +39,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     const spec: SandboxSpec = { rootfs, argv, files, stdin, slot: deps.slot };
     if (entry.env) spec.env = entry.env;
     if (collect) spec.collect = collect;
+    else if (deps.onOutput) spec.onOutput = deps.onOutput;
     if (deps.signal) spec.signal = deps.signal;
     return sandbox.run(spec);
   };

@@ -14,7 +14,7 @@ import type { RunCodeRequest } from '../schemas.js';
 /** How long a process trusts its view of the installed images. */
 const AVAILABILITY_CACHE_MS = 1000;
 
-function availabilityCache(imagesDir: string): () => Set<CompilerId> {
+export function availabilityCache(imagesDir: string): () => Set<CompilerId> {
   let available = new Set<CompilerId>();
   let readAt = -Infinity;
   return () => {
@@ -51,6 +51,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       extraParams: body.extra_params ?? null,
       mode: route.admits,
       maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+      runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
       now: deps.clock.now(),
     });
     if (!result.admitted) {

@@ -3,12 +3,18 @@ import { compilersRoute } from './compilers.js';
 import { limitsRoute } from './limits.js';
 import { openApiRoute } from './openapi.js';
 import { runCodeRoute } from './run-code.js';
+import { runCodeSyncRoute } from './run-code-sync.js';
+import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
+import { wsRoute } from './ws.js';
 
 // Every route of the API: a new endpoint is one file in this folder and one line here.
 export function routes(): RouteDef[] {
   return [
     runCodeRoute,
+    runCodeSyncRoute,
+    submissionsRoute,
+    wsRoute,
     usageRoute,
     limitsRoute,
     compilersRoute,

@@ -1,0 +1,51 @@
+import { ApiError } from '../errors.js';
+import { storedResult } from '../live.js';
+import type { RouteDef } from '../route.js';
+import { RunCodeRequest } from '../schemas.js';
+import { RunResultSchema } from '../../result.js';
+
+// POST /api/v2/run-code-sync/: admitted like any run (mode 'sync': refused at once when
+// no slot is free, claimed ahead of queued asynchronous jobs), then the request waits
+// for the run to end and answers with the result. A client that goes away stops only
+// the waiting: the job ends normally and frees its slot like any other.
+export const runCodeSyncRoute: RouteDef = {
+  method: 'POST',
+  path: '/api/v2/run-code-sync/',
+  operationId: 'runCodeSync',
+  summary: 'Run code and answer with the result.',
+  description: [
+    'Same body as run-code. Answers 200 with the result once the run has ended; counted like any run.',
+    "429 codes: as run-code, plus too_many_running (all of the account's run slots are busy: a synchronous run does not wait)",
+    'and capacity (every runner slot of the service is busy).',
+  ].join(' '),
+  auth: 'key',
+  maintenance: true,
+  body: RunCodeRequest,
+  admits: 'sync',
+  responses: { 200: { description: 'The result.', schema: RunResultSchema } },
+  errors: [400, 401, 405, 406, 429, 500, 503],
+  handler: (deps) => async (ctx) => {
+    const live = deps.live;
+    if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
+    const id = ctx.state.submission!.id;
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!ctx.res.writableFinished) gone.abort(new Error('client went away'));
+    };
+    ctx.res.once('close', onClose);
+    try {
+      await live.done.waitFor(id, gone.signal);
+    } catch (err) {
+      if (gone.signal.aborted) {
+        // Nobody to answer; the job runs to its end without us.
+        ctx.respond = false;
+        return;
+      }
+      throw err;
+    } finally {
+      ctx.res.off('close', onClose);
+    }
+    ctx.set('X-Submission-Id', id);
+    ctx.body = await storedResult(deps.db, id);
+  },
+};

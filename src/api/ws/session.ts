@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { KeyContext } from '../../accounts/accounts.js';
+import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
+import type { OutputMessage } from '../../queue/output-channel.js';
+import { admitSubmission } from '../../quota/admit.js';
+import type { ApiDeps } from '../route.js';
+import { storedResult, type LiveResults } from '../live.js';
+import type { MaintenanceFlag } from '../maintenance.js';
+import { parseClientMessage, type WsRunMessage } from './messages.js';
+
+// One WebSocket connection: each run message is admitted like any run (mode 'ws'),
+// its output is relayed as the runner publishes it, in order, and the result follows.
+// A bad message or a refused run is answered with an error message; the connection
+// stays open. Closing it stops the relaying only: runs end normally.
+
+/** After the run's end is seen, how long to wait for output messages still on their way. */
+const OUTPUT_GRACE_MS = 1000;
+
+export interface SessionDeps extends ApiDeps {
+  live: LiveResults;
+  maintenance: MaintenanceFlag;
+  available: () => Set<string>;
+}
+
+export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps): void {
+  const closed = new AbortController();
+  let lastRunAt = -Infinity;
+  const send = (m: object) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  };
+  const error = (id: string | null, code: string, message: string, extra: object = {}) => send({ type: 'error', id, code, message, ...extra });
+
+  ws.on('close', () => closed.abort(new Error('connection closed')));
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
+    const parsed = parseClientMessage(data.toString('utf8'));
+    if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
+    const now = performance.now();
+    if (now - lastRunAt < 1000 / WEBSOCKET_RUNS_PER_SECOND) {
+      return error(parsed.message.id, 'rate_limited', `at most ${WEBSOCKET_RUNS_PER_SECOND} run per second per connection`);
+    }
+    lastRunAt = now;
+    run(parsed.message).catch((err: Error) => {
+      deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
+      error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
+    });
+  });
+
+  async function run(msg: WsRunMessage): Promise<void> {
+    if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
+    if (!deps.available().has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
+
+    // Listening before the submission exists: no output can be missed.
+    const submissionId = randomUUID();
+    let expected = 0;
+    let endAt: number | null = null;
+    let endSeen: () => void = () => {};
+    const ended = new Promise<void>((r) => (endSeen = r));
+    const early = new Map<number, OutputMessage>();
+    const relay = (m: OutputMessage) => {
+      early.set(m.n, m);
+      for (let next = early.get(expected); next; next = early.get(expected)) {
+        early.delete(expected);
+        if ('end' in next) endAt = next.n;
+        else send({ type: 'output', id: msg.id, stream: next.s, data: next.d });
+        expected++;
+      }
+      if (endAt !== null && expected > endAt) endSeen();
+    };
+    const unsubscribe = deps.live.outputs.subscribe(submissionId, relay);
+    try {
+      const admission = await admitSubmission(deps.db, {
+        id: submissionId,
+        accountId: auth.accountId,
+        keyId: auth.keyId,
+        compiler: msg.compiler,
+        code: msg.code,
+        input: msg.input ?? null,
+        tests: null,
+        extraParams: msg.extra_params ?? null,
+        mode: 'ws',
+        maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+        now: deps.clock.now(),
+      });
+      if (!admission.admitted) {
+        // A widget over its key's own limit shows the widget's codeoutput error (spec 6.2).
+        if (admission.reason === 'key_monthly_limit' && auth.kind === 'widget') {
+          return error(msg.id, 'codeoutput', admission.message, { reason: admission.reason });
+        }
+        return error(msg.id, admission.reason, admission.message, { retry_after: admission.retryAfterSeconds });
+      }
+      try {
+        await deps.live.done.waitFor(submissionId, closed.signal);
+      } catch {
+        return; // the connection is gone
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
+      clearTimeout(timer);
+      const result = await storedResult(deps.db, submissionId);
+      send({ ...result, type: 'result', id: msg.id, submission_id: submissionId });
+    } finally {
+      unsubscribe();
+    }
+  }
+}

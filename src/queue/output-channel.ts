@@ -1,0 +1,39 @@
+// Live output of WebSocket runs, from the runner host to the API host through
+// Postgres: NOTIFY on OUTPUT_CHANNEL, one message per chunk, numbered per submission
+// so the receiving side can put them back in order. A final message with `end` says
+// how many chunks there were. Payloads stay under Postgres's 8000-byte NOTIFY limit.
+
+export const OUTPUT_CHANNEL = 'runbox_output';
+
+export type OutputMessage =
+  | { i: string; n: number; s: 'stdout' | 'stderr'; d: string }
+  | { i: string; n: number; end: true };
+
+/** UTF-16 units per chunk: at most 3 bytes each in UTF-8, at most 6 once JSON-escaped, so well under 8000 bytes. */
+export const OUTPUT_CHUNK_UNITS = 1000;
+
+/** Splits text into chunks of at most OUTPUT_CHUNK_UNITS units, never inside a surrogate pair. */
+export function splitOutput(text: string): string[] {
+  const parts: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let end = Math.min(at + OUTPUT_CHUNK_UNITS, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
+}
+
+export function parseOutputMessage(payload: string): OutputMessage | null {
+  try {
+    const m = JSON.parse(payload) as Partial<OutputMessage> & Record<string, unknown>;
+    if (typeof m.i !== 'string' || typeof m.n !== 'number') return null;
+    if (m.end === true) return { i: m.i, n: m.n, end: true };
+    if ((m.s === 'stdout' || m.s === 'stderr') && typeof m.d === 'string') return { i: m.i, n: m.n, s: m.s, d: m.d };
+    return null;
+  } catch {
+    return null;
+  }
+}

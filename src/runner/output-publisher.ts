@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { OUTPUT_CHANNEL, splitOutput, type OutputMessage } from '../queue/output-channel.js';
+
+// Publishes a WebSocket run's output as it is written (only the kept bytes: the
+// sandbox calls onOutput with those alone). Chunks written while a NOTIFY is under
+// way are merged into the next one, so a chatty program costs few round trips; the
+// messages go out one at a time, in order.
+
+export interface OutputPublisher {
+  push(stream: 'stdout' | 'stderr', chunk: Buffer): void;
+  /** Sends what is left and the end marker; resolves once they are out. */
+  finish(): Promise<void>;
+}
+
+export function createOutputPublisher(db: Db, submissionId: string, onError: (err: Error) => void): OutputPublisher {
+  // Per stream, so a character split across two writes is decoded whole.
+  const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
+  const pending: { s: 'stdout' | 'stderr'; d: string }[] = [];
+  let seq = 0;
+  let running: Promise<void> | undefined;
+
+  const notify = (m: OutputMessage) => sql`SELECT pg_notify(${OUTPUT_CHANNEL}, ${JSON.stringify(m)})`.execute(db);
+
+  const drain = async () => {
+    while (pending.length > 0) {
+      const first = pending.shift()!;
+      let text = first.d;
+      while (pending[0]?.s === first.s) text += pending.shift()!.d;
+      for (const d of splitOutput(text)) {
+        try {
+          await notify({ i: submissionId, n: seq++, s: first.s, d });
+        } catch (err) {
+          onError(err as Error);
+        }
+      }
+    }
+    running = undefined;
+  };
+
+  const add = (s: 'stdout' | 'stderr', text: string) => {
+    // NUL cannot travel in jsonb results; the stream shows what the result will show.
+    const d = text.replace(/\u0000/g, '\uFFFD');
+    if (d === '') return;
+    pending.push({ s, d });
+    running ??= drain();
+  };
+
+  return {
+    push: (stream, chunk) => add(stream, decoders[stream].decode(chunk, { stream: true })),
+    finish: async () => {
+      add('stdout', decoders.stdout.decode());
+      add('stderr', decoders.stderr.decode());
+      while (running) await running;
+      await notify({ i: submissionId, n: seq, end: true }).catch((err: Error) => onError(err));
+    },
+  };
+}
