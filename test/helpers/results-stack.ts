@@ -1,0 +1,103 @@
+import pino from 'pino';
+import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
+import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
+import { startApi, type RunningApi } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config.js';
+import type { KeyKind } from '../../src/db/schema.js';
+import type { PlanLimits } from '../../src/limits.js';
+import { startRunner, type Runner, type RunnerOptions } from '../../src/runner/daemon.js';
+import { createSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/spec.js';
+import { systemClock } from '../../src/util/clock.js';
+import { testConfig } from './api.js';
+import { freshDatabase, type TestDatabase } from './db.js';
+import { imageRootfs } from './sandbox.js';
+
+// The whole path of a run for the result suites: a fresh database, the real API
+// (startApi: HTTP, WebSocket, run-end watcher) on 127.0.0.1, and a real runner with
+// the real sandbox and the installed images.
+
+export const silentLog = pino({ level: 'silent' });
+
+export interface ResultsStack {
+  db: TestDatabase;
+  api: RunningApi;
+  url: string;
+  env: Record<string, string>;
+  runner?: Runner;
+  startRunner(extra?: Partial<RunnerOptions> & { env?: Record<string, string> }): Promise<Runner>;
+  close(): Promise<void>;
+}
+
+/** Why the real-run suites cannot run here, or null. */
+export function realRunsUnavailable(images: string[]): string | null {
+  if (process.getuid?.() !== 0) return 'real runs need root (cgroups, per-slot uids)';
+  for (const image of images) {
+    const found = imageRootfs(image);
+    if ('skip' in found) return found.skip;
+  }
+  return null;
+}
+
+export async function resultsStack(label: string, env: Record<string, string> = {}): Promise<ResultsStack> {
+  const db = await freshDatabase(label);
+  const base = {
+    RUNBOX_POLL_MS: '200',
+    RUNBOX_RUNNER_SLOTS: '2',
+    // A uid range of its own, apart from the other suites' runners.
+    RUNBOX_SANDBOX_UID_BASE: String(64000 + (process.pid % 100) * 20),
+    ...env,
+  };
+  const config = testConfig(db.url, loadConfig().RUNBOX_IMAGES_DIR, base);
+  const api = await startApi({ db: db.db, config, clock: systemClock, maintenanceCacheMs: 0, log: { error: () => {} } });
+  const runners: Runner[] = [];
+  let sandbox: Sandbox | undefined;
+  const stack: ResultsStack = {
+    db,
+    api,
+    url: `http://127.0.0.1:${api.port}`,
+    env: base,
+    startRunner: async (extra = {}) => {
+      const { env: more, ...opts } = extra;
+      const cfg = more ? testConfig(db.url, config.RUNBOX_IMAGES_DIR, { ...base, ...more }) : config;
+      sandbox ??= await createSandbox(cfg);
+      const r = await startRunner({ db: db.db, config: cfg, sandbox, log: silentLog, drainMs: 40_000, ...opts });
+      runners.push(r);
+      stack.runner ??= r;
+      return r;
+    },
+    close: async () => {
+      await Promise.all(runners.map((r) => r.stop()));
+      await api.close();
+      await db.drop();
+    },
+  };
+  return stack;
+}
+
+let seq = 0;
+
+export async function keyFor(
+  db: TestDatabase,
+  opts: { limits?: Partial<PlanLimits>; kind?: KeyKind; monthlyLimit?: number | null; redirectUrl?: string | null } = {},
+): Promise<{ accountId: string; key: CreatedKey }> {
+  const account = await createAccount(db.db, `results-${process.pid}-${++seq}-${Date.now()}@example.com`);
+  if (opts.limits) await setAccountLimits(db.db, account.id, opts.limits);
+  const key = await createKey(db.db, {
+    accountId: account.id,
+    appName: 'results',
+    kind: opts.kind ?? 'api',
+    redirectUrl: opts.redirectUrl ?? null,
+    monthlyLimit: opts.monthlyLimit ?? null,
+  });
+  return { accountId: account.id, key };
+}
+
+export async function postJson(url: string, key: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: key },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+}
