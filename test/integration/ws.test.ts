@@ -1,0 +1,152 @@
+import { once } from 'node:events';
+import { expect } from 'chai';
+import { WebSocket } from 'ws';
+import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+
+// The WebSocket interface end to end: a real client, the real API, a real runner and
+// sandbox; output travels runner → Postgres NOTIFY → API host → client.
+
+const PY = 'python-3.9.7';
+const SLOW = 'import time\nprint("first", flush=True)\ntime.sleep(0.5)\nprint("second", flush=True)\n';
+
+type Msg = Record<string, unknown> & { type: string; id?: string };
+
+/** A client that records every message and can wait for one matching a predicate. */
+class Client {
+  messages: Msg[] = [];
+  private waiters: (() => void)[] = [];
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.messages.push(JSON.parse(data.toString()) as Msg);
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+  static async open(url: string, headers: Record<string, string> = {}): Promise<Client> {
+    const ws = new WebSocket(url, { headers });
+    const c = new Client(ws);
+    await once(ws, 'open');
+    return c;
+  }
+  async until(pred: (m: Msg) => boolean): Promise<Msg> {
+    for (;;) {
+      const found = this.messages.find(pred);
+      if (found) return found;
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+  send(m: unknown): void {
+    this.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
+  }
+  close(): void {
+    this.ws.close();
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('WebSocket runs', function () {
+  let s: ResultsStack;
+  let wsUrl: string;
+  before(async function () {
+    const why = realRunsUnavailable(['python3.9']);
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    s = await resultsStack('ws');
+    await s.startRunner();
+    wsUrl = `ws://127.0.0.1:${s.api.port}/api/v2/ws/`;
+  });
+  after(async () => s?.close());
+
+  it('streams output as the program writes it, before the result', async () => {
+    const { key } = await keyFor(s.db);
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    c.send({ type: 'run', id: 'r1', code: SLOW, compiler: PY });
+    const result = await c.until((m) => m.type === 'result' && m.id === 'r1');
+    c.close();
+    const mine = c.messages.filter((m) => m.id === 'r1');
+    const outputs = mine.filter((m) => m.type === 'output');
+    expect(outputs.length).to.be.at.least(2);
+    // "first" was flushed, then the program slept: it travels as its own message.
+    expect(outputs[0]).to.deep.equal({ type: 'output', id: 'r1', stream: 'stdout', data: 'first\n' });
+    expect(outputs.map((m) => m.data).join('')).to.equal('first\nsecond\n');
+    expect(mine.indexOf(outputs[outputs.length - 1]!)).to.be.below(mine.indexOf(result));
+    expect(mine[mine.length - 1]).to.equal(result);
+    expect(result).to.include({ status: 'success', output: 'first\nsecond\n', exit_code: 0 });
+    expect(result['submission_id']).to.be.a('string');
+    const row = await s.db.db.selectFrom('submissions').select(['mode', 'state']).where('id', '=', result['submission_id'] as string).executeTakeFirstOrThrow();
+    expect(row).to.deep.equal({ mode: 'ws', state: 'finished' });
+  });
+
+  it('streams stderr too, and only the kept 64 KB of a flood', async () => {
+    const { key } = await keyFor(s.db);
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    const code = 'import sys\nsys.stderr.write("oops\\n")\nsys.stderr.flush()\nsys.stdout.write("x" * 200000)\n';
+    c.send({ type: 'run', id: 'flood', code, compiler: PY });
+    const result = await c.until((m) => m.type === 'result');
+    c.close();
+    const outputs = c.messages.filter((m) => m.type === 'output');
+    expect(outputs.filter((m) => m.stream === 'stderr').map((m) => m.data).join('')).to.equal('oops\n');
+    const streamed = outputs.filter((m) => m.stream === 'stdout').map((m) => m.data).join('');
+    expect(streamed).to.equal('x'.repeat(64 * 1024));
+    expect(streamed).to.equal(result['output']);
+    expect(result['truncated']).to.equal(true);
+  });
+
+  it('takes the key from ?key= and refuses a connection without a valid key', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget' });
+    const c = await Client.open(`${wsUrl}?key=${encodeURIComponent(key.key)}`);
+    c.send({ type: 'run', id: 'q', code: 'print(7)', compiler: PY });
+    expect(await c.until((m) => m.type === 'result')).to.include({ output: '7\n' });
+    c.close();
+    const refused = new WebSocket(`${wsUrl}?key=wrong`);
+    refused.on('error', () => {});
+    const [, res] = (await once(refused, 'unexpected-response')) as [unknown, { statusCode: number }];
+    expect(res.statusCode).to.equal(401);
+    refused.terminate();
+  });
+
+  it('answers bad messages with bad_request and keeps the connection; one run per second', async () => {
+    const { key } = await keyFor(s.db);
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    c.send('not json');
+    expect(await c.until((m) => m.type === 'error')).to.include({ code: 'bad_request' });
+    c.send({ type: 'run', id: 'b2', code: 'print(1)', compiler: 'cobol-60' });
+    expect(await c.until((m) => m.type === 'error' && m.id === 'b2')).to.include({ code: 'bad_request' });
+    c.send({ type: 'run', id: 'ok1', code: 'print(1)', compiler: PY });
+    c.send({ type: 'run', id: 'fast', code: 'print(2)', compiler: PY });
+    expect(await c.until((m) => m.id === 'fast')).to.include({ type: 'error', code: 'rate_limited' });
+    expect(await c.until((m) => m.type === 'result' && m.id === 'ok1')).to.include({ output: '1\n' });
+    await pause(1000);
+    c.send({ type: 'run', id: 'ok2', code: 'print(2)', compiler: PY });
+    expect(await c.until((m) => m.type === 'result' && m.id === 'ok2')).to.include({ output: '2\n' });
+    expect(c.ws.readyState).to.equal(WebSocket.OPEN);
+    c.close();
+  });
+
+  it('account limits apply; a widget key over its own limit gets codeoutput', async () => {
+    const widget = await keyFor(s.db, { kind: 'widget', monthlyLimit: 0 });
+    const w = await Client.open(wsUrl, { Authorization: widget.key.key });
+    w.send({ type: 'run', id: 'w', code: 'print(1)', compiler: PY });
+    expect(await w.until((m) => m.id === 'w')).to.include({ type: 'error', code: 'codeoutput' });
+    w.close();
+    const api = await keyFor(s.db, { monthlyLimit: 0 });
+    const a = await Client.open(wsUrl, { Authorization: api.key.key });
+    a.send({ type: 'run', id: 'a', code: 'print(1)', compiler: PY });
+    expect(await a.until((m) => m.id === 'a')).to.include({ type: 'error', code: 'key_monthly_limit' });
+    a.close();
+    const full = await keyFor(s.db, { limits: { monthlyLimit: 0 } });
+    const f = await Client.open(wsUrl, { Authorization: full.key.key });
+    f.send({ type: 'run', id: 'f', code: 'print(1)', compiler: PY });
+    expect(await f.until((m) => m.id === 'f')).to.include({ type: 'error', code: 'monthly_limit' });
+    f.close();
+    const none = await s.db.db.selectFrom('submissions').select('id').where('account_id', 'in', [widget.accountId, api.accountId, full.accountId]).execute();
+    expect(none).to.have.length(0);
+  });
+
+  it('a plain GET of the WebSocket path answers 426', async () => {
+    const res = await fetch(`${s.url}/api/v2/ws/`);
+    expect(res.status).to.equal(426);
+  });
+});
