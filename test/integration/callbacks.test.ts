@@ -17,7 +17,8 @@ import { claim, complete, fail, reapExpired } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
 import { testConfig } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
-import { enqueue, expireLease } from '../helpers/queue-rows.js';
+import { enqueue, expireLease, waitForStates } from '../helpers/queue-rows.js';
+import { keyFor, postJson, realRunsUnavailable, resultsStack } from '../helpers/results-stack.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 // The callback outbox and sender against a real receiver on 127.0.0.1: signatures,
@@ -296,5 +297,35 @@ describe('callbacks', function () {
       redirector.close();
       expect(outcome).to.deep.include({ ok: false, status: 302, permanent: false });
     });
+  });
+
+  it('end to end: run-code, a real runner and sandbox, the sender, a signed POST with the result', async function () {
+    const why = realRunsUnavailable(['python3.9']);
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    const stack = await resultsStack('callbacks_e2e', baseEnv);
+    try {
+      await stack.startRunner();
+      const sender = await startSender({ db: stack.db.db, config: testConfig(stack.db.url, '/nonexistent', baseEnv), log });
+      senders.push(sender);
+      const { key: k } = await keyFor(stack.db, { redirectUrl: url });
+      const posted = await postJson(`${stack.url}/api/v2/run-code/`, k.key, { code: 'print(input())', input: 'ping', compiler: 'python-3.9.7', extra_params: { order: 9 } });
+      expect(posted.status).to.equal(200);
+      const id = posted.headers.get('x-submission-id')!;
+      await waitForStates(stack.db.db, [id], ['finished']);
+      for (;;) {
+        const rows = await deliveriesOf(stack.db.db, id);
+        if (rows[0]?.state === 'delivered') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const got = receiver.got.find((g) => g.headers['x-runbox-submission'] === id)!;
+      expect(verifySignature(k.signing_secret, got.body, String(got.headers['x-runbox-signature']))).to.equal(true);
+      expect(JSON.parse(got.body)).to.deep.include({ id, status: 'success', output: 'ping\n', extra_params: { order: 9 } });
+    } finally {
+      await Promise.all(senders.splice(0).map((x) => x.stop()));
+      await stack.close();
+    }
   });
 });
