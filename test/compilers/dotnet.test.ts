@@ -69,6 +69,18 @@ describeCompiler('dotnet-csharp-5', [
     check: compileError('error CS8773', '9.0'),
   },
   { name: '40 threads alive at once run normally', code: THREADS_CS, check: succeeds('threads done: 40\n') },
+  {
+    // DOTNET_GCHeapHardLimit: the runtime cannot see the job's memory limit from inside the sandbox.
+    name: 'running out of heap is an OutOfMemoryException, not a kill',
+    code: 'using System;\nusing System.Collections.Generic;\n\nvar keep = new List<byte[]>();\ntry {\n  while (true) { var b = new byte[1 << 20]; Array.Fill(b, (byte)1); keep.Add(b); }\n} catch (OutOfMemoryException) {\n  Console.WriteLine(keep.Count > 300 ? "out of memory past 300 MiB" : $"out of memory at {keep.Count} MiB");\n}\n',
+    check: succeeds('out of memory past 300 MiB\n'),
+  },
+  {
+    // DOTNET_EnableDiagnostics=0: no diagnostic IPC socket in /tmp; DOTNET_PROCESSOR_COUNT=2.
+    name: 'the runtime leaves /tmp empty and sees 2 processors',
+    code: 'using System;\nusing System.IO;\n\nConsole.WriteLine($"{Directory.GetFileSystemEntries("/tmp").Length} {Environment.ProcessorCount}");\n',
+    check: succeeds('0 2\n'),
+  },
 ]);
 
 describeCompiler('dotnet-fsharp-5', [

@@ -83,4 +83,10 @@ describeCompiler('openjdk-11', [
     code: 'import java.util.*;\n\npublic class Main {\n  public static void main(String[] args) {\n    List<byte[]> keep = new ArrayList<>();\n    while (true) keep.add(new byte[1 << 20]);\n  }\n}\n',
     check: runtimeError(1, 'java.lang.OutOfMemoryError: Java heap space'),
   },
+  {
+    // -XX:-UsePerfData: no hsperfdata file in /tmp; -XX:ActiveProcessorCount=2 whatever the host has.
+    name: 'the JVM leaves /tmp empty and sees 2 processors',
+    code: 'import java.io.File;\n\npublic class Main {\n  public static void main(String[] args) {\n    System.out.println(new File("/tmp").list().length + " " + Runtime.getRuntime().availableProcessors());\n  }\n}\n',
+    check: succeeds('0 2\n'),
+  },
 ]);
