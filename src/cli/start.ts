@@ -1,4 +1,5 @@
 import { startApi } from '../api/server.js';
+import { startSender } from '../callbacks/sender.js';
 import { loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -14,11 +15,6 @@ import { systemClock } from '../util/clock.js';
 interface Component {
   name: string;
   stop(): Promise<void>;
-}
-
-/** The callback sender's entry, once it is part of the build. */
-interface SenderModule {
-  startSender(deps: { db: unknown; config: unknown; log: unknown }): Promise<{ stop(): Promise<void> }>;
 }
 
 const config = loadConfig();
@@ -50,17 +46,8 @@ try {
   }
 
   if (wanted.has('sender')) {
-    const path = '../callbacks/sender.js';
-    const sender = await import(path).then(
-      (m: SenderModule) => m,
-      () => undefined,
-    );
-    if (sender) {
-      const s = await sender.startSender({ db: handle.db, config, log });
-      started.push({ name: 'sender', stop: () => s.stop() });
-    } else {
-      log.warn('the callback sender is not part of this build; results stay stored until it is');
-    }
+    const sender = await startSender({ db: handle.db, config, log });
+    started.push({ name: 'sender', stop: () => sender.stop() });
   }
 
   if (wanted.has('api')) {
