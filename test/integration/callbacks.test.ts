@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
+import { claimDeliveries } from '../../src/callbacks/claim.js';
 import { postCallback } from '../../src/callbacks/post.js';
 import { deliveriesOf, redeliver } from '../../src/callbacks/redeliver.js';
 import { startSender, type Sender } from '../../src/callbacks/sender.js';
@@ -236,6 +237,27 @@ describe('callbacks', function () {
     expect(d.attempts).to.equal(2);
   });
 
+  it('two senders side by side deliver each callback once', async () => {
+    await Promise.all([start(), start()]);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await finishedSubmission());
+    for (const id of ids) await waitForDelivery(db, id, ['delivered']);
+    const seen = receiver.got.map((g) => String(g.headers['x-runbox-submission']));
+    expect([...seen].sort()).to.deep.equal([...ids].sort());
+  });
+
+  it('takes over a delivery whose sender died mid-attempt once its lease runs out', async () => {
+    const id = await finishedSubmission();
+    // A sender claims it and is never heard of again.
+    const [ghost] = await claimDeliveries(db.db, 'ghost-sender', 1, 300, 3);
+    expect(ghost!.submission_id).to.equal(id);
+    await start();
+    const d = await waitForDelivery(db, id, ['delivered', 'dead']);
+    expect(d.state).to.equal('delivered');
+    expect(d.attempts).to.equal(2);
+    expect(receiver.got).to.have.length(1);
+  });
+
   it('redelivers a submission as a new delivery', async () => {
     await start();
     const id = await finishedSubmission();
@@ -286,6 +308,18 @@ describe('callbacks', function () {
       expect(d.attempts).to.equal(1);
       expect(d.last_error).to.match(/127\.0\.0\.1 is loopback/);
       expect(receiver.got).to.have.length(0);
+    });
+
+    it('connects by name through the address it checked (private allowed)', async () => {
+      const port = new URL(url).port;
+      const outcome = await postCallback(`http://localhost:${port}/named`, '{"n":1}', {
+        timeoutMs: 2000,
+        allowPrivate: true,
+        headers: { 'Content-Type': 'application/json' },
+      });
+      expect(outcome).to.deep.equal({ ok: true, status: 200 });
+      expect(receiver.got.at(-1)!.body).to.equal('{"n":1}');
+      expect(receiver.got.at(-1)!.headers.host).to.equal(`localhost:${port}`);
     });
 
     it('does not follow redirects', async () => {
