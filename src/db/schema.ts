@@ -99,6 +99,8 @@ export interface RunnersTable {
   started_at: Generated<Date>;
   last_seen: Generated<Date>;
   stopped_at: NullableTimestamp;
+  /** {compiler id: version} of the images this runner can run; null before it reported. */
+  compilers: Json<Record<string, string> | null>;
 }
 
 export interface SettingsTable {
@@ -127,6 +129,33 @@ export interface CallbackDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
+export interface AdminKeysTable {
+  id: GeneratedId;
+  key_hash: Buffer;
+  key_prefix: string;
+  label: string;
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export interface UsageEmailsTable {
+  id: GeneratedId;
+  account_id: Id;
+  key_id: Id | null;
+  month: string;
+  threshold: number;
+  used: number;
+  monthly_limit: number;
+  to_address: string;
+  attempts: Generated<number>;
+  run_at: Generated<Date>;
+  locked_by: string | null;
+  lease_expires_at: NullableTimestamp;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  sent_at: NullableTimestamp;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -137,6 +166,8 @@ export interface Database {
   runners: RunnersTable;
   settings: SettingsTable;
   callback_deliveries: CallbackDeliveriesTable;
+  admin_keys: AdminKeysTable;
+  usage_emails: UsageEmailsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
