@@ -3,6 +3,7 @@ import { startSender } from '../callbacks/sender.js';
 import { loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { startMailer } from '../email/mailer.js';
 import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
@@ -48,6 +49,9 @@ try {
   if (wanted.has('sender')) {
     const sender = await startSender({ db: handle.db, config, log });
     started.push({ name: 'sender', stop: () => sender.stop() });
+    // Usage emails go out with the callbacks: the same unprivileged component.
+    const mailer = await startMailer({ db: handle.db, config, log });
+    started.push({ name: 'mailer', stop: () => mailer.stop() });
   }
 
   if (wanted.has('api')) {

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
 import type { Database, SubmissionMode } from '../db/schema.js';
+import { enqueueUsageEmails } from '../email/enqueue.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { retryOnConflict } from '../queue/retry.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
@@ -189,6 +190,18 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
         ON CONFLICT (key_id, month) DO UPDATE SET submissions = key_usage.submissions + excluded.submissions
       `.execute(trx);
     }
+    // Usage emails at 80% and 100%, written with the usage that reaches them.
+    await enqueueUsageEmails(trx, {
+      accountId: req.accountId,
+      keyId: req.keyId,
+      month,
+      before: s.used,
+      after: s.used + units,
+      limit: s.monthly_limit,
+      keyBefore: s.key_used,
+      keyAfter: s.key_used + units,
+      keyLimit: s.key_limit,
+    });
     // Delivered to listening runners only when this transaction commits.
     await sql`SELECT pg_notify('runbox_jobs', ${inserted.id})`.execute(trx);
     return { admitted: true, id: inserted.id, units, month };
