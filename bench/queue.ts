@@ -1,26 +1,27 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
+import type { Db } from '../src/db/connect.js';
 import { createDoneWatcher, JOBS_CHANNEL } from '../src/queue/index.js';
 import type { RunResult } from '../src/result.js';
 import { startRunner, type Executor } from '../src/runner/daemon.js';
 import type { Sandbox } from '../src/sandbox/spec.js';
-import { PROJECT_ROOT } from '../src/util/paths.js';
 import { freshDatabase } from '../test/helpers/db.js';
 import { enqueue, makeAccount } from '../test/helpers/queue-rows.js';
+import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome } from './common.js';
 
 // The queue alone, with runs that take no time (a no-op executor): how many jobs per
-// second two runners move through claim → complete with per-account limits in force,
-// and how long an idle runner takes to pick up a new job (insert + NOTIFY → result).
+// second four runner loops move through claim → complete with per-account limits in
+// force. The baseline, in the same database and run, is the textbook Postgres queue:
+// four loops that each claim one row with UPDATE … FOR UPDATE SKIP LOCKED and mark it
+// done with a second UPDATE; that is what any Postgres queue pays per job. Also
+// reported: how long an idle runner takes to pick up a new job (insert + NOTIFY →
+// result seen through runbox_done).
 
-const JOBS = Number(process.env.RUNBOX_BENCH_JOBS ?? 2000);
+const JOBS = Number(process.env.RUNBOX_BENCH_JOBS ?? (QUICK ? 300 : 2000));
 const ACCOUNTS = 50;
-const RUNNERS = 2;
-const SLOTS = 8;
-const PICKUPS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? 40);
+const LOOPS = 4;
+const PICKUPS = QUICK ? 10 : 40;
 
 const noop: Executor = async (job) =>
   ({
@@ -44,33 +45,55 @@ const noop: Executor = async (job) =>
 // Never called: the executor above replaces the sandbox.
 const noSandbox: Sandbox = { launcher: 'none', run: () => Promise.reject(new Error('no sandbox in the queue benchmark')) };
 
-function stats(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-  return { median: +at(0.5).toFixed(2), p95: +at(0.95).toFixed(2), min: +s[0]!.toFixed(2), runs: s.length };
+async function unfinished(db: Db): Promise<number> {
+  const row = await db.selectFrom('submissions').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '!=', 'finished').executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
-export async function benchQueue(): Promise<Record<string, unknown>> {
+/** The baseline: the minimal SKIP LOCKED queue, same job count, same number of loops. */
+async function bareQueue(db: Db, jobs: number): Promise<number> {
+  await sql`CREATE TABLE bench_bare_jobs (id bigserial PRIMARY KEY, state text NOT NULL DEFAULT 'queued', locked_by text)`.execute(db);
+  await sql`CREATE INDEX bench_bare_jobs_queued ON bench_bare_jobs(id) WHERE state = 'queued'`.execute(db);
+  await sql`INSERT INTO bench_bare_jobs (state) SELECT 'queued' FROM generate_series(1, ${jobs})`.execute(db);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: LOOPS }, async (_, i) => {
+      const me = `bare-${i}`;
+      for (;;) {
+        const { rows } = await sql<{ id: string }>`
+          UPDATE bench_bare_jobs SET state = 'running', locked_by = ${me}
+          WHERE id = (SELECT id FROM bench_bare_jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+          RETURNING id`.execute(db);
+        if (rows.length === 0) return;
+        await sql`UPDATE bench_bare_jobs SET state = 'finished' WHERE id = ${rows[0]!.id} AND locked_by = ${me}`.execute(db);
+      }
+    }),
+  );
+  return jobs / ((performance.now() - t0) / 1000);
+}
+
+export async function benchQueue(): Promise<BenchOutcome> {
   const t = await freshDatabase('bench_queue');
   const log = pino({ level: 'silent' });
+  const loadBefore = loadAverage();
   try {
     const accounts: string[] = [];
-    for (let i = 0; i < ACCOUNTS; i++) accounts.push(await makeAccount(t.db, { running: 4 }));
+    for (let i = 0; i < ACCOUNTS; i++) accounts.push(await makeAccount(t.db, { running: LOOPS }));
     for (let i = 0; i < JOBS; i++) await enqueue(t.db, accounts[i % ACCOUNTS]!);
 
-    const config = { ...loadConfig(), RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: SLOTS, RUNBOX_POLL_MS: 1000 };
+    const bareJobsPerSecond = await bareQueue(t.db, JOBS);
+
+    // One slot per runner: four loops, each claiming and completing one job at a time, like the baseline.
+    const config = { ...loadConfig(), RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: 1, RUNBOX_POLL_MS: 1000 };
     const t0 = performance.now();
     const runners = await Promise.all(
-      Array.from({ length: RUNNERS }, (_, i) =>
+      Array.from({ length: LOOPS }, (_, i) =>
         startRunner({ db: t.db, config: { ...config, RUNBOX_RUNNER_ID: `bench-${i}` }, sandbox: noSandbox, log, execute: noop }),
       ),
     );
-    for (;;) {
-      const row = await t.db.selectFrom('submissions').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '!=', 'finished').executeTakeFirstOrThrow();
-      if (Number(row.n) === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    while ((await unfinished(t.db)) > 0) await new Promise((r) => setTimeout(r, 20));
     const drainSeconds = (performance.now() - t0) / 1000;
+    const jobsPerSecond = JOBS / drainSeconds;
 
     // Pick-up: one job at a time into idle runners, waited for through runbox_done.
     const watcher = createDoneWatcher({ url: t.url, db: t.db, pollMs: 60_000 });
@@ -93,29 +116,23 @@ export async function benchQueue(): Promise<Record<string, unknown>> {
       date: new Date().toISOString(),
       jobs: JOBS,
       accounts: ACCOUNTS,
-      runners: RUNNERS,
-      slotsPerRunner: SLOTS,
-      drain: { seconds: +drainSeconds.toFixed(2), jobsPerSecond: Math.round(JOBS / drainSeconds) },
+      runnerLoops: LOOPS,
+      slotsPerRunner: 1,
+      drain: { seconds: +drainSeconds.toFixed(2), jobsPerSecond: Math.round(jobsPerSecond) },
+      bareSkipLockedJobsPerSecond: Math.round(bareJobsPerSecond),
       pickupMs: stats(pickup),
+      loadAverage: { before: loadBefore, after: loadAverage() },
     };
-    const dir = join(PROJECT_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `${result.date.slice(0, 10)}-queue.json`);
-    writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    console.log(JSON.stringify(result, null, 2));
-    console.log(`written to ${file}`);
-    return result;
+    console.error(`queue: written to ${writeResult('queue', result)}`);
+    return {
+      result,
+      rows: [
+        row({ benchmark: 'queue', figure: `jobs claimed + completed, ${LOOPS} runner loops, no-op executor`, unit: 'jobs/s', value: jobsPerSecond, baseline: bareJobsPerSecond, baselineIs: 'bare SKIP LOCKED queue', target: 'report', met: null }),
+      ],
+    };
   } finally {
     await t.drop();
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  benchQueue().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, benchQueue);

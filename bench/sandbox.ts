@@ -1,68 +1,126 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { compilerEntry } from '../src/compilers/catalogue.js';
 import { loadConfig } from '../src/config.js';
+import { artifactNames, placeSource, substituteMain } from '../src/runner/source-file.js';
 import { createSandbox, findNsjail, type LauncherName } from '../src/sandbox/index.js';
-import { PROJECT_ROOT } from '../src/util/paths.js';
+import type { Sandbox, StageFile } from '../src/sandbox/spec.js';
+import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 
-// What the sandbox adds to a tiny program: `python3.9 -c pass` through the full chain
-// (job cgroup, shim, launcher, init, seccomp) against the same binary run bare in the
-// same image (chroot), interleaved so that both see the same machine load. Between
-// runs the sandbox prepares the slot's next stage, as it does in a runner.
+// What the sandbox adds to a tiny program, per launcher present: the full chain (job
+// cgroup, shim, launcher, init, seccomp, workspace in) against the same program run
+// bare in the same image, interleaved (and the order rotated each round) so that all
+// see the same machine load. Between runs the sandbox prepares the slot's next stage,
+// as it does in a runner.
+//   python: `python3.9 -c pass` in the python3.9 image; bare is a chroot into it.
+//   c:      the gcc image's hello world, compiled once; bare is the same binary started
+//           through the image's own dynamic loader and libraries (no chroot needed).
 
-const run = promisify(execFile);
-const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? 40);
-const ARGV = ['/usr/bin/python3.9', '-c', 'pass'];
+const exec = promisify(execFile);
+const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? (QUICK ? 8 : 60));
+/** At most this much added at the median. */
+const TARGET_ADDED_MS = 10;
+const SLOT = 0;
 
-function stats(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-  return { median: +at(0.5).toFixed(2), p95: +at(0.95).toFixed(2), min: +s[0]!.toFixed(2), runs: s.length };
+interface Program {
+  name: string;
+  bare(): Promise<void>;
+  boxed(sb: Sandbox): Promise<void>;
+  cleanup(): void;
 }
 
-export async function benchSandbox(): Promise<Record<string, unknown>> {
+async function pythonProgram(imagesDir: string): Promise<Program> {
+  const rootfs = join(imagesDir, 'python3.9', 'rootfs');
+  const argv = ['/usr/bin/python3.9', '-c', 'pass'];
+  return {
+    name: 'python3 -c pass',
+    bare: async () => void (await exec('/usr/sbin/chroot', [rootfs, ...argv], { env: { PATH: '/usr/bin:/bin' } })),
+    boxed: async (sb) => {
+      const r = await sb.run({ rootfs, argv, slot: SLOT });
+      if (r.status !== 'exited' || r.exitCode !== 0) throw new Error(`sandboxed python failed: ${r.status} ${r.diagnostic ?? ''}`);
+    },
+    cleanup: () => {},
+  };
+}
+
+async function cProgram(imagesDir: string, sb: Sandbox): Promise<Program> {
+  const entry = compilerEntry('gcc-4.9');
+  if (!entry?.compile) throw new Error('no gcc-4.9 recipe');
+  const rootfs = join(imagesDir, entry.image, 'rootfs');
+  const { fileName, main } = placeSource(entry, entry.hello.code);
+  const source: StageFile = { name: fileName, mode: 0o644, content: Buffer.from(entry.hello.code) };
+  const built = await sb.run({ rootfs, argv: substituteMain(entry.compile, main), files: [source], collect: artifactNames(entry.artifacts ?? [], main, entry.hello.code), slot: SLOT });
+  if (built.status !== 'exited' || built.exitCode !== 0 || built.collected.length === 0) {
+    throw new Error(`compiling the C hello world failed: ${built.status} ${built.stderr.toString()} ${built.diagnostic ?? ''}`);
+  }
+  const binary = built.collected[0]!;
+  const dir = mkdtempSync('/dev/shm/runbox-bench-c-');
+  const path = join(dir, binary.name);
+  writeFileSync(path, binary.content, { mode: 0o755 });
+  const libs = join(rootfs, 'usr/lib/x86_64-linux-gnu');
+  const runArgv = substituteMain(entry.run, main);
+  return {
+    name: 'C hello world',
+    bare: async () => {
+      const { stdout } = await exec(join(libs, 'ld-linux-x86-64.so.2'), ['--library-path', libs, path], { env: { PATH: '/usr/bin:/bin' } });
+      if (stdout !== entry.hello.output) throw new Error(`bare C hello printed ${JSON.stringify(stdout)}`);
+    },
+    boxed: async (s) => {
+      const r = await s.run({ rootfs, argv: runArgv, files: [binary], slot: SLOT });
+      if (r.status !== 'exited' || r.exitCode !== 0 || r.stdout.toString() !== entry.hello.output) {
+        throw new Error(`sandboxed C hello failed: ${r.status} ${r.stdout.toString()} ${r.diagnostic ?? ''}`);
+      }
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function benchSandbox(): Promise<BenchOutcome> {
   const config = loadConfig();
-  const rootfs = join(config.RUNBOX_IMAGES_DIR, 'python3.9', 'rootfs');
   const launchers: LauncherName[] = ['bwrap'];
   if (await findNsjail(config)) launchers.push('nsjail');
   const sandboxes = await Promise.all(launchers.map((l) => createSandbox(config, { launcher: l })));
-
-  const bare: number[] = [];
-  const boxed: number[][] = launchers.map(() => []);
-  for (let i = 0; i < ROUNDS; i++) {
-    const t0 = performance.now();
-    await run('/usr/sbin/chroot', [rootfs, ...ARGV], { env: { PATH: '/usr/bin:/bin' } });
-    bare.push(performance.now() - t0);
-    for (const [j, sb] of sandboxes.entries()) {
-      const t1 = performance.now();
-      const r = await sb.run({ rootfs, argv: ARGV, slot: 0 });
-      boxed[j]!.push(performance.now() - t1);
-      if (r.status !== 'exited' || r.exitCode !== 0) throw new Error(`sandboxed run failed: ${r.status} ${r.diagnostic ?? ''}`);
+  const programs = [await pythonProgram(config.RUNBOX_IMAGES_DIR), await cProgram(config.RUNBOX_IMAGES_DIR, sandboxes[0]!)];
+  const loadBefore = loadAverage();
+  const result: Record<string, unknown> = { date: new Date().toISOString(), rounds: ROUNDS, launchers, targetAddedMedianMs: TARGET_ADDED_MS };
+  const rows: Row[] = [];
+  try {
+    for (const p of programs) {
+      const bare: number[] = [];
+      const boxed: number[][] = launchers.map(() => []);
+      // Warm the page cache and each slot's prepared stage before timing.
+      await p.bare();
+      for (const sb of sandboxes) await p.boxed(sb);
+      const contenders = [() => p.bare(), ...sandboxes.map((sb) => () => p.boxed(sb))];
+      const samples = [bare, ...boxed];
+      for (let i = 0; i < ROUNDS; i++) {
+        for (let k = 0; k < contenders.length; k++) {
+          const j = (i + k) % contenders.length;
+          const t0 = performance.now();
+          await contenders[j]!();
+          samples[j]!.push(performance.now() - t0);
+        }
+      }
+      const b = stats(bare);
+      const perProgram: Record<string, unknown> = { bare: b };
+      for (const [j, l] of launchers.entries()) {
+        const s = stats(boxed[j]!);
+        const addedMedian = +(s.median - b.median).toFixed(2);
+        perProgram[l] = { ...s, addedMedian, addedP95: +(s.p95 - b.p95).toFixed(2) };
+        rows.push(row({ benchmark: 'sandbox', figure: `${p.name}, ${l}, median`, unit: 'ms', value: s.median, baseline: b.median, baselineIs: 'bare', target: `≤ +${TARGET_ADDED_MS} ms (+${addedMedian.toFixed(1)})`, met: addedMedian <= TARGET_ADDED_MS }));
+        rows.push(row({ benchmark: 'sandbox', figure: `${p.name}, ${l}, p95`, unit: 'ms', value: s.p95, baseline: b.p95, baselineIs: 'bare', target: 'report', met: null }));
+      }
+      result[p.name] = perProgram;
     }
+  } finally {
+    for (const p of programs) p.cleanup();
+    await Promise.all(sandboxes.map((sb) => sb.close?.()));
   }
-  await Promise.all(sandboxes.map((sb) => sb.close?.()));
-  const result: Record<string, unknown> = { date: new Date().toISOString(), program: ARGV.join(' '), rounds: ROUNDS, bare: stats(bare) };
-  for (const [j, l] of launchers.entries()) {
-    const s = stats(boxed[j]!);
-    result[l] = { ...s, addedMedian: +(s.median - stats(bare).median).toFixed(2) };
-  }
-  const dir = join(PROJECT_ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${result.date!.toString().slice(0, 10)}-sandbox.json`);
-  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-  console.log(JSON.stringify(result, null, 2));
-  console.log(`written to ${file}`);
-  return result;
+  result.loadAverage = { before: loadBefore, after: loadAverage() };
+  console.error(`sandbox: written to ${writeResult('sandbox', result)}`);
+  return { result, rows };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  benchSandbox().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, benchSandbox);

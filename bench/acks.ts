@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { PROJECT_ROOT } from '../src/util/paths.js';
+import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
+import { benchStack, HELLO_PY, load, PYTHON, type ApiMode, type LoadRun } from './stack.js';
+
+// Acknowledgements: POST /api/v2/run-code/ as fast as the API answers, keys of many
+// accounts in rotation (their plan is high, so no per-account limit bites), no runner
+// (jobs stay queued). Baseline: a bare node:http server in its own process that reads
+// the body and answers the same 200 "Ok", under the same load generator and
+// connections, alternating with the API. The full run also measures the API inside
+// this process (sharing the load generator's event loop), which is why the figures
+// come from the API in its own process.
+
+const ACCOUNTS = 200;
+const CONNECTIONS = 32;
+const SECONDS = QUICK ? 3 : 8;
+const ROUNDS = QUICK ? 1 : 2;
+const TARGET_PER_SECOND = 2000;
+const TARGET_P99_MS = 50;
+const PATH = '/api/v2/run-code/';
+
+async function spawnBareServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/bench/bare-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', (line) => resolve((JSON.parse(line) as { listening: { port: number } }).listening.port));
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function merge(runs: LoadRun[]): { perSecond: number; latency: ReturnType<typeof stats>; statuses: Record<string, number>; errors: number } {
+  const statuses: Record<string, number> = {};
+  for (const r of runs) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  const seconds = runs.reduce((a, r) => a + r.seconds, 0);
+  const n = runs.reduce((a, r) => a + r.latencies.length, 0);
+  return { perSecond: n / seconds, latency: stats(runs.flatMap((r) => r.latencies)), statuses, errors: runs.reduce((a, r) => a + r.errors, 0) };
+}
+
+async function measure(api: ApiMode, rounds: number) {
+  const s = await benchStack(`bench_acks_${api}`, { accounts: ACCOUNTS, api });
+  const bare = await spawnBareServer();
+  try {
+    const body = { code: HELLO_PY, compiler: PYTHON };
+    const opts = { path: PATH, keys: s.keys, body, connections: CONNECTIONS };
+    // Warm-up: connections, JIT, the database's caches.
+    await load({ ...opts, url: s.url, duration: 1 });
+    await load({ ...opts, url: bare.url, duration: 1 });
+    const apiRuns: LoadRun[] = [];
+    const bareRuns: LoadRun[] = [];
+    for (let i = 0; i < rounds; i++) {
+      bareRuns.push(await load({ ...opts, url: bare.url, duration: SECONDS }));
+      apiRuns.push(await load({ ...opts, url: s.url, duration: SECONDS }));
+    }
+    const a = merge(apiRuns);
+    if (Object.keys(a.statuses).some((k) => k !== '200') || a.errors > 0) throw new Error(`API answered ${JSON.stringify(a.statuses)}, ${a.errors} errors`);
+    return { api: a, bare: merge(bareRuns) };
+  } finally {
+    await bare.stop();
+    await s.close();
+  }
+}
+
+export async function benchAcks(): Promise<BenchOutcome> {
+  const loadBefore = loadAverage();
+  const child = await measure('process', ROUNDS);
+  const inProcess = QUICK ? undefined : await measure('inprocess', 1);
+  const { api, bare } = child;
+  const result = {
+    date: new Date().toISOString(),
+    accounts: ACCOUNTS,
+    connections: CONNECTIONS,
+    secondsPerRound: SECONDS,
+    rounds: ROUNDS,
+    apiProcess: { perSecond: Math.round(api.perSecond), latencyMs: api.latency, statuses: api.statuses },
+    bareServer: { perSecond: Math.round(bare.perSecond), latencyMs: bare.latency },
+    ...(inProcess ? { apiInThisProcess: { perSecond: Math.round(inProcess.api.perSecond), latencyMs: inProcess.api.latency } } : {}),
+    loadAverage: { before: loadBefore, after: loadAverage() },
+  };
+  console.error(`acks: written to ${writeResult('acks', result)}`);
+  const rows: Row[] = [
+    row({ benchmark: 'API acks', figure: `run-code acknowledged, ${ACCOUNTS} accounts, ${CONNECTIONS} connections`, unit: 'req/s', value: api.perSecond, baseline: bare.perSecond, baselineIs: 'bare node:http', target: `≥ ${TARGET_PER_SECOND}/s`, met: api.perSecond >= TARGET_PER_SECOND }),
+    row({ benchmark: 'API acks', figure: 'run-code p50', unit: 'ms', value: api.latency.median, baseline: bare.latency.median, baselineIs: 'bare node:http', target: 'report', met: null }),
+    row({ benchmark: 'API acks', figure: 'run-code p99', unit: 'ms', value: api.latency.p99, baseline: bare.latency.p99, baselineIs: 'bare node:http', target: `< ${TARGET_P99_MS} ms`, met: api.latency.p99 < TARGET_P99_MS }),
+  ];
+  if (inProcess) {
+    rows.push(row({ benchmark: 'API acks', figure: 'same, API in the load generator\'s process', unit: 'req/s', value: inProcess.api.perSecond, baseline: inProcess.bare.perSecond, baselineIs: 'bare node:http', target: 'report', met: null }));
+  }
+  return { result, rows };
+}
+
+runIfMain(import.meta.url, benchAcks);
