@@ -7,13 +7,17 @@ import type { Config } from './config.js';
 
 export type { Logger } from 'pino';
 
-export function createLogger(config: Pick<Config, 'RUNBOX_LOG_LEVEL'>, name: string): Logger {
-  return pino({
-    name,
-    level: config.RUNBOX_LOG_LEVEL,
-    // ISO times read better in journald and in log search than epoch milliseconds.
-    timestamp: pino.stdTimeFunctions.isoTime,
-    // Error objects become {type, message, stack} under `err`.
-    serializers: { err: pino.stdSerializers.err },
-  });
+export function createLogger(config: Pick<Config, 'RUNBOX_LOG_LEVEL'>, name: string, fd: 1 | 2 = 1): Logger {
+  return pino(
+    {
+      name,
+      level: config.RUNBOX_LOG_LEVEL,
+      // ISO times read better in journald and in log search than epoch milliseconds.
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Error objects become {type, message, stack} under `err`.
+      serializers: { err: pino.stdSerializers.err },
+    },
+    // Synchronous: the last lines before a crash are not lost.
+    pino.destination({ fd, sync: true }),
+  );
 }

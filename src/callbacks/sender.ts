@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { callbackAttempts } from '../metrics/registry.js';
 import { createWaker } from '../queue/waker.js';
 import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
@@ -61,6 +62,7 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
         'X-Runbox-Signature': signatureHeader(d.signing_secret, body, Math.floor(Date.now() / 1000)),
       },
     });
+    callbackAttempts.inc({ outcome: outcome.ok ? 'delivered' : outcome.permanent ? 'refused' : 'failed' });
     try {
       const ours = await settleDelivery(db, id, d.id, outcome, policy);
       if (!ours) dlog.warn('delivery lease was lost before its outcome was recorded');

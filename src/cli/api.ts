@@ -1,6 +1,8 @@
 import { startApi } from '../api/server.js';
 import { loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
+import { createLogger } from '../log.js';
+import { watchQueue } from '../metrics/registry.js';
 import { systemClock } from '../util/clock.js';
 
 // The API alone in its own process (for scaling the API out, and for tests that need
@@ -9,12 +11,10 @@ import { systemClock } from '../util/clock.js';
 
 const config = loadConfig();
 const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20, applicationName: 'runbox-api' });
-const api = await startApi({
-  db: handle.db,
-  config,
-  clock: systemClock,
-  log: { error: (obj, msg) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: { stack?: string } }).err?.stack ?? JSON.stringify(obj))}\n`) },
-});
+// Logs go to stderr: stdout carries only the line announcing the port.
+const log = createLogger(config, 'runbox-api', 2);
+watchQueue(handle.db);
+const api = await startApi({ db: handle.db, config, clock: systemClock, log });
 process.stdout.write(JSON.stringify({ listening: { host: api.host, port: api.port } }) + '\n');
 
 const stop = (): void => {

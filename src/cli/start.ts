@@ -4,6 +4,8 @@ import { loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
+import { startAdminListener } from '../metrics/listener.js';
+import { watchQueue } from '../metrics/registry.js';
 import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
@@ -39,6 +41,7 @@ async function shutdown(): Promise<void> {
 
 try {
   await migrateToLatest(handle.db);
+  watchQueue(handle.db);
 
   if (wanted.has('runner')) {
     const sandbox = await createSandbox(config);
@@ -63,6 +66,13 @@ try {
       'first key: scripts/runbox-admin account create --email you@example.com, then ' +
         'scripts/runbox-admin key create --account <id> --app-name demo --redirect-url http://your-host/callback',
     );
+  }
+
+  if (config.RUNBOX_ADMIN_HOST) {
+    // One registry for every component of this process.
+    const admin = await startAdminListener(config.RUNBOX_ADMIN_HOST, config.RUNBOX_ADMIN_PORT);
+    started.unshift({ name: 'admin listener', stop: () => admin.close() });
+    log.info({ host: admin.host, port: admin.port }, `metrics on http://${admin.host}:${admin.port}/metrics`);
   }
 
   log.info({ components: [...wanted] }, 'runbox started');

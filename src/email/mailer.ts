@@ -4,6 +4,7 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Logger } from '../log.js';
+import { emailsSent } from '../metrics/registry.js';
 import { createWaker } from '../queue/waker.js';
 import { claimEmails } from './claim.js';
 import { MAIL_CHANNEL } from './enqueue.js';
@@ -82,6 +83,7 @@ export async function startMailer(deps: MailerDeps): Promise<Mailer> {
             const elog = log.child({ email: e.id, account: e.account_id, key: e.key_id, threshold: e.threshold });
             try {
               await send({ ...usageMessage(e), from: config.RUNBOX_MAIL_FROM });
+              emailsSent.inc();
               if (await markSent(db, id, e.id)) elog.info({ to: e.to_address }, 'usage email sent');
               else elog.warn('usage email sent but its lease was gone');
             } catch (err) {

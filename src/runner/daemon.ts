@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
@@ -122,6 +123,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const jlog = rlog.child({ submission: job.id, slot, attempt: job.attempts });
     const ref = { id: job.id, attempt: job.attempts };
     jlog.info({ compiler: job.compiler }, 'job started');
+    const startedAt = performance.now();
     try {
       let result: RunResult | undefined;
       let problem: Error | undefined;
@@ -145,7 +147,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       }
       if (result) {
         const ok = await complete(db, id, ref, result);
-        if (ok) jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
+        if (ok) {
+          jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
+          observeRun(job.compiler, result, (performance.now() - startedAt) / 1000);
+        }
         else jlog.warn('job finished but its lease was gone; result dropped');
         return;
       }
@@ -155,6 +160,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
       // Either way the user got no run: nothing is billed.
       await fail(db, id, ref, message, { refund: true, result: internalError(job, notStarted ? message : 'internal error') });
+      runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
       // The database is unreachable: the lease runs out and the reaper requeues the job.
       jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
@@ -234,6 +240,14 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     },
     stop,
   };
+}
+
+/** Metrics of one recorded run; the program's own wall time is the run stage's (each test's for multi-test runs). */
+function observeRun(compiler: string, result: RunResult, wallSeconds: number): void {
+  runsTotal.inc({ status: result.status, compiler });
+  runDuration.observe({ compiler }, wallSeconds);
+  const programSeconds = result.tests ? result.tests.reduce((sum, t) => sum + (t.total ?? 0), 0) : (result.total ?? 0);
+  sandboxOverhead.observe({ compiler }, Math.max(0, wallSeconds - programSeconds));
 }
 
 function internalError(job: ClaimedJob, message: string): RunResult {

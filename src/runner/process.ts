@@ -1,11 +1,11 @@
-import pino, { type Logger } from 'pino';
 import type { Config } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
 
 // What the long-running entries (npm start, the runner alone) share: JSON logs, and
 // a graceful stop on SIGINT/SIGTERM (a second signal exits at once).
 
 export function processLogger(config: Config, name: string): Logger {
-  return pino({ name, level: config.RUNBOX_LOG_LEVEL });
+  return createLogger(config, name);
 }
 
 export function onShutdownSignal(log: Logger, shutdown: () => Promise<void>): void {

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { compilerAvailability } from '../../compilers/availability.js';
 import type { CompilerId } from '../../compilers/ids.js';
+import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
@@ -56,6 +57,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     });
     if (!result.admitted) {
       if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
+      rejections.inc({ reason: result.reason });
       throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
     }
     ctx.state.submission = { id: result.id, units: result.units };
