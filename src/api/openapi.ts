@@ -46,7 +46,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       operationId: route.operationId,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      security: route.auth === 'key' ? [{ apiKey: [] }] : [],
+      security: route.auth === 'none' ? [] : [{ apiKey: [] }],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
       responses,
     };

@@ -24,6 +24,8 @@ export interface ApiDeps {
 export interface ApiState {
   /** Set by authenticate() on routes that take a key. */
   auth?: KeyContext;
+  /** Set by authenticate() on admin routes: the admin key used. */
+  admin?: { id: string; label: string };
   /** Set by jsonBody() on routes that declare a body schema: the validated body. */
   body?: unknown;
   /** Set by admission() on routes that admit a run: the stored submission. */
@@ -47,8 +49,8 @@ export interface RouteDef {
   operationId: string;
   summary: string;
   description?: string;
-  /** 'key': Authorization header required (401 otherwise). */
-  auth: 'none' | 'key';
+  /** 'key': an API key in Authorization (401 otherwise). 'admin': an admin key (401 without a valid key, 403 for an API key). */
+  auth: 'none' | 'key' | 'admin';
   /** Answered 503 while the service is in maintenance mode. */
   maintenance?: boolean;
   /** JSON request body, validated (400) before the handler runs. */

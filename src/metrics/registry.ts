@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js';
 // expose their own, and Prometheus sums them.
 
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'runbox_process_' });
+collectDefaultMetrics({ register: registry, prefix: 'runbox_' });
 
 /** Runs that ended on this runner, by result status and compiler. */
 export const runsTotal = new Counter({

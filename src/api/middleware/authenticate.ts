@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { findKeyByHash } from '../../accounts/accounts.js';
+import { findAdminKey } from '../../accounts/admin-keys.js';
 import { hashKey } from '../../accounts/keys.js';
 import type { Db } from '../../db/connect.js';
 import { ApiError } from '../errors.js';
@@ -24,6 +25,20 @@ export function authenticate(route: RouteDef, db: Db): Koa.Middleware<ApiState> 
       if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
       if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
       ctx.state.auth = found;
+    }
+    if (route.auth === 'admin') {
+      const key = keyFromHeader(ctx.get('Authorization'));
+      const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox-admin"' };
+      if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an admin key is required', challenge);
+      const hash = /^[\x21-\x7e]{1,256}$/.test(key) ? hashKey(key) : undefined;
+      const admin = hash ? await findAdminKey(db, hash) : undefined;
+      if (!admin) {
+        // A working API key is known but not allowed here; anything else is not a key.
+        const apiKey = hash ? await findKeyByHash(db, hash) : undefined;
+        if (apiKey && !apiKey.revoked) throw new ApiError(403, 'forbidden', 'this resource is restricted to administrators');
+        throw new ApiError(401, 'invalid_key', 'the admin key is wrong or revoked', challenge);
+      }
+      ctx.state.admin = admin;
     }
     await next();
   };

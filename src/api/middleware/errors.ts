@@ -10,6 +10,18 @@ function send(ctx: Koa.Context, status: number, code: string, message: string, h
   ctx.body = { error: { code, message } };
 }
 
+/** The database cannot be reached (down, restarting, refusing connections): a temporary 503, not a 500. */
+export function databaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code) ||
+    code.startsWith('08') ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/.test(message)
+  );
+}
+
 export function errorShape(log?: { error(obj: object, msg?: string): void }): Koa.Middleware {
   return async (ctx, next) => {
     try {
@@ -21,6 +33,11 @@ export function errorShape(log?: { error(obj: object, msg?: string): void }): Ko
     } catch (err) {
       if (err instanceof ApiError) {
         send(ctx, err.status, err.code, err.message, err.headers);
+        return;
+      }
+      if (databaseUnavailable(err)) {
+        log?.error({ err: (err as Error).message }, 'database unavailable');
+        send(ctx, 503, 'unavailable', 'the service cannot reach its database; try again shortly', { 'Retry-After': '5' });
         return;
       }
       const e = err as { status?: unknown; expose?: unknown; message?: string; headers?: Record<string, string> };

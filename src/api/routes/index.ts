@@ -1,6 +1,9 @@
 import type { RouteDef } from '../route.js';
+import { adminRoutes } from './admin.js';
 import { compilersRoute } from './compilers.js';
+import { healthRoute } from './health.js';
 import { limitsRoute } from './limits.js';
+import { metricsRoute } from './metrics.js';
 import { openApiRoute } from './openapi.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
@@ -19,5 +22,8 @@ export function routes(): RouteDef[] {
     limitsRoute,
     compilersRoute,
     openApiRoute,
+    healthRoute,
+    metricsRoute,
+    ...adminRoutes,
   ];
 }

@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { revokeAdminKey } from '../../src/accounts/admin-keys.js';
+import { startAdminListener } from '../../src/metrics/listener.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { accountWithKey, errorOf, fakeImagesDir, postRun, startTestApi, testConfig, TestClock, type FakeImages, type TestApi } from '../helpers/api.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+
+// Health for load balancers, the admin endpoints behind admin keys, and /metrics (on
+// the API with an admin key, and on the admin listener).
+
+describe('health, admin API and metrics', function () {
+  let t: TestDatabase;
+  let images: FakeImages;
+  let api: TestApi;
+  let adminKey: string;
+  let adminKeyId: string;
+
+  before(async () => {
+    t = await freshDatabase('admin_api');
+    images = fakeImagesDir(['python-3.9.7']);
+    api = await startTestApi({ db: t.db, config: testConfig(t.url, images.dir), clock: new TestClock() });
+    // The operator's way: the admin CLI prints the key once.
+    const out = execFileSync(join(PROJECT_ROOT, 'scripts/runbox-admin'), ['admin-key', 'create', '--label', 'ops team'], {
+      env: { ...process.env, RUNBOX_DATABASE_URL: t.url },
+      encoding: 'utf8',
+    });
+    const created = JSON.parse(out) as { id: string; key: string; label: string };
+    expect(created.label).to.equal('ops team');
+    adminKey = created.key;
+    adminKeyId = created.id;
+  });
+  after(async () => {
+    await api?.close();
+    images?.remove();
+    await t?.drop();
+  });
+
+  const call = (method: string, path: string, key?: string, body?: unknown) =>
+    fetch(`${api.url}${path}`, {
+      method,
+      headers: { ...(key ? { Authorization: key } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+
+  it('GET /api/health: 200 degraded without a live runner, ok with one, counts the queue', async () => {
+    let res = await call('GET', '/api/health');
+    expect(res.status).to.equal(200);
+    let body = (await res.json()) as { status: string; database: { ok: boolean }; runners: { live: number; slots: number }; queue: { queued: number } };
+    expect(body.status).to.equal('degraded');
+    expect(body.database.ok).to.equal(true);
+    expect(body.runners).to.deep.equal({ live: 0, slots: 0 });
+    await sql`INSERT INTO runners (id, hostname, slots, launcher) VALUES ('r1', 'h', 3, 'bwrap'), ('r-old', 'h', 5, 'bwrap')`.execute(t.db);
+    await sql`UPDATE runners SET last_seen = now() - interval '1 hour' WHERE id = 'r-old'`.execute(t.db);
+    const { key } = await accountWithKey(t.db);
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(200);
+    res = await call('GET', '/api/health');
+    body = (await res.json()) as typeof body;
+    expect(body.status).to.equal('ok');
+    expect(body.runners).to.deep.equal({ live: 1, slots: 3 });
+    expect(body.queue.queued).to.equal(1);
+  });
+
+  it('/api/admin/*: 401 without or with a wrong key, 403 with an API key, 200 with an admin key', async () => {
+    const { key } = await accountWithKey(t.db);
+    let res = await call('GET', '/api/admin/maintenance');
+    expect(res.status).to.equal(401);
+    expect((await errorOf(res)).code).to.equal('missing_key');
+    res = await call('GET', '/api/admin/maintenance', 'rbxa_not-a-key');
+    expect(res.status).to.equal(401);
+    res = await call('GET', '/api/admin/maintenance', key.key);
+    expect(res.status).to.equal(403);
+    expect((await errorOf(res)).code).to.equal('forbidden');
+    res = await call('GET', '/api/admin/maintenance', adminKey);
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal({ enabled: false });
+    // And an admin key does not run code.
+    expect((await postRun(api.url, adminKey, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(401);
+  });
+
+  it('accounts, keys and usage over the admin API', async () => {
+    let res = await call('POST', '/api/admin/accounts/', adminKey, { email: 'admin-made@example.test' });
+    expect(res.status).to.equal(201);
+    const account = (await res.json()) as { id: string; email: string };
+    expect(account.email).to.equal('admin-made@example.test');
+    res = await call('POST', '/api/admin/accounts/', adminKey, { email: 'admin-made@example.test' });
+    expect(res.status).to.be.oneOf([400, 409, 500]).and.not.equal(500);
+
+    res = await call('POST', `/api/admin/accounts/${account.id}/keys`, adminKey, { app_name: 'made by admin', monthly_limit: 2 });
+    expect(res.status).to.equal(201);
+    const key = (await res.json()) as { id: string; key: string; monthly_limit: number };
+    expect(key.monthly_limit).to.equal(2);
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(200);
+
+    res = await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { monthly_limit: 50, running: 1 });
+    expect(res.status).to.equal(200);
+    const view = (await res.json()) as { limits: { monthlyLimit: number; running: number }; usage: { submissions: number }; keys: { id: string }[] };
+    expect(view.limits.monthlyLimit).to.equal(50);
+    expect(view.limits.running).to.equal(1);
+    expect(view.usage.submissions).to.equal(1);
+    expect(view.keys.map((k) => k.id)).to.deep.equal([key.id]);
+
+    res = await call('GET', '/api/admin/usage/', adminKey);
+    const usage = (await res.json()) as { accounts: { account_id: string; submissions: number }[] };
+    expect(usage.accounts.find((a) => a.account_id === account.id)?.submissions).to.equal(1);
+
+    res = await call('PATCH', `/api/admin/keys/${key.id}`, adminKey, { monthly_limit: null });
+    expect(((await res.json()) as { monthly_limit: number | null }).monthly_limit).to.equal(null);
+    res = await call('DELETE', `/api/admin/keys/${key.id}`, adminKey);
+    expect(res.status).to.equal(200);
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(401);
+
+    expect((await call('GET', '/api/admin/accounts/999999', adminKey)).status).to.equal(404);
+    expect((await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { monthly_limit: -1 })).status).to.equal(400);
+    expect((await call('GET', '/api/admin/usage/?month=2026-13', adminKey)).status).to.equal(400);
+  });
+
+  it('maintenance switched over the admin API stops runs and not the admin API', async () => {
+    const { key } = await accountWithKey(t.db);
+    expect((await call('PUT', '/api/admin/maintenance', adminKey, { enabled: true })).status).to.equal(200);
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(503);
+    expect((await call('GET', '/api/health')).status).to.equal(200);
+    const res = await call('PUT', '/api/admin/maintenance', adminKey, { enabled: false });
+    expect(await res.json()).to.deep.equal({ enabled: false });
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(200);
+  });
+
+  it('GET /metrics: admin key only on the API; open on the admin listener; 429s counted by reason', async () => {
+    const { key } = await accountWithKey(t.db, { keyMonthlyLimit: 0 });
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(429);
+    expect((await call('GET', '/metrics', key.key)).status).to.equal(403);
+    expect((await call('GET', '/metrics')).status).to.equal(401);
+    const res = await call('GET', '/metrics', adminKey);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/plain/);
+    const text = await res.text();
+    expect(text).to.match(/^runbox_rejections_total\{reason="key_monthly_limit"\} [1-9]/m);
+    expect(text).to.match(/^runbox_queue_jobs\{state="queued"\} \d+/m);
+    expect(text).to.include('# TYPE runbox_run_duration_seconds histogram');
+
+    const listener = await startAdminListener('127.0.0.1', 0);
+    try {
+      const open = await fetch(`http://127.0.0.1:${listener.port}/metrics`);
+      expect(open.status).to.equal(200);
+      expect(await open.text()).to.match(/^runbox_rejections_total\{reason="key_monthly_limit"\} [1-9]/m);
+      expect((await fetch(`http://127.0.0.1:${listener.port}/other`)).status).to.equal(404);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('a revoked admin key is refused', async () => {
+    await revokeAdminKey(t.db, adminKeyId);
+    expect((await call('GET', '/api/admin/maintenance', adminKey)).status).to.equal(401);
+  });
+});
