@@ -6,6 +6,8 @@ export interface RunnerInfo {
   hostname: string;
   slots: number;
   launcher: string;
+  /** Compiler id → version this runner can run (its installed images); published for API hosts. */
+  compilers?: Record<string, string>;
 }
 
 /**
@@ -16,11 +18,12 @@ export interface RunnerInfo {
 export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number): Promise<{ id: string; attempt: number }[]> {
   const { rows } = await sql<{ id: string; attempt: number }>`
     WITH alive AS (
-      INSERT INTO runners (id, hostname, slots, launcher, last_seen, stopped_at)
-      VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher}, now(), NULL)
+      INSERT INTO runners (id, hostname, slots, launcher, compilers, last_seen, stopped_at)
+      VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher},
+              ${runner.compilers ? JSON.stringify(runner.compilers) : null}::jsonb, now(), NULL)
       ON CONFLICT (id) DO UPDATE
       SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher,
-          last_seen = now(), stopped_at = NULL
+          compilers = coalesce(excluded.compilers, runners.compilers), last_seen = now(), stopped_at = NULL
       RETURNING id
     )
     UPDATE submissions

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { installedCompilers } from '../compilers/deployment.js';
 import type { Config } from '../config.js';
 import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
@@ -72,7 +73,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         signal: ctx.signal,
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
       }));
-  const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher };
+  // What this runner can run, re-read at every heart-beat so an image imported later is offered.
+  const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
@@ -98,6 +100,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     try {
       // Only claims made before the heartbeat are checked against its answer.
       const before = [...active.values()];
+      info.compilers = installedCompilers(config.RUNBOX_IMAGES_DIR);
       const held = new Set((await heartbeat(db, info, leaseSeconds)).map((c) => `${c.id}/${c.attempt}`));
       for (const a of before) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.

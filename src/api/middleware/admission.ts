@@ -1,6 +1,5 @@
 import type Koa from 'koa';
-import { compilerAvailability } from '../../compilers/availability.js';
-import type { CompilerId } from '../../compilers/ids.js';
+import { availabilityCache } from '../../compilers/deployment.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { ApiError } from '../errors.js';
@@ -12,23 +11,9 @@ import type { RunCodeRequest } from '../schemas.js';
 // job (src/quota/admit.ts), so they hold exactly under concurrency; this middleware
 // turns a refusal into its HTTP answer. Nothing is counted for a refused request.
 
-/** How long a process trusts its view of the installed images. */
-const AVAILABILITY_CACHE_MS = 1000;
-
-export function availabilityCache(imagesDir: string): () => Set<CompilerId> {
-  let available = new Set<CompilerId>();
-  let readAt = -Infinity;
-  return () => {
-    if (performance.now() - readAt >= AVAILABILITY_CACHE_MS) {
-      available = new Set(compilerAvailability(imagesDir).filter((c) => c.available).map((c) => c.id));
-      readAt = performance.now();
-    }
-    return available;
-  };
-}
-
 export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {
-  const availableNow = availabilityCache(deps.config.RUNBOX_IMAGES_DIR);
+  // What the deployment's live runners can run (src/compilers/deployment.ts).
+  const availableNow = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
   return async (ctx, next) => {
     if (!route.admits) return next();
     const body = ctx.state.body as RunCodeRequest;
@@ -37,7 +22,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     if (body.input !== undefined && body.tests !== undefined) {
       throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
     }
-    if (!availableNow().has(body.compiler)) {
+    if (!(await availableNow()).has(body.compiler)) {
       // 400, not 503: the request names something this deployment does not offer;
       // retrying it unchanged will not help until an operator installs the image.
       throw new ApiError(400, 'compiler_unavailable', `compiler ${body.compiler} is not installed on this service (see GET /api/compilers/)`);

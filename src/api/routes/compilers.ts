@@ -1,8 +1,9 @@
-import { compilerAvailability } from '../../compilers/availability.js';
+import { deploymentAvailability } from '../../compilers/deployment.js';
 import type { RouteDef } from '../route.js';
 import { CompilerList } from '../schemas.js';
 
-// GET /api/compilers/: the ten identifiers, with what is installed here.
+// GET /api/compilers/: the ten identifiers, with what the deployment's runners can run
+// (src/compilers/deployment.ts).
 export const compilersRoute: RouteDef = {
   method: 'GET',
   path: '/api/compilers/',
@@ -12,9 +13,9 @@ export const compilersRoute: RouteDef = {
   responses: { 200: { description: 'The compilers.', schema: CompilerList } },
   errors: [405, 406, 500],
   handler:
-    ({ config }) =>
+    ({ db, config }) =>
     async (ctx) => {
-      ctx.body = compilerAvailability(config.RUNBOX_IMAGES_DIR).map(({ id, language, version, available }) => ({
+      ctx.body = (await deploymentAvailability(db, config.RUNBOX_IMAGES_DIR, config.RUNBOX_LEASE_SECONDS)).map(({ id, language, version, available }) => ({
         id,
         language,
         version,

@@ -5,7 +5,7 @@ import { findKeyByHash } from '../../accounts/accounts.js';
 import { hashKey } from '../../accounts/keys.js';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { MaintenanceFlag } from '../maintenance.js';
-import { availabilityCache } from '../middleware/admission.js';
+import { availabilityCache } from '../../compilers/deployment.js';
 import { keyFromHeader } from '../middleware/authenticate.js';
 import type { ApiDeps } from '../route.js';
 import type { LiveResults } from '../live.js';
@@ -28,7 +28,7 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResults }): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: REQUEST_LIMITS.bodyMaxBytes });
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
-  const available = availabilityCache(deps.config.RUNBOX_IMAGES_DIR);
+  const available = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');

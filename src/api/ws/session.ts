@@ -20,7 +20,7 @@ const OUTPUT_GRACE_MS = 1000;
 export interface SessionDeps extends ApiDeps {
   live: LiveResults;
   maintenance: MaintenanceFlag;
-  available: () => Set<string>;
+  available: () => Promise<Set<string>>;
 }
 
 export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps): void {
@@ -49,7 +49,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
 
   async function run(msg: WsRunMessage): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
-    if (!deps.available().has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
+    if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
     // Listening before the submission exists: no output can be missed.
     const submissionId = randomUUID();
