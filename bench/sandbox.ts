@@ -17,6 +17,8 @@ import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutco
 //   python: `python3.9 -c pass` in the python3.9 image; bare is a chroot into it.
 //   c:      the gcc image's hello world, compiled once; bare is the same binary started
 //           through the image's own dynamic loader and libraries (no chroot needed).
+// Also timed, to show what bounds the overhead: bwrap alone with the launcher's
+// namespaces and mounts (no job cgroup, shim, init or seccomp).
 
 const exec = promisify(execFile);
 const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? (QUICK ? 8 : 60));
@@ -24,9 +26,19 @@ const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? (QUICK ? 8 : 60));
 const TARGET_ADDED_MS = 10;
 const SLOT = 0;
 
+/** The namespaces and mounts the bwrap launcher sets up, for the bwrap-alone floor. */
+function bwrapAloneArgv(rootfs: string, binds: [string, string][], argv: string[]): string[] {
+  const out = ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin'];
+  out.push('--ro-bind', rootfs, '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/box', '--tmpfs', '/tmp');
+  for (const [from, to] of binds) out.push('--ro-bind', from, to);
+  return [...out, '--chdir', '/box', '--', ...argv];
+}
+
 interface Program {
   name: string;
   bare(): Promise<void>;
+  /** bwrap alone with the same namespaces and mounts, no cgroup, shim, init or seccomp: the floor of any bwrap sandbox. */
+  bwrapAlone(): Promise<void>;
   boxed(sb: Sandbox): Promise<void>;
   cleanup(): void;
 }
@@ -37,6 +49,7 @@ async function pythonProgram(imagesDir: string): Promise<Program> {
   return {
     name: 'python3 -c pass',
     bare: async () => void (await exec('/usr/sbin/chroot', [rootfs, ...argv], { env: { PATH: '/usr/bin:/bin' } })),
+    bwrapAlone: async () => void (await exec('bwrap', bwrapAloneArgv(rootfs, [], argv))),
     boxed: async (sb) => {
       const r = await sb.run({ rootfs, argv, slot: SLOT });
       if (r.status !== 'exited' || r.exitCode !== 0) throw new Error(`sandboxed python failed: ${r.status} ${r.diagnostic ?? ''}`);
@@ -67,6 +80,10 @@ async function cProgram(imagesDir: string, sb: Sandbox): Promise<Program> {
       const { stdout } = await exec(join(libs, 'ld-linux-x86-64.so.2'), ['--library-path', libs, path], { env: { PATH: '/usr/bin:/bin' } });
       if (stdout !== entry.hello.output) throw new Error(`bare C hello printed ${JSON.stringify(stdout)}`);
     },
+    bwrapAlone: async () => {
+      const { stdout } = await exec('bwrap', bwrapAloneArgv(rootfs, [[path, `/box/${binary.name}`]], runArgv));
+      if (stdout !== entry.hello.output) throw new Error(`C hello under bwrap alone printed ${JSON.stringify(stdout)}`);
+    },
     boxed: async (s) => {
       const r = await s.run({ rootfs, argv: runArgv, files: [binary], slot: SLOT });
       if (r.status !== 'exited' || r.exitCode !== 0 || r.stdout.toString() !== entry.hello.output) {
@@ -89,12 +106,14 @@ export async function benchSandbox(): Promise<BenchOutcome> {
   try {
     for (const p of programs) {
       const bare: number[] = [];
+      const alone: number[] = [];
       const boxed: number[][] = launchers.map(() => []);
       // Warm the page cache and each slot's prepared stage before timing.
       await p.bare();
+      await p.bwrapAlone();
       for (const sb of sandboxes) await p.boxed(sb);
-      const contenders = [() => p.bare(), ...sandboxes.map((sb) => () => p.boxed(sb))];
-      const samples = [bare, ...boxed];
+      const contenders = [() => p.bare(), () => p.bwrapAlone(), ...sandboxes.map((sb) => () => p.boxed(sb))];
+      const samples = [bare, alone, ...boxed];
       for (let i = 0; i < ROUNDS; i++) {
         for (let k = 0; k < contenders.length; k++) {
           const j = (i + k) % contenders.length;
@@ -104,7 +123,8 @@ export async function benchSandbox(): Promise<BenchOutcome> {
         }
       }
       const b = stats(bare);
-      const perProgram: Record<string, unknown> = { bare: b };
+      const a = stats(alone);
+      const perProgram: Record<string, unknown> = { bare: b, bwrapAlone: { ...a, addedMedian: +(a.median - b.median).toFixed(2) } };
       for (const [j, l] of launchers.entries()) {
         const s = stats(boxed[j]!);
         const addedMedian = +(s.median - b.median).toFixed(2);
@@ -112,6 +132,7 @@ export async function benchSandbox(): Promise<BenchOutcome> {
         rows.push(row({ benchmark: 'sandbox', figure: `${p.name}, ${l}, median`, unit: 'ms', value: s.median, baseline: b.median, baselineIs: 'bare', target: `≤ +${TARGET_ADDED_MS} ms (+${addedMedian.toFixed(1)})`, met: addedMedian <= TARGET_ADDED_MS }));
         rows.push(row({ benchmark: 'sandbox', figure: `${p.name}, ${l}, p95`, unit: 'ms', value: s.p95, baseline: b.p95, baselineIs: 'bare', target: 'report', met: null }));
       }
+      rows.push(row({ benchmark: 'sandbox', figure: `${p.name}, bwrap alone (floor), median`, unit: 'ms', value: a.median, baseline: b.median, baselineIs: 'bare', target: 'report', met: null }));
       result[p.name] = perProgram;
     }
   } finally {
