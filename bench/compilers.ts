@@ -14,8 +14,8 @@ import { PROJECT_ROOT } from '../src/util/paths.js';
 // Each identifier's hello program, compile and run stages timed separately: through
 // the full sandbox (job cgroup, shim, launcher, init, seccomp, workspace archive in and
 // artifacts out) against the same command lines run bare in the same image: a chroot
-// in a private mount and PID namespace with /proc and a tmpfs-backed workspace bound at
-// /box, as root, no limits. Sandboxed and bare alternate (their order too) so that both
+// in a private mount and PID namespace with /proc, the host's /dev and a tmpfs-backed
+// workspace bound at /box, as root, no limits. Sandboxed and bare alternate (their order too) so that both
 // see the same machine load.
 
 const exec = promisify(execFile);
@@ -31,7 +31,8 @@ const TARGET_ADDED_MS = 15;
 
 // The bare stage's only shell: fixed text; the workspace, root and argv arrive as
 // positional parameters, never spliced into the script.
-const BARE_SCRIPT = 'w=$1; r=$2; shift 2; mount --bind "$w" "$r/box" && exec chroot "$r" /usr/bin/env -C /box "$@"';
+// The host's /dev stands in for the sandbox's device nodes (CoreCLR reads /dev/urandom).
+const BARE_SCRIPT = 'w=$1; r=$2; shift 2; mount --bind "$w" "$r/box" && mount --bind /dev "$r/dev" && exec chroot "$r" /usr/bin/env -C /box "$@"';
 
 const hostTool = (name: string) => ['/usr/sbin', '/usr/bin', '/sbin', '/bin'].map((d) => `${d}/${name}`).find(existsSync) ?? name;
 
