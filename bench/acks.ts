@@ -1,15 +1,20 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { connect, type Db } from '../src/db/connect.js';
+import { admitSubmission } from '../src/quota/admit.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
-import { benchStack, HELLO_PY, load, PYTHON, type ApiMode, type LoadRun } from './stack.js';
+import { benchStack, HELLO_PY, load, PYTHON, type ApiMode, type BenchStack, type LoadRun } from './stack.js';
 
 // Acknowledgements: POST /api/v2/run-code/ as fast as the API answers, keys of many
 // accounts in rotation (their plan is high, so no per-account limit bites), no runner
 // (jobs stay queued). Baseline: a bare node:http server in its own process that reads
 // the body and answers the same 200 "Ok", under the same load generator and
-// connections, alternating with the API. The full run also measures the API inside
+// connections, alternating with the API. What bounds it is measured too: the
+// admission alone (admitSubmission, the same account-locked transaction the API runs)
+// called straight from this process, as many at once as there are connections, on a
+// pool as large as the API's: no HTTP, no authentication. The full run also measures the API inside
 // this process (sharing the load generator's event loop), which is why the figures
 // come from the API in its own process.
 
@@ -46,6 +51,37 @@ function merge(runs: LoadRun[]): { perSecond: number; latency: ReturnType<typeof
   return { perSecond: n / seconds, latency: stats(runs.flatMap((r) => r.latencies)), statuses, errors: runs.reduce((a, r) => a + r.errors, 0) };
 }
 
+/** Admissions per second with no HTTP in front: the database's share of an acknowledgement. */
+async function admissionsAlone(s: BenchStack, seconds: number, db: Db = s.db.db): Promise<{ perSecond: number; latency: ReturnType<typeof stats> }> {
+  const latencies: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const owner = s.owners[next++ % s.owners.length]!;
+        const t1 = performance.now();
+        const a = await admitSubmission(db, {
+          accountId: owner.accountId,
+          keyId: owner.keyId,
+          compiler: PYTHON,
+          code: HELLO_PY,
+          input: null,
+          tests: null,
+          extraParams: null,
+          mode: 'async',
+          maxAttempts: s.config.RUNBOX_MAX_ATTEMPTS,
+          now: new Date(),
+        });
+        if (!a.admitted) throw new Error(`admission refused: ${a.reason}`);
+        latencies.push(performance.now() - t1);
+      }
+    }),
+  );
+  return { perSecond: latencies.length / ((performance.now() - t0) / 1000), latency: stats(latencies) };
+}
+
 async function measure(api: ApiMode, rounds: number) {
   const s = await benchStack(`bench_acks_${api}`, { accounts: ACCOUNTS, api });
   const bare = await spawnBareServer();
@@ -57,13 +93,22 @@ async function measure(api: ApiMode, rounds: number) {
     await load({ ...opts, url: bare.url, duration: 1 });
     const apiRuns: LoadRun[] = [];
     const bareRuns: LoadRun[] = [];
+    const alone: { perSecond: number; latency: ReturnType<typeof stats> }[] = [];
     for (let i = 0; i < rounds; i++) {
       bareRuns.push(await load({ ...opts, url: bare.url, duration: SECONDS }));
       apiRuns.push(await load({ ...opts, url: s.url, duration: SECONDS }));
+      alone.push(await admissionsAlone(s, SECONDS));
     }
     const a = merge(apiRuns);
     if (Object.keys(a.statuses).some((k) => k !== '200') || a.errors > 0) throw new Error(`API answered ${JSON.stringify(a.statuses)}, ${a.errors} errors`);
-    return { api: a, bare: merge(bareRuns) };
+    const admission = { perSecond: alone.reduce((n, x) => n + x.perSecond, 0) / alone.length, latency: alone[alone.length - 1]!.latency };
+    // Not how runbox runs (an acknowledged job must survive a crash): the same
+    // admissions without waiting for the WAL flush at commit, to show what bounds them.
+    const url = new URL(s.db.url);
+    url.searchParams.set('options', '-c synchronous_commit=off');
+    const noFlush = connect(url.toString(), { max: 20, applicationName: 'runbox-bench' });
+    const withoutFlush = await admissionsAlone(s, SECONDS, noFlush.db).finally(() => noFlush.close());
+    return { api: a, bare: merge(bareRuns), admission, withoutFlush };
   } finally {
     await bare.stop();
     await s.close();
@@ -83,6 +128,8 @@ export async function benchAcks(): Promise<BenchOutcome> {
     rounds: ROUNDS,
     apiProcess: { perSecond: Math.round(api.perSecond), latencyMs: api.latency, statuses: api.statuses },
     bareServer: { perSecond: Math.round(bare.perSecond), latencyMs: bare.latency },
+    admissionAlone: { perSecond: Math.round(child.admission.perSecond), latencyMsLastRound: child.admission.latency },
+    admissionAloneWithoutCommitFlush: { perSecond: Math.round(child.withoutFlush.perSecond), latencyMs: child.withoutFlush.latency },
     ...(inProcess ? { apiInThisProcess: { perSecond: Math.round(inProcess.api.perSecond), latencyMs: inProcess.api.latency } } : {}),
     loadAverage: { before: loadBefore, after: loadAverage() },
   };
@@ -92,6 +139,8 @@ export async function benchAcks(): Promise<BenchOutcome> {
     row({ benchmark: 'API acks', figure: 'run-code p50', unit: 'ms', value: api.latency.median, baseline: bare.latency.median, baselineIs: 'bare node:http', target: 'report', met: null }),
     row({ benchmark: 'API acks', figure: 'run-code p99', unit: 'ms', value: api.latency.p99, baseline: bare.latency.p99, baselineIs: 'bare node:http', target: `< ${TARGET_P99_MS} ms`, met: api.latency.p99 < TARGET_P99_MS }),
   ];
+  rows.push(row({ benchmark: 'API acks', figure: 'admission transaction alone (no HTTP), what bounds the above', unit: 'adm/s', value: child.admission.perSecond, baseline: api.perSecond, baselineIs: 'the API above', target: 'report', met: null }));
+  rows.push(row({ benchmark: 'API acks', figure: 'admission alone, commit not waiting for the WAL flush (not used)', unit: 'adm/s', value: child.withoutFlush.perSecond, baseline: child.admission.perSecond, baselineIs: 'admission alone', target: 'report', met: null }));
   if (inProcess) {
     rows.push(row({ benchmark: 'API acks', figure: 'same, API in the load generator\'s process', unit: 'req/s', value: inProcess.api.perSecond, baseline: inProcess.bare.perSecond, baselineIs: 'bare node:http', target: 'report', met: null }));
   }

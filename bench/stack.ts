@@ -36,6 +36,8 @@ export interface BenchStack {
   db: TestDatabase;
   url: string;
   keys: string[];
+  /** The account and key id behind each key, in the same order. */
+  owners: { accountId: string; keyId: string }[];
   config: Config;
   startRunner(): Promise<Runner>;
   stopRunner(): Promise<void>;
@@ -58,9 +60,12 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
     const high = 2_000_000_000;
     await upsertPlan(db.db, 'bench', { monthlyLimit: MAX_MONTHLY_LIMIT, perMinute: high, pending: high, running: 1000, testsPerRequest: 10 });
     const keys: string[] = [];
+    const owners: { accountId: string; keyId: string }[] = [];
     for (let i = 0; i < opts.accounts; i++) {
       const account = await createAccount(db.db, `bench-${i}@example.com`, 'bench');
-      keys.push((await createKey(db.db, { accountId: account.id, appName: 'bench', redirectUrl: null })).key);
+      const key = await createKey(db.db, { accountId: account.id, appName: 'bench', redirectUrl: null });
+      keys.push(key.key);
+      owners.push({ accountId: account.id, keyId: key.id });
     }
     let url: string;
     let closeApi: () => Promise<void>;
@@ -79,6 +84,7 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
       db,
       url,
       keys,
+      owners,
       config,
       startRunner: async () => {
         sandbox ??= await createSandbox(config);
