@@ -13,7 +13,7 @@ const TARGET_P50_MS = 40;
 const TARGET_RATIO = 3.5;
 
 export async function benchLatency(): Promise<BenchOutcome> {
-  const api = (process.env.RUNBOX_BENCH_API as ApiMode | undefined) ?? 'process';
+  const api: ApiMode = process.env.RUNBOX_BENCH_API === 'inprocess' ? 'inprocess' : 'process';
   const s = await benchStack('bench_latency', { accounts: 4, api });
   const loadBefore = loadAverage();
   try {

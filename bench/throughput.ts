@@ -9,7 +9,7 @@ import { bareHello, benchStack, HELLO_PY, imageRootfs, load, PYTHON, unsuccessfu
 // (chroot into the same image), as many at a time as the runner has slots. Rounds
 // alternate between the two.
 
-const JOBS = Number(process.env.RUNBOX_BENCH_JOBS ?? (QUICK ? 40 : 300));
+const JOBS = Number(process.env.RUNBOX_BENCH_RUNS ?? (QUICK ? 40 : 300));
 const ROUNDS = QUICK ? 1 : 2;
 const TARGET_RATIO = 0.6;
 
