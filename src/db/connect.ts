@@ -24,6 +24,11 @@ export function connect(url: string, options: { max?: number; applicationName?: 
   // An idle client losing its connection (Postgres restarted) emits 'error' on the pool;
   // without a listener that would crash the process. The next checkout reconnects.
   pool.on('error', () => {});
+  // A checked-out client whose socket breaks (Postgres stopped mid-query: EPIPE) emits
+  // 'error' on the client itself, where the pool listens only while it is idle; that
+  // would crash the process too. The query in flight still fails, and the pool drops
+  // the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
