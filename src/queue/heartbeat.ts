@@ -14,8 +14,17 @@ export interface RunnerInfo {
  * Extends the lease of every job `runner` holds and records that the runner is alive.
  * Returns the claims still held (job id and attempt): a run whose claim is missing was
  * taken away (its lease ran out and the job was requeued) and should be abandoned.
+ * `running` ("<id>/<attempt>" of the runs the runner is busy with) limits the renewal
+ * to those: a job whose outcome could not be recorded (database down at that moment),
+ * or one claimed by an earlier process under the same runner id, must not be kept
+ * alive by heart-beats; its lease runs out and the reaper requeues it.
  */
-export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number): Promise<{ id: string; attempt: number }[]> {
+export async function heartbeat(
+  db: Db,
+  runner: RunnerInfo,
+  leaseSeconds: number,
+  running?: string[],
+): Promise<{ id: string; attempt: number }[]> {
   const { rows } = await sql<{ id: string; attempt: number }>`
     WITH alive AS (
       INSERT INTO runners (id, hostname, slots, launcher, compilers, last_seen, stopped_at)
@@ -29,6 +38,7 @@ export async function heartbeat(db: Db, runner: RunnerInfo, leaseSeconds: number
     UPDATE submissions
     SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
     WHERE locked_by = ${runner.id} AND state = 'running'
+      AND (${running === undefined} OR (id::text || '/' || attempts) = ANY(${running ?? []}::text[]))
     RETURNING id, attempts AS attempt
   `.execute(db);
   return rows;

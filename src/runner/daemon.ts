@@ -82,7 +82,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   let stopping = false;
 
   // Registers the runner before claiming, so its row exists while it holds jobs.
-  await heartbeat(db, info, leaseSeconds);
+  await heartbeat(db, info, leaseSeconds, []);
 
   const waker: Waker = createWaker({
     url: config.RUNBOX_DATABASE_URL,
@@ -101,7 +101,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       // Only claims made before the heartbeat are checked against its answer.
       const before = [...active.values()];
       info.compilers = installedCompilers(config.RUNBOX_IMAGES_DIR);
-      const held = new Set((await heartbeat(db, info, leaseSeconds)).map((c) => `${c.id}/${c.attempt}`));
+      const held = new Set((await heartbeat(db, info, leaseSeconds, before.map((a) => claimKey(a.job)))).map((c) => `${c.id}/${c.attempt}`));
       for (const a of before) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.
         if (!held.has(claimKey(a.job))) {

@@ -14,7 +14,8 @@ import { loadConfig } from '../../src/config.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { clientConfig } from '../../src/db/url.js';
-import { claim, complete } from '../../src/queue/index.js';
+import { heartbeat } from '../../src/queue/heartbeat.js';
+import { claim, complete, reapExpired } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -219,6 +220,31 @@ describe('faults', function () {
     });
   });
 
+  describe('heart-beats after a lost outcome', () => {
+    let t: TestDatabase;
+    before(async () => {
+      t = await freshDatabase('fault_heartbeat');
+    });
+    after(async () => {
+      await t?.drop();
+    });
+
+    it('renew only the runs in progress, so a job whose outcome was not recorded is reaped', async () => {
+      const account = await makeAccount(t.db);
+      const dropped = await enqueue(t.db, account);
+      const busy = await enqueue(t.db, account);
+      const jobs = await claim(t.db, 'hb-runner', 2, 5);
+      expect(jobs.map((j) => j.id).sort()).to.deep.equal([dropped, busy].sort());
+      await sql`UPDATE submissions SET lease_expires_at = now() - interval '1 second'`.execute(t.db);
+      const info = { id: 'hb-runner', hostname: 'h', slots: 2, launcher: 'bwrap' };
+      const held = await heartbeat(t.db, info, 5, [`${busy}/1`]);
+      expect(held.map((h) => h.id)).to.deep.equal([busy]);
+      const reaped = await reapExpired(t.db);
+      expect(reaped.requeued).to.deep.equal([dropped]);
+      await expectNoDrift(t.db);
+    });
+  });
+
   describe('Postgres stopped under load', () => {
     let dir: string;
     let url: string;
@@ -327,7 +353,7 @@ describe('faults', function () {
         admitted.map((s) => s.id),
         ['finished', 'failed'],
       );
-      await until('every callback delivered', () => admitted.every((s) => receiver.okSubmissions.has(s.id)));
+      await until('every callback delivered', () => admitted.every((s) => receiver.okSubmissions.has(s.id)), 60_000);
       const states = await db.selectFrom('submissions').select(['state']).execute();
       expect(states.every((s) => s.state === 'finished')).to.equal(true);
       // The process logged its way through, in JSON.
