@@ -440,10 +440,18 @@ describe('faults', function () {
         keys.push({ account: account.id, key: await createKey(t.db, { accountId: account.id, appName: `app ${i}` }) });
       }
       const env = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '2', RUNBOX_LOG_LEVEL: 'warn' };
+      // Runners as the runner unit starts them, each with its admin listener for /metrics.
+      const runnerEnv = { ...env, RUNBOX_COMPONENTS: 'runner', RUNBOX_LOG_LEVEL: 'info', RUNBOX_ADMIN_HOST: '127.0.0.1', RUNBOX_ADMIN_PORT: '0' };
       const runners = [
-        launch('runner-1', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'many-1', RUNBOX_SANDBOX_UID_BASE: '61500' }),
-        launch('runner-2', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'many-2', RUNBOX_SANDBOX_UID_BASE: '61600' }),
+        launch('runner-1', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-1', RUNBOX_SANDBOX_UID_BASE: '61500' }),
+        launch('runner-2', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-2', RUNBOX_SANDBOX_UID_BASE: '61600' }),
       ];
+      const metricsUrls = await Promise.all(
+        runners.map(async (p) => {
+          const line = await waitForLine(p, (l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('metrics on'));
+          return `http://127.0.0.1:${line['port'] as number}/metrics`;
+        }),
+      );
       const apis = [launch('api-1', 'api.js', { ...env, RUNBOX_PORT: '0' }), launch('api-2', 'api.js', { ...env, RUNBOX_PORT: '0' })];
       const urls = await Promise.all(
         apis.map(async (p) => {
@@ -493,6 +501,17 @@ describe('faults', function () {
       expect(both.map((r) => r.locked_by).sort()).to.deep.equal(['many-1', 'many-2']);
       await expectNoDrift(t.db);
       for (const r of runners) expect(r.child.exitCode).to.equal(null);
+      // Each runner counts its own runs; together they count every one.
+      let runs = 0;
+      let durations = 0;
+      for (const url of metricsUrls) {
+        const text = await (await fetch(url)).text();
+        runs += Number(/^runbox_runs_total\{status="success",compiler="python-3.9.7"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+        durations += Number(/^runbox_run_duration_seconds_count\{compiler="python-3.9.7"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+        expect(text).to.match(/^runbox_sandbox_overhead_seconds_count\{compiler="python-3.9.7"\} [1-9]\d*$/m);
+      }
+      expect(runs).to.equal(total);
+      expect(durations).to.equal(total);
     });
   });
 });
