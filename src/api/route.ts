@@ -16,7 +16,7 @@ export interface ApiDeps {
   clock: Clock;
   /** How long one process trusts its last read of the maintenance flag. */
   maintenanceCacheMs?: number;
-  log?: { error(obj: object, msg?: string): void };
+  log?: { error(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
   /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
   live?: LiveResults;
 }

@@ -356,8 +356,17 @@ describe('faults', function () {
       await until('every callback delivered', () => admitted.every((s) => receiver.okSubmissions.has(s.id)), 60_000);
       const states = await db.selectFrom('submissions').select(['state']).execute();
       expect(states.every((s) => s.state === 'finished')).to.equal(true);
-      // The process logged its way through, in JSON.
+      // The process logged its way through, in JSON, each run's lines carrying its submission id.
       expect(proc.lines.some((l) => /unreachable|lost its connection|failed/.test(l))).to.equal(true);
+      const logged = proc.lines.flatMap((l) => {
+        try {
+          return [JSON.parse(l) as { msg?: string; submission?: string }];
+        } catch {
+          return [];
+        }
+      });
+      const first = admitted[0]!.id;
+      expect(logged.filter((l) => l.submission === first).map((l) => l.msg)).to.include.members(['submission admitted', 'job started', 'job finished']);
     });
   });
 

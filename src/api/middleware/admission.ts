@@ -46,6 +46,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
     }
     ctx.state.submission = { id: result.id, units: result.units };
+    deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: body.compiler, mode: route.admits, units: result.units }, 'submission admitted');
     await next();
   };
 }
