@@ -41,6 +41,8 @@ export interface BenchStack {
   config: Config;
   startRunner(): Promise<Runner>;
   stopRunner(): Promise<void>;
+  /** Stops the API early (its connections go back to the shared Postgres). */
+  stopApi(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
     }
     let sandbox: Sandbox | undefined;
     let runner: Runner | undefined;
+    let apiStopped: Promise<void> | undefined;
     const stack: BenchStack = {
       db,
       url,
@@ -95,10 +98,11 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
         await runner?.stop();
         runner = undefined;
       },
+      stopApi: () => (apiStopped ??= closeApi()),
       close: async () => {
         await stack.stopRunner();
         await sandbox?.close?.();
-        await closeApi();
+        await stack.stopApi();
         await db.drop();
       },
     };
