@@ -77,6 +77,9 @@ async function main(): Promise<number> {
     kernel: release(),
     node: process.version,
     loadAverageAtStart: loadAverage(),
+    // Which launcher the runner of the end-to-end and throughput benchmarks uses.
+    launcherSetting: process.env.RUNBOX_LAUNCHER ?? 'auto',
+    nsjail: process.env.RUNBOX_NSJAIL ?? '(PATH)',
   };
   const results: Record<string, unknown> = {};
   const rows: Row[] = [];

@@ -40,6 +40,8 @@ export interface BenchStack {
   owners: { accountId: string; keyId: string }[];
   config: Config;
   startRunner(): Promise<Runner>;
+  /** The launcher the runner's sandbox uses (RUNBOX_LAUNCHER decides), once started. */
+  launcher(): string | undefined;
   stopRunner(): Promise<void>;
   /** Stops the API early (its connections go back to the shared Postgres). */
   stopApi(): Promise<void>;
@@ -94,6 +96,7 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
         runner = await startRunner({ db: db.db, config, sandbox, log: pino({ level: 'silent' }) });
         return runner;
       },
+      launcher: () => sandbox?.launcher,
       stopRunner: async () => {
         await runner?.stop();
         runner = undefined;
