@@ -1,5 +1,5 @@
 import { constants as FS } from 'node:fs';
-import { chmod, lchown, link, lstat, mkdir, open, readFile, symlink } from 'node:fs/promises';
+import { chmod, lchown, link, mkdir, open, readFile, symlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
@@ -8,7 +8,7 @@ import { openArchive } from './archive.js';
 import { removeWorkTree } from './build.js';
 import { auditTree } from './clean.js';
 import { parseManifest } from './manifest.js';
-import { installStaging, makeStaging } from './store.js';
+import { installStaging, lstatOrNull, makeStaging } from './store.js';
 import { treeDigest } from './tree.js';
 
 // `image import`: unpacks an archive from elsewhere into a private work directory and
@@ -59,15 +59,6 @@ export function symlinkStaysInside(linkDirInImage: string[], target: string): bo
     }
   }
   return true;
-}
-
-async function lstatOrNull(path: string) {
-  try {
-    return await lstat(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
 }
 
 /** Makes sure every parent of parts is a real directory below root (creating missing ones). */

@@ -23,7 +23,8 @@ export async function makeStaging(imagesDir: string, prefix: string): Promise<st
   return mkdtemp(join(imagesDir, prefix));
 }
 
-async function lstatOrNull(path: string) {
+/** lstat, or null where nothing is at path. */
+export async function lstatOrNull(path: string) {
   try {
     return await lstat(path);
   } catch (err) {
