@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { KeyKind } from '../db/schema.js';
+import type { ApiKey, KeyKind } from '../db/schema.js';
 import { MAX_MONTHLY_LIMIT } from '../limits.js';
 import { AccountInputError } from './errors.js';
 
@@ -127,17 +127,7 @@ const listingColumns = [
   'revoked_at',
 ] as const;
 
-function toListing(row: {
-  id: string;
-  account_id: string;
-  key_prefix: string;
-  app_name: string;
-  redirect_url: string | null;
-  kind: KeyKind;
-  monthly_limit: number | null;
-  created_at: Date;
-  revoked_at: Date | null;
-}): KeyListing {
+function toListing(row: Pick<ApiKey, (typeof listingColumns)[number]>): KeyListing {
   return { ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null };
 }
 

@@ -1,20 +1,15 @@
 import type { Db } from '../db/connect.js';
+import type { Plan } from '../db/schema.js';
 import { FREE_PLAN, MAX_MONTHLY_LIMIT, type PlanLimits } from '../limits.js';
 import { AccountInputError } from './errors.js';
 
 // Plans: named sets of per-account figures. A new plan starts from the Free plan's
 // figures for anything not given.
 
-export interface PlanRow {
-  name: string;
-  monthly_limit: number;
-  per_minute: number;
-  pending: number;
-  running: number;
-  tests_per_request: number;
-}
-
 const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request'] as const;
+
+/** A plan as read and listed: its table's row without the timestamps. */
+export type PlanRow = Pick<Plan, (typeof planColumns)[number]>;
 
 export function checkPlanFigures(figures: Partial<PlanLimits>): void {
   for (const [name, value] of Object.entries(figures)) {
