@@ -80,36 +80,17 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
   // A deadlock with a queue transition that moves the same counters aborts the whole
   // transaction, which then changed nothing: it is retried.
   return retryOnConflict(() => db.transaction().execute(async (trx) => {
-    // The lock that serialises every admission of this account, across processes. It
-    // is its own statement: under READ COMMITTED the counts below must be read by a
-    // later statement, whose snapshot is taken after the lock was granted and so sees
-    // every admission committed before it. The rolling window has no upper bound, so
-    // API hosts whose clocks differ slightly never overlook each other's submissions.
-    const { rows: locked } = await sql<{ monthly_limit: number; per_minute: number; pending_limit: number; tests_per_request: number }>`
-      SELECT coalesce(a.monthly_limit, p.monthly_limit) AS monthly_limit,
-             coalesce(a.per_minute, p.per_minute) AS per_minute,
-             coalesce(a.pending, p.pending) AS pending_limit,
-             coalesce(a.tests_per_request, p.tests_per_request) AS tests_per_request
-        FROM accounts a JOIN plans p ON p.name = a.plan
-       WHERE a.id = ${req.accountId}
-         FOR UPDATE OF a
+    // The lock that serialises every admission of this account, across processes, and
+    // the counts, in one call (migration 0004). Under READ COMMITTED the counts must be
+    // read by a statement that starts after the lock was granted, so that its snapshot
+    // sees every admission committed before it: the function locks, then counts in a
+    // statement of its own. The rolling window has no upper bound, so API hosts whose
+    // clocks differ slightly never overlook each other's submissions.
+    const { rows } = await sql<Snapshot>`
+      SELECT * FROM runbox_admission_snapshot(${req.accountId}, ${req.keyId}, ${month}, ${windowStart})
     `.execute(trx);
-    const limits = locked[0];
-    if (!limits) throw new Error(`account ${req.accountId} does not exist`);
-    const { rows } = await sql<Omit<Snapshot, keyof typeof limits>>`
-      SELECT (SELECT count(*) FROM submissions s
-               WHERE s.account_id = ${req.accountId} AND s.state IN ('queued', 'running'))::int AS pending,
-             (SELECT count(*) FROM submissions s
-               WHERE s.account_id = ${req.accountId} AND s.created_at > ${windowStart})::int AS last_minute,
-             (SELECT min(s.created_at) FROM submissions s
-               WHERE s.account_id = ${req.accountId} AND s.created_at > ${windowStart}) AS oldest_in_window,
-             coalesce((SELECT u.submissions FROM account_usage u
-                        WHERE u.account_id = ${req.accountId} AND u.month = ${month}), 0) AS used,
-             coalesce((SELECT k.submissions FROM key_usage k
-                        WHERE k.key_id = ${req.keyId} AND k.month = ${month}), 0) AS key_used,
-             (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${req.keyId}) AS key_limit
-    `.execute(trx);
-    const s: Snapshot = { ...limits, ...rows[0]! };
+    const s = rows[0];
+    if (!s) throw new Error(`account ${req.accountId} does not exist`);
 
     const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Admission => ({
       admitted: false,

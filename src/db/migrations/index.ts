@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_callbacks.js';
 import * as m0003 from './0003_operations.js';
+import * as m0004 from './0004_admission_snapshot.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_callbacks': m0002,
   '0003_operations': m0003,
+  '0004_admission_snapshot': m0004,
 };
