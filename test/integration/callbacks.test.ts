@@ -20,6 +20,7 @@ import { testConfig } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue, expireLease, waitForStates } from '../helpers/queue-rows.js';
 import { keyFor, postJson, realRunsUnavailable, resultsStack } from '../helpers/results-stack.js';
+import { successResult } from '../helpers/run-result.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 // The callback outbox and sender against a real receiver on 127.0.0.1: signatures,
@@ -69,25 +70,7 @@ class Receiver {
 
 const log = pino({ level: 'silent' });
 
-function resultFor(id: string, extra: Record<string, unknown> | null): RunResult {
-  return {
-    id,
-    compiler: 'python-3.9.7',
-    status: 'success',
-    output: 'hello\n',
-    error: '',
-    exit_code: 0,
-    signal: null,
-    time: 0.01,
-    total: 0.02,
-    memory: 1000,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: extra,
-  };
-}
+const resultFor = (id: string, extra: Record<string, unknown> | null) => successResult(id, { output: 'hello\n', extra_params: extra });
 
 async function waitForDelivery(db: TestDatabase, submissionId: string, states: string[]) {
   for (;;) {

@@ -15,28 +15,11 @@ import {
   makeKey,
   stateOf,
 } from '../helpers/queue-rows.js';
+import { successResult } from '../helpers/run-result.js';
 
 const LEASE = 60;
 
-function resultFor(id: string, output = 'ok\n'): RunResult {
-  return {
-    id,
-    compiler: 'python-3.9.7',
-    status: 'success',
-    output,
-    error: '',
-    exit_code: 0,
-    signal: null,
-    time: 0.01,
-    total: 0.02,
-    memory: 1000,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: null,
-  };
-}
+const resultFor = (id: string, output = 'ok\n') => successResult(id, { output });
 
 describe('queue', function () {
   let t: TestDatabase;
