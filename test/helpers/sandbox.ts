@@ -32,6 +32,21 @@ export async function sandboxOrSkip(launcher: LauncherName): Promise<Sandbox | s
   return createSandbox(config, { launcher });
 }
 
+/**
+ * The sandbox for `launcher` and the root of the installed `image`, or a skipped suite
+ * (with its reason printed) when either cannot be had on this host.
+ */
+export async function imageSandboxOrSkip(ctx: Mocha.Context, launcher: LauncherName, image: string): Promise<{ sb: Sandbox; rootfs: string }> {
+  const found = imageRootfs(image);
+  const s = await sandboxOrSkip(launcher);
+  const reason = 'skip' in found ? found.skip : typeof s === 'string' ? s : null;
+  if (reason) {
+    console.log(`      SKIPPED: ${reason}`);
+    ctx.skip();
+  }
+  return { sb: s as Sandbox, rootfs: (found as { rootfs: string }).rootfs };
+}
+
 const binDir = join(tmpdir(), 'runbox-test-bin');
 
 /** A static x86-64 binary built from C on the host: it runs in any image. */

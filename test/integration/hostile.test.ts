@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { RUN_LIMITS, VERDICT_CODES } from '../../src/limits.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec } from '../../src/sandbox/spec.js';
-import { expectHostClean, fileDigest, imageRootfs, LAUNCHERS, sandboxOrSkip, staticBinary, TEST_SLOT_BASE } from '../helpers/sandbox.js';
+import { expectHostClean, fileDigest, imageSandboxOrSkip, LAUNCHERS, staticBinary, TEST_SLOT_BASE } from '../helpers/sandbox.js';
 
 // Programs that try to break out, starve the host or fake a verdict. Each must get the
 // exact verdict and leave the host as it was: no process of a sandbox uid, no job
@@ -84,15 +84,7 @@ for (const launcher of LAUNCHERS) {
     let digests: string[] = [];
 
     before(async function () {
-      const image = imageRootfs('python3.9');
-      const s = await sandboxOrSkip(launcher);
-      const reason = 'skip' in image ? image.skip : typeof s === 'string' ? s : null;
-      if (reason) {
-        console.log(`      SKIPPED: ${reason}`);
-        this.skip();
-      }
-      sb = s as Sandbox;
-      rootfs = (image as { rootfs: string }).rootfs;
+      ({ sb, rootfs } = await imageSandboxOrSkip(this, launcher, 'python3.9'));
       mkdirSync(hostDir, { recursive: true, mode: 0o777 });
       writeFileSync(sentinel, 'host file\n', { mode: 0o666 });
       digests = watched.map(fileDigest);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { runnerCgroups } from '../../src/sandbox/index.js';
 import { BASE_ENV, type Sandbox, type SandboxSpec } from '../../src/sandbox/spec.js';
-import { expectHostClean, imageRootfs, LAUNCHERS, leftoverJobCgroups, processesOf, sandboxOrSkip, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
+import { expectHostClean, imageRootfs, imageSandboxOrSkip, LAUNCHERS, leftoverJobCgroups, processesOf, TEST_SLOT_BASE, uidOfSlot } from '../helpers/sandbox.js';
 
 // The sandbox's ordinary behaviour, under every launcher on this host: files in and
 // out, stdin, exit codes and signals, the environment, streaming, cancellation and
@@ -16,15 +16,7 @@ for (const launcher of LAUNCHERS) {
     let rootfs: string;
 
     before(async function () {
-      const image = imageRootfs('python3.9');
-      const s = await sandboxOrSkip(launcher);
-      const reason = 'skip' in image ? image.skip : typeof s === 'string' ? s : null;
-      if (reason) {
-        console.log(`      SKIPPED: ${reason}`);
-        this.skip();
-      }
-      sb = s as Sandbox;
-      rootfs = (image as { rootfs: string }).rootfs;
+      ({ sb, rootfs } = await imageSandboxOrSkip(this, launcher, 'python3.9'));
     });
 
     afterEach(() => expectHostClean([SLOT, SLOT + 1]));
