@@ -231,6 +231,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         await drained;
       }
       clearInterval(beatTimer);
+      // The slots' prepared stages go, and the job cgroups still being removed are waited for.
+      await sandbox.close?.().catch(() => {});
       await markStopped(db, id).catch(() => {});
       rlog.info('runner stopped');
     })());

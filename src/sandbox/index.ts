@@ -93,7 +93,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
       try {
         return await runStage(ctx, spec, prepared);
       } finally {
-        pool.refill(spec.slot);
+        pool.refillSoon(spec.slot);
       }
     },
     close: () => pool.close(),

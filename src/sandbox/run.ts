@@ -130,9 +130,34 @@ export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Pr
   } finally {
     if (p) {
       await p.job.killAll().catch(() => {});
-      await p.job.remove();
+      removeLater(p.job);
     }
   }
+}
+
+// Removing an emptied job cgroup waits for the kernel to release it (milliseconds on
+// cgroup v1). A job cgroup is never reused, so the outcome does not wait for that: the
+// removal runs in the background and `removalsSettled` awaits the ones under way.
+const removals = new Set<Promise<void>>();
+/** Jobs whose removal failed (still busy after removeDir's retries): tried again by removalsSettled. */
+const unremoved = new Set<JobCgroup>();
+
+function removeLater(job: JobCgroup): void {
+  const removal: Promise<void> = job
+    .remove()
+    .catch(() => {
+      unremoved.add(job);
+    })
+    .finally(() => removals.delete(removal));
+  removals.add(removal);
+}
+
+/** Resolves once every job cgroup this process finished with has been removed (or could not be). */
+export async function removalsSettled(): Promise<void> {
+  while (removals.size > 0) await Promise.all([...removals]);
+  const retry = [...unremoved];
+  unremoved.clear();
+  await Promise.all(retry.map((job) => job.killAll().then(() => job.remove()).catch(() => {})));
 }
 
 async function supervise(

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 // Shared by both back ends: reading a cgroup.procs file and killing its members.
@@ -44,12 +45,14 @@ export async function killUntilEmpty(procsFile: string, spare?: number, timeoutM
   }
 }
 
-/** rmdir, retrying while the kernel still holds the last exiting tasks. */
+/** rmdir, retrying while the kernel still holds the last exiting tasks. Asynchronous:
+ *  the kernel may take milliseconds to release a v1 cgroup, and the runner's event loop
+ *  must not stall on it (the removal runs off the outcome's path, see run.ts). */
 export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      rmdirSync(dir);
+      await rmdir(dir);
       return;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
