@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,9 +17,10 @@ import { clientConfig } from '../../src/db/url.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { claim, complete, reapExpired } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
-import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, waitForStates } from '../helpers/queue-rows.js';
+import { successResult } from '../helpers/run-result.js';
 
 // Faults with real processes: a runner killed with SIGKILL mid-run, Postgres stopped
 // under load, a callback receiver down for a (compressed) day, and 1,000 submissions
@@ -29,32 +30,14 @@ import { accountUsage, enqueue, expectNoDrift, makeAccount, waitForStates } from
 const base = loadConfig();
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-interface Proc {
+interface Proc extends CliProcess {
   name: string;
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
 }
 
 const procs: Proc[] = [];
 
 function launch(name: string, entry: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
-    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', RUNBOX_POLL_MS: '200', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buf = '';
-  const take = (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    lines.push(...parts);
-  };
-  child.stdout!.on('data', take);
-  child.stderr!.on('data', take);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const p = { name, child, lines, exited };
+  const p = { name, ...spawnCli(entry, { RUNBOX_POLL_MS: '200', ...env }) };
   procs.push(p);
   return p;
 }
@@ -135,26 +118,6 @@ class Receiver {
     this.server.closeAllConnections();
     return new Promise((r) => this.server.close(() => r()));
   }
-}
-
-function okResult(id: string): RunResult {
-  return {
-    id,
-    compiler: 'python-3.9.7',
-    status: 'success',
-    output: 'ok\n',
-    error: '',
-    exit_code: 0,
-    signal: null,
-    time: 0.01,
-    total: 0.02,
-    memory: 1000,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: null,
-  };
 }
 
 describe('faults', function () {
@@ -403,7 +366,7 @@ describe('faults', function () {
           const id = await enqueue(t.db, account.id, { keyId: key.id });
           const [job] = await claim(t.db, 'fault-runner', 1, 60);
           expect(job!.id).to.equal(id);
-          expect(await complete(t.db, 'fault-runner', id, okResult(id))).to.equal(true);
+          expect(await complete(t.db, 'fault-runner', id, successResult(id))).to.equal(true);
           ids.push(id);
         }
         return ids;

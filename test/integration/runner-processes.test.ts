@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
-import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue, expectNoDrift, makeAccount, maxOverlap, waitForStates } from '../helpers/queue-rows.js';
 
@@ -12,32 +10,7 @@ import { enqueue, expectNoDrift, makeAccount, maxOverlap, waitForStates } from '
 
 const base = loadConfig();
 
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-}
-
-function launch(entry: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
-    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buf = '';
-  const take = (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    lines.push(...parts);
-  };
-  child.stdout!.on('data', take);
-  child.stderr!.on('data', take);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, lines, exited };
-}
-
-function logs(p: Proc): Record<string, unknown>[] {
+function logs(p: CliProcess): Record<string, unknown>[] {
   return p.lines.flatMap((l) => {
     try {
       return [JSON.parse(l) as Record<string, unknown>];
@@ -47,7 +20,7 @@ function logs(p: Proc): Record<string, unknown>[] {
   });
 }
 
-async function waitForLog(p: Proc, msg: RegExp): Promise<Record<string, unknown>> {
+async function waitForLog(p: CliProcess, msg: RegExp): Promise<Record<string, unknown>> {
   for (;;) {
     const hit = logs(p).find((l) => typeof l.msg === 'string' && msg.test(l.msg));
     if (hit) return hit;
@@ -58,7 +31,7 @@ async function waitForLog(p: Proc, msg: RegExp): Promise<Record<string, unknown>
 
 describe('runner processes', function () {
   let t: TestDatabase;
-  const procs: Proc[] = [];
+  const procs: CliProcess[] = [];
 
   before(async () => {
     t = await freshDatabase('runner_processes');
@@ -97,8 +70,8 @@ describe('runner processes', function () {
     }
     const common = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '3', RUNBOX_POLL_MS: '200' };
     // Distinct uid ranges: on one host, two runners must not share sandbox users.
-    const a = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-a', RUNBOX_SANDBOX_UID_BASE: '61000' });
-    const b = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-b', RUNBOX_SANDBOX_UID_BASE: '61100' });
+    const a = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-a', RUNBOX_SANDBOX_UID_BASE: '61000' });
+    const b = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'proc-b', RUNBOX_SANDBOX_UID_BASE: '61100' });
     procs.push(a, b);
     await Promise.all([waitForLog(a, /runner started/), waitForLog(b, /runner started/)]);
 
@@ -141,10 +114,10 @@ describe('runner processes', function () {
     const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(2)\nprint("survived")\n' });
     // The shortest lease, so the survivor reaps soon after the other stops heart-beating.
     const common = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '1', RUNBOX_LEASE_SECONDS: '5' };
-    const doomed = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'doomed', RUNBOX_SANDBOX_UID_BASE: '61200' });
+    const doomed = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'doomed', RUNBOX_SANDBOX_UID_BASE: '61200' });
     procs.push(doomed);
     await waitForLog(doomed, /job started/);
-    const survivor = launch('runner.js', { ...common, RUNBOX_RUNNER_ID: 'survivor', RUNBOX_SANDBOX_UID_BASE: '61300' });
+    const survivor = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'survivor', RUNBOX_SANDBOX_UID_BASE: '61300' });
     procs.push(survivor);
     await waitForLog(survivor, /runner started/);
     doomed.child.kill('SIGKILL');
@@ -164,7 +137,7 @@ describe('runner processes', function () {
     needSandbox(this);
     const acct = await makeAccount(t.db);
     const id = await enqueue(t.db, acct, { code: 'print("from start")\n' });
-    const p = launch('start.js', {
+    const p = spawnCli('start.js', {
       RUNBOX_DATABASE_URL: t.url,
       RUNBOX_COMPONENTS: 'api,runner',
       RUNBOX_PORT: '0',

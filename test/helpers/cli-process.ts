@@ -1,0 +1,33 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
+
+// A real runbox process (dist/src/cli/<entry>) with its output kept line by line, for
+// the tests that run whole processes as deployed.
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** stdout and stderr lines as they came, interleaved. */
+  lines: string[];
+  exited: Promise<number | null>;
+}
+
+/** Starts dist/src/cli/<entry> with info-level logs and `env` over this process's environment. */
+export function spawnCli(entry: string, env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
+    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buf = '';
+  const take = (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    lines.push(...parts);
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, lines, exited };
+}
