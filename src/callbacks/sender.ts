@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { callbackAttempts } from '../metrics/registry.js';
-import { createWaker } from '../queue/waker.js';
+import { outboxWaker, runOutboxLoop, workerId } from '../queue/outbox-loop.js';
 import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
 import { CALLBACKS_CHANNEL, type ClaimedDelivery } from './delivery.js';
@@ -30,7 +28,7 @@ export interface Sender {
 
 export async function startSender(deps: SenderDeps): Promise<Sender> {
   const { db, config } = deps;
-  const id = `${hostname()}-${process.pid}-sender-${randomUUID().slice(0, 8)}`;
+  const id = workerId('sender');
   const log = deps.log.child({ sender: id });
   const policy: RetryPolicy = { maxAttempts: config.RUNBOX_CALLBACK_MAX_ATTEMPTS, backoffMs: config.RUNBOX_CALLBACK_BACKOFF_MS };
   const timeoutMs = config.RUNBOX_CALLBACK_TIMEOUT_MS;
@@ -40,13 +38,7 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
-  const waker = createWaker({
-    url: config.RUNBOX_DATABASE_URL,
-    channel: CALLBACKS_CHANNEL,
-    pollMs: Math.max(config.RUNBOX_POLL_MS, 1000),
-    onError: (err) => log.warn({ err: err.message }, 'callback listener lost its connection; reconnecting'),
-  });
-  await waker.ready();
+  const waker = await outboxWaker(config, CALLBACKS_CHANNEL, log, 'callback');
 
   const deliver = async (d: ClaimedDelivery) => {
     const dlog = log.child({ submission: d.submission_id, delivery: d.id, attempt: d.attempts });
@@ -75,38 +67,34 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
   };
 
   let timer: NodeJS.Timeout | undefined;
-  const loop = (async () => {
-    let failures = 0;
-    while (!stopping) {
-      try {
-        await buryExhausted(db, policy.maxAttempts);
-        const free = concurrency - inFlight.size;
-        const claimed = free > 0 ? await claimDeliveries(db, id, free, leaseMs, policy.maxAttempts) : [];
-        failures = 0;
-        for (const d of claimed) {
-          const p: Promise<void> = deliver(d).finally(() => {
-            inFlight.delete(p);
-            waker.kick();
-          });
-          inFlight.add(p);
-        }
-        if (claimed.length > 0 && inFlight.size < concurrency) continue;
-        // Sleep until woken or until the next retry falls due.
-        const due = inFlight.size < concurrency ? await nextDueAt(db) : null;
-        if (due) {
-          const ms = Math.max(0, new Date(due).getTime() - Date.now()) + 5;
-          clearTimeout(timer);
-          timer = setTimeout(() => waker.kick(), ms);
-        }
-      } catch (err) {
-        failures++;
-        log.warn({ err: (err as Error).message }, 'callback outbox unreachable');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
-        continue;
+  const loop = runOutboxLoop({
+    waker,
+    log,
+    outbox: 'callback',
+    stopping: () => stopping,
+    pass: async (reached) => {
+      await buryExhausted(db, policy.maxAttempts);
+      const free = concurrency - inFlight.size;
+      const claimed = free > 0 ? await claimDeliveries(db, id, free, leaseMs, policy.maxAttempts) : [];
+      reached();
+      for (const d of claimed) {
+        const p: Promise<void> = deliver(d).finally(() => {
+          inFlight.delete(p);
+          waker.kick();
+        });
+        inFlight.add(p);
       }
-      await waker.wait();
-    }
-  })();
+      if (claimed.length > 0 && inFlight.size < concurrency) return true;
+      // Sleep until woken or until the next retry falls due.
+      const due = inFlight.size < concurrency ? await nextDueAt(db) : null;
+      if (due) {
+        const ms = Math.max(0, new Date(due).getTime() - Date.now()) + 5;
+        clearTimeout(timer);
+        timer = setTimeout(() => waker.kick(), ms);
+      }
+      return false;
+    },
+  });
 
   log.info({ concurrency }, 'callback sender started');
   let stopped: Promise<void> | undefined;

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Logger } from '../log.js';
 import { emailsSent } from '../metrics/registry.js';
-import { createWaker } from '../queue/waker.js';
+import { outboxWaker, runOutboxLoop, workerId } from '../queue/outbox-loop.js';
 import { claimEmails } from './claim.js';
 import { MAIL_CHANNEL } from './enqueue.js';
 import { usageMessage, type MailMessage } from './message.js';
@@ -45,66 +43,55 @@ function smtpSender(url: string): SendMail {
 
 export async function startMailer(deps: MailerDeps): Promise<Mailer> {
   const { db, config } = deps;
-  const id = `${hostname()}-${process.pid}-mailer-${randomUUID().slice(0, 8)}`;
+  const id = workerId('mailer');
   const log = deps.log.child({ mailer: id });
   const backoffMs = deps.backoffMs ?? 30_000;
   const send = deps.send ?? (config.RUNBOX_SMTP_URL ? smtpSender(config.RUNBOX_SMTP_URL) : undefined);
-  const waker = createWaker({
-    url: config.RUNBOX_DATABASE_URL,
-    channel: MAIL_CHANNEL,
-    pollMs: Math.max(config.RUNBOX_POLL_MS, 1000),
-    onError: (err) => log.warn({ err: err.message }, 'mail listener lost its connection; reconnecting'),
-  });
-  await waker.ready();
+  const waker = await outboxWaker(config, MAIL_CHANNEL, log, 'mail');
   let stopping = false;
   const logged = new Set<string>();
 
-  const loop = (async () => {
-    let failures = 0;
-    while (!stopping) {
-      try {
-        if (!send) {
-          // No SMTP: report what waits, once per email and process.
-          const waiting = await db
-            .selectFrom('usage_emails')
-            .select(['id', 'to_address', 'account_id', 'key_id', 'month', 'threshold'])
-            .where('sent_at', 'is', null)
-            .orderBy('id')
-            .limit(100)
-            .execute();
-          for (const e of waiting) {
-            if (logged.has(e.id)) continue;
-            logged.add(e.id);
-            log.info({ email: e.id, to: e.to_address, account: e.account_id, key: e.key_id, month: e.month, threshold: e.threshold }, 'usage email kept in the outbox (RUNBOX_SMTP_URL is not set)');
-          }
-        } else {
-          const claimed = await claimEmails(db, id, BATCH, LEASE_MS);
-          for (const e of claimed) {
-            const elog = log.child({ email: e.id, account: e.account_id, key: e.key_id, threshold: e.threshold });
-            try {
-              await send({ ...usageMessage(e), from: config.RUNBOX_MAIL_FROM });
-              emailsSent.inc();
-              if (await markSent(db, id, e.id)) elog.info({ to: e.to_address }, 'usage email sent');
-              else elog.warn('usage email sent but its lease was gone');
-            } catch (err) {
-              const message = (err as Error).message;
-              await markFailed(db, id, e.id, message, backoffMs);
-              elog.warn({ err: message, attempt: e.attempts }, 'usage email not sent; will retry');
-            }
-          }
-          failures = 0;
-          if (claimed.length === BATCH) continue;
+  const loop = runOutboxLoop({
+    waker,
+    log,
+    outbox: 'usage email',
+    stopping: () => stopping,
+    pass: async () => {
+      if (!send) {
+        // No SMTP: report what waits, once per email and process.
+        const waiting = await db
+          .selectFrom('usage_emails')
+          .select(['id', 'to_address', 'account_id', 'key_id', 'month', 'threshold'])
+          .where('sent_at', 'is', null)
+          .orderBy('id')
+          .limit(100)
+          .execute();
+        for (const e of waiting) {
+          if (logged.has(e.id)) continue;
+          logged.add(e.id);
+          log.info({ email: e.id, to: e.to_address, account: e.account_id, key: e.key_id, month: e.month, threshold: e.threshold }, 'usage email kept in the outbox (RUNBOX_SMTP_URL is not set)');
         }
-        failures = 0;
-      } catch (err) {
-        failures++;
-        log.warn({ err: (err as Error).message }, 'usage email outbox unreachable');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
-        continue;
+      } else {
+        const claimed = await claimEmails(db, id, BATCH, LEASE_MS);
+        for (const e of claimed) {
+          const elog = log.child({ email: e.id, account: e.account_id, key: e.key_id, threshold: e.threshold });
+          try {
+            await send({ ...usageMessage(e), from: config.RUNBOX_MAIL_FROM });
+            emailsSent.inc();
+            if (await markSent(db, id, e.id)) elog.info({ to: e.to_address }, 'usage email sent');
+            else elog.warn('usage email sent but its lease was gone');
+          } catch (err) {
+            const message = (err as Error).message;
+            await markFailed(db, id, e.id, message, backoffMs);
+            elog.warn({ err: message, attempt: e.attempts }, 'usage email not sent; will retry');
+          }
+        }
+        // A full batch: more may be waiting.
+        return claimed.length === BATCH;
       }
-      await waker.wait();
-    }
-  })();
+      return false;
+    },
+  });
 
   log.info({ smtp: Boolean(send) }, 'usage mailer started');
   let stopped: Promise<void> | undefined;

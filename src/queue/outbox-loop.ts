@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { createWaker, type Waker } from './waker.js';
+
+// The skeleton shared by the outbox workers (callback sender, usage mailer): a waker on
+// the outbox's NOTIFY channel, and a loop that passes over the outbox, waits to be
+// woken, and backs off while the database cannot be reached.
+
+/** An id for one worker of `kind`, unique across hosts and processes (lease owner, log context). */
+export function workerId(kind: string): string {
+  return `${hostname()}-${process.pid}-${kind}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A waker on `channel`, listening before it is returned; `listener` names it in the logs. */
+export async function outboxWaker(config: Config, channel: string, log: Logger, listener: string): Promise<Waker> {
+  const waker = createWaker({
+    url: config.RUNBOX_DATABASE_URL,
+    channel,
+    pollMs: Math.max(config.RUNBOX_POLL_MS, 1000),
+    onError: (err) => log.warn({ err: err.message }, `${listener} listener lost its connection; reconnecting`),
+  });
+  await waker.ready();
+  return waker;
+}
+
+export interface OutboxLoopOptions {
+  waker: Waker;
+  log: Logger;
+  /** Names the outbox in the log line of a failed pass. */
+  outbox: string;
+  stopping: () => boolean;
+  /**
+   * One pass over the outbox. `reached()` says the database has answered (the backoff
+   * starts over; a pass that resolves has reached it too). Resolves true to pass again
+   * at once, false to wait to be woken.
+   */
+  pass: (reached: () => void) => Promise<boolean>;
+}
+
+/** Runs passes until stopping() holds when the loop looks; resolves then. */
+export async function runOutboxLoop(o: OutboxLoopOptions): Promise<void> {
+  let failures = 0;
+  const reached = () => {
+    failures = 0;
+  };
+  while (!o.stopping()) {
+    try {
+      const again = await o.pass(reached);
+      failures = 0;
+      if (again) continue;
+    } catch (err) {
+      failures++;
+      o.log.warn({ err: (err as Error).message }, `${o.outbox} outbox unreachable`);
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
+      continue;
+    }
+    await o.waker.wait();
+  }
+}
