@@ -14,29 +14,12 @@ import type { Sandbox } from '../../src/sandbox/spec.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { claim, complete, reapExpired } from '../../src/queue/index.js';
 import { accountUsage, enqueue, expectNoDrift, expireLease, makeAccount, maxOverlap, stateOf, waitForStates } from '../helpers/queue-rows.js';
+import { successResult } from '../helpers/run-result.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 
 const base = loadConfig();
 
-function thiefResult(id: string): RunResult {
-  return {
-    id,
-    compiler: 'python-3.9.7',
-    status: 'success',
-    output: '',
-    error: '',
-    exit_code: 0,
-    signal: null,
-    time: null,
-    total: null,
-    memory: null,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: null,
-  };
-}
+const thiefResult = (id: string) => successResult(id, { output: '', time: null, total: null, memory: null });
 const silent = pino({ level: process.env.TEST_LOG ?? 'silent' });
 
 describe('runner (real sandbox)', function () {
