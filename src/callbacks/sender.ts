@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import { callbackAttempts } from '../metrics/registry.js';
-import { outboxWaker, runOutboxLoop, workerId } from '../queue/outbox-loop.js';
+import { outboxWaker, startOutboxLoop, workerId } from '../queue/outbox-loop.js';
 import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
 import { CALLBACKS_CHANNEL, type ClaimedDelivery } from './delivery.js';
@@ -36,7 +36,6 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
   const leaseMs = 2 * timeoutMs + 30_000;
   const concurrency = config.RUNBOX_CALLBACK_CONCURRENCY;
   const inFlight = new Set<Promise<void>>();
-  let stopping = false;
 
   const waker = await outboxWaker(config, CALLBACKS_CHANNEL, log, 'callback');
 
@@ -67,11 +66,10 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
   };
 
   let timer: NodeJS.Timeout | undefined;
-  const loop = runOutboxLoop({
+  const outbox = startOutboxLoop({
     waker,
     log,
     outbox: 'callback',
-    stopping: () => stopping,
     pass: async (reached) => {
       await buryExhausted(db, policy.maxAttempts);
       const free = concurrency - inFlight.size;
@@ -94,21 +92,15 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
       }
       return false;
     },
+    stopped: async () => {
+      // After the loop's last pass, so a retry timer that pass set is cleared too.
+      clearTimeout(timer);
+      // Attempts in flight end within their timeout; their outcome is recorded.
+      await Promise.all([...inFlight]);
+      log.info('callback sender stopped');
+    },
   });
 
   log.info({ concurrency }, 'callback sender started');
-  let stopped: Promise<void> | undefined;
-  return {
-    id,
-    stop: () =>
-      (stopped ??= (async () => {
-        stopping = true;
-        clearTimeout(timer);
-        await waker.close();
-        await loop;
-        // Attempts in flight end within their timeout; their outcome is recorded.
-        await Promise.all([...inFlight]);
-        log.info('callback sender stopped');
-      })()),
-  };
+  return { id, stop: outbox.stop };
 }

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Logger } from '../log.js';
 import { emailsSent } from '../metrics/registry.js';
-import { outboxWaker, runOutboxLoop, workerId } from '../queue/outbox-loop.js';
+import { outboxWaker, startOutboxLoop, workerId } from '../queue/outbox-loop.js';
 import { claimEmails } from './claim.js';
 import { MAIL_CHANNEL } from './enqueue.js';
 import { usageMessage, type MailMessage } from './message.js';
@@ -48,14 +48,12 @@ export async function startMailer(deps: MailerDeps): Promise<Mailer> {
   const backoffMs = deps.backoffMs ?? 30_000;
   const send = deps.send ?? (config.RUNBOX_SMTP_URL ? smtpSender(config.RUNBOX_SMTP_URL) : undefined);
   const waker = await outboxWaker(config, MAIL_CHANNEL, log, 'mail');
-  let stopping = false;
   const logged = new Set<string>();
 
-  const loop = runOutboxLoop({
+  const outbox = startOutboxLoop({
     waker,
     log,
     outbox: 'usage email',
-    stopping: () => stopping,
     pass: async () => {
       if (!send) {
         // No SMTP: report what waits, once per email and process.
@@ -91,18 +89,9 @@ export async function startMailer(deps: MailerDeps): Promise<Mailer> {
       }
       return false;
     },
+    stopped: () => log.info('usage mailer stopped'),
   });
 
   log.info({ smtp: Boolean(send) }, 'usage mailer started');
-  let stopped: Promise<void> | undefined;
-  return {
-    id,
-    stop: () =>
-      (stopped ??= (async () => {
-        stopping = true;
-        await waker.close();
-        await loop;
-        log.info('usage mailer stopped');
-      })()),
-  };
+  return { id, stop: outbox.stop };
 }

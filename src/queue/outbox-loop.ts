@@ -30,32 +30,51 @@ export interface OutboxLoopOptions {
   log: Logger;
   /** Names the outbox in the log line of a failed pass. */
   outbox: string;
-  stopping: () => boolean;
   /**
    * One pass over the outbox. `reached()` says the database has answered (the backoff
    * starts over; a pass that resolves has reached it too). Resolves true to pass again
    * at once, false to wait to be woken.
    */
   pass: (reached: () => void) => Promise<boolean>;
+  /** The worker's own clean-up, once the loop has ended and the waker is closed. */
+  stopped: () => Promise<void> | void;
 }
 
-/** Runs passes until stopping() holds when the loop looks; resolves then. */
-export async function runOutboxLoop(o: OutboxLoopOptions): Promise<void> {
-  let failures = 0;
-  const reached = () => {
-    failures = 0;
-  };
-  while (!o.stopping()) {
-    try {
-      const again = await o.pass(reached);
+export interface OutboxLoop {
+  /** Ends the loop after its current pass, then runs stopped(); every call gets the same promise. */
+  stop(): Promise<void>;
+}
+
+/** Starts passing over the outbox at once. */
+export function startOutboxLoop(o: OutboxLoopOptions): OutboxLoop {
+  let stopping = false;
+  const loop = (async () => {
+    let failures = 0;
+    const reached = () => {
       failures = 0;
-      if (again) continue;
-    } catch (err) {
-      failures++;
-      o.log.warn({ err: (err as Error).message }, `${o.outbox} outbox unreachable`);
-      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
-      continue;
+    };
+    while (!stopping) {
+      try {
+        const again = await o.pass(reached);
+        failures = 0;
+        if (again) continue;
+      } catch (err) {
+        failures++;
+        o.log.warn({ err: (err as Error).message }, `${o.outbox} outbox unreachable`);
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** failures, 10_000)));
+        continue;
+      }
+      await o.waker.wait();
     }
-    await o.waker.wait();
-  }
+  })();
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () =>
+      (stopped ??= (async () => {
+        stopping = true;
+        await o.waker.close();
+        await loop;
+        await o.stopped();
+      })()),
+  };
 }
