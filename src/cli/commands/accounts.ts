@@ -1,5 +1,4 @@
 import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
-import { AccountInputError } from '../../accounts/errors.js';
 import { createKey, listKeys, revokeKey, setKeyLimit } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { readMaintenance, setMaintenance } from '../../api/maintenance.js';
@@ -8,6 +7,7 @@ import { FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits
 import { usageRecord } from '../../quota/usage.js';
 import { systemClock } from '../../util/clock.js';
 import { type Command, type CommandContext, optionalInt, requireString, UsageError } from '../command.js';
+import { asUsage, numericId } from './account-input.js';
 
 // Accounts, plans, keys, usage and maintenance mode.
 
@@ -15,22 +15,6 @@ import { type Command, type CommandContext, optionalInt, requireString, UsageErr
 function intOrNone(ctx: CommandContext, name: string): number | null | undefined {
   if (ctx.values[name] === 'none') return null;
   return optionalInt(ctx, name);
-}
-
-function id(ctx: CommandContext, name: string): string {
-  const v = requireString(ctx, name);
-  if (!/^\d{1,18}$/.test(v)) throw new UsageError(`--${name} must be a numeric id`);
-  return v;
-}
-
-/** Operator mistakes (unknown id, bad URL) are usage errors: exit 2 with the message. */
-async function asUsage<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof AccountInputError) throw new UsageError(err.message);
-    throw err;
-  }
 }
 
 const figureOptions = {
@@ -75,7 +59,7 @@ export const accountCommands: Command[] = [
     options: { account: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const account = await getAccount(ctx.db, id(ctx, 'account'));
+      const account = await getAccount(ctx.db, numericId(ctx, 'account'));
       if (!account) throw new UsageError(`no account ${String(ctx.values.account)}`);
       return account;
     },
@@ -86,7 +70,7 @@ export const accountCommands: Command[] = [
     help: '  --account ID\n  --plan P',
     options: { account: { type: 'string' }, plan: { type: 'string' } },
     needsDb: true,
-    run: (ctx) => asUsage(() => setAccountPlan(ctx.db, id(ctx, 'account'), requireString(ctx, 'plan'))),
+    run: (ctx) => asUsage(() => setAccountPlan(ctx.db, numericId(ctx, 'account'), requireString(ctx, 'plan'))),
   },
   {
     name: 'account set-limits',
@@ -95,7 +79,7 @@ export const accountCommands: Command[] = [
     options: { account: { type: 'string' }, ...figureOptions },
     needsDb: true,
     run: (ctx) => {
-      const accountId = id(ctx, 'account');
+      const accountId = numericId(ctx, 'account');
       const overrides: { [K in keyof PlanLimits]?: number | null } = {};
       for (const [field, option] of figureNames) overrides[field] = intOrNone(ctx, option);
       return asUsage(() => setAccountLimits(ctx.db, accountId, overrides));
@@ -145,7 +129,7 @@ export const accountCommands: Command[] = [
       if (kind !== 'api' && kind !== 'widget') throw new UsageError('--kind must be api or widget');
       return asUsage(() =>
         createKey(ctx.db, {
-          accountId: id(ctx, 'account'),
+          accountId: numericId(ctx, 'account'),
           appName: requireString(ctx, 'app-name'),
           redirectUrl: (ctx.values['redirect-url'] as string | undefined) ?? null,
           monthlyLimit: intOrNone(ctx, 'monthly-limit') ?? null,
@@ -163,7 +147,7 @@ export const accountCommands: Command[] = [
     run: (ctx) => {
       const limit = intOrNone(ctx, 'monthly-limit');
       if (limit === undefined) throw new UsageError('--monthly-limit is required (a number or none)');
-      return asUsage(() => setKeyLimit(ctx.db, id(ctx, 'key'), limit));
+      return asUsage(() => setKeyLimit(ctx.db, numericId(ctx, 'key'), limit));
     },
   },
   {
@@ -172,7 +156,7 @@ export const accountCommands: Command[] = [
     help: '  --key ID',
     options: { key: { type: 'string' } },
     needsDb: true,
-    run: (ctx) => asUsage(() => revokeKey(ctx.db, id(ctx, 'key'))),
+    run: (ctx) => asUsage(() => revokeKey(ctx.db, numericId(ctx, 'key'))),
   },
   {
     name: 'key list',
@@ -181,7 +165,7 @@ export const accountCommands: Command[] = [
     options: { account: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const accountId = id(ctx, 'account');
+      const accountId = numericId(ctx, 'account');
       if (!(await getAccount(ctx.db, accountId))) throw new UsageError(`no account ${accountId}`);
       return listKeys(ctx.db, accountId);
     },
@@ -193,7 +177,7 @@ export const accountCommands: Command[] = [
     options: { account: { type: 'string' }, month: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const accountId = id(ctx, 'account');
+      const accountId = numericId(ctx, 'account');
       const month = ctx.values.month as string | undefined;
       if (month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
       const record = await usageRecord(ctx.db, { accountId, now: systemClock.now(), month });

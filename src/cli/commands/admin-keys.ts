@@ -1,6 +1,6 @@
 import { createAdminKey, listAdminKeys, revokeAdminKey } from '../../accounts/admin-keys.js';
-import { AccountInputError } from '../../accounts/errors.js';
-import { type Command, requireString, UsageError } from '../command.js';
+import { type Command, requireString } from '../command.js';
+import { asUsage, numericId } from './account-input.js';
 
 // Admin keys for /api/admin/* and the API's /metrics. The key is shown once.
 
@@ -11,14 +11,7 @@ export const adminKeyCommands: Command[] = [
     help: '  --label TEXT   who or what uses it (required)',
     options: { label: { type: 'string' } },
     needsDb: true,
-    run: async (ctx) => {
-      try {
-        return await createAdminKey(ctx.db, requireString(ctx, 'label'));
-      } catch (err) {
-        if (err instanceof AccountInputError) throw new UsageError(err.message);
-        throw err;
-      }
-    },
+    run: (ctx) => asUsage(() => createAdminKey(ctx.db, requireString(ctx, 'label'))),
   },
   {
     name: 'admin-key list',
@@ -32,15 +25,6 @@ export const adminKeyCommands: Command[] = [
     help: '  --id N   the admin key id (from admin-key list)',
     options: { id: { type: 'string' } },
     needsDb: true,
-    run: async (ctx) => {
-      const id = requireString(ctx, 'id');
-      if (!/^\d{1,18}$/.test(id)) throw new UsageError('--id must be a numeric id');
-      try {
-        return await revokeAdminKey(ctx.db, id);
-      } catch (err) {
-        if (err instanceof AccountInputError) throw new UsageError(err.message);
-        throw err;
-      }
-    },
+    run: (ctx) => asUsage(() => revokeAdminKey(ctx.db, numericId(ctx, 'id'))),
   },
 ];
