@@ -52,3 +52,27 @@ export const RunResultSchema = Type.Object({
   tests: Type.Optional(Type.Array(TestResultSchema)),
 });
 export type RunResult = Static<typeof RunResultSchema>;
+
+/** The result of a run that could not be completed (no program output to report). */
+export function internalErrorResult(
+  job: { id: string; compiler: string; extra_params?: Record<string, unknown> | null },
+  message: string,
+): RunResult {
+  return {
+    id: job.id,
+    compiler: job.compiler,
+    status: 'internal_error',
+    output: '',
+    error: message,
+    exit_code: null,
+    signal: null,
+    time: null,
+    total: null,
+    memory: null,
+    truncated: false,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    compile_output: null,
+    extra_params: job.extra_params ?? null,
+  };
+}

@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import type { RunResult } from '../result.js';
+import { internalErrorResult, type RunResult } from '../result.js';
 
 // What the API host needs to answer while a run happens elsewhere: when a submission
 // ends (one LISTEN for every waiting synchronous request and WebSocket run), its
@@ -63,21 +63,5 @@ export async function storedResult(db: Db, id: string): Promise<RunResult> {
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
   if (row.result) return row.result as RunResult;
-  return {
-    id: row.id,
-    compiler: row.compiler,
-    status: 'internal_error',
-    output: '',
-    error: 'the run could not be completed',
-    exit_code: null,
-    signal: null,
-    time: null,
-    total: null,
-    memory: null,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: row.extra_params ?? null,
-  };
+  return internalErrorResult(row, 'the run could not be completed');
 }

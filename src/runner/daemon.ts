@@ -6,7 +6,7 @@ import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js'
 import type { Db } from '../db/connect.js';
 import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
-import type { RunResult } from '../result.js';
+import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
@@ -162,7 +162,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
       // Either way the user got no run: nothing is billed.
-      await fail(db, id, ref, message, { refund: true, result: internalError(job, notStarted ? message : 'internal error') });
+      await fail(db, id, ref, message, { refund: true, result: internalErrorResult(job, notStarted ? message : 'internal error') });
       runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
       // The database is unreachable: the lease runs out and the reaper requeues the job.
@@ -255,22 +255,3 @@ function observeRun(compiler: string, result: RunResult, wallSeconds: number): v
   sandboxOverhead.observe({ compiler }, Math.max(0, wallSeconds - programSeconds));
 }
 
-function internalError(job: ClaimedJob, message: string): RunResult {
-  return {
-    id: job.id,
-    compiler: job.compiler,
-    status: 'internal_error',
-    output: '',
-    error: message,
-    exit_code: null,
-    signal: null,
-    time: null,
-    total: null,
-    memory: null,
-    truncated: false,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    compile_output: null,
-    extra_params: job.extra_params ?? null,
-  };
-}
