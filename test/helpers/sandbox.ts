@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,8 +49,8 @@ export async function imageSandboxOrSkip(ctx: Mocha.Context, launcher: LauncherN
 
 const binDir = join(tmpdir(), 'runbox-test-bin');
 
-/** A static x86-64 binary built from C on the host: it runs in any image. */
-export function staticBinary(source: string, extra: string[] = []): Buffer {
+/** The path of a static x86-64 binary built from C on the host (cached by source). */
+function staticBinaryPath(source: string, extra: string[] = []): string {
   const key = createHash('sha256').update(source).update(extra.join(' ')).digest('hex').slice(0, 16);
   const out = join(binDir, key);
   if (!existsSync(out)) {
@@ -58,7 +58,21 @@ export function staticBinary(source: string, extra: string[] = []): Buffer {
     writeFileSync(`${out}.c`, source);
     execFileSync('gcc', ['-static', '-O1', '-o', out, `${out}.c`, ...extra], { stdio: 'pipe' });
   }
-  return readFileSync(out);
+  return out;
+}
+
+/** A static x86-64 binary built from C on the host: it runs in any image. */
+export function staticBinary(source: string, extra: string[] = []): Buffer {
+  return readFileSync(staticBinaryPath(source, extra));
+}
+
+/**
+ * How `source` ends when run bare on this host, outside any sandbox: a probe for kernel
+ * features a test must not assume (some kernels refuse 32-bit syscalls themselves).
+ */
+export function bareRun(source: string, extra: string[] = []): { signal: NodeJS.Signals | null; status: number | null; stdout: string } {
+  const r = spawnSync(staticBinaryPath(source, extra), [], { encoding: 'utf8', timeout: 10_000 });
+  return { signal: r.signal, status: r.status, stdout: r.stdout };
 }
 
 export function uidOfSlot(slot: number): number {
