@@ -52,12 +52,39 @@ export function validateMonthlyLimit(limit: number | null): number | null {
   return limit;
 }
 
+/**
+ * A widget key's allowed origins, each normalised to scheme://host[:port] (what a
+ * browser sends in its Origin header); duplicates dropped, order kept.
+ */
+export function validateAllowedOrigins(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const entry of raw.map((o) => o.trim()).filter((o) => o !== '')) {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new AccountInputError(`allowed origin ${JSON.stringify(entry)} is not a valid origin (scheme://host[:port])`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new AccountInputError(`allowed origin ${JSON.stringify(entry)} must use http or https`);
+    }
+    if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password) {
+      throw new AccountInputError(`allowed origin ${JSON.stringify(entry)} must be only scheme://host[:port], without a path`);
+    }
+    if (!out.includes(url.origin)) out.push(url.origin);
+  }
+  if (out.length > 50) throw new AccountInputError('at most 50 allowed origins per key');
+  return out;
+}
+
 export interface NewKeyInput {
   accountId: string;
   appName: string;
   redirectUrl?: string | null;
   kind?: KeyKind;
   monthlyLimit?: number | null;
+  /** Widget keys only: the origins the widget may run from. */
+  allowedOrigins?: readonly string[];
 }
 
 /** What the creator sees once: the key and the signing secret are never shown again. */
@@ -71,6 +98,7 @@ export interface CreatedKey {
   redirect_url: string | null;
   kind: KeyKind;
   monthly_limit: number | null;
+  allowed_origins: string[];
   created_at: string;
 }
 
@@ -81,6 +109,8 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
   if (kind !== 'api' && kind !== 'widget') throw new AccountInputError(`kind must be api or widget, not ${String(kind)}`);
   const redirectUrl = input.redirectUrl ? validateRedirectUrl(input.redirectUrl) : null;
   const monthlyLimit = validateMonthlyLimit(input.monthlyLimit ?? null);
+  const allowedOrigins = validateAllowedOrigins(input.allowedOrigins ?? []);
+  if (kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
   const account = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
   if (!account) throw new AccountInputError(`no account ${input.accountId}`);
   const key = generateKey();
@@ -96,8 +126,9 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
       kind,
       monthly_limit: monthlyLimit,
       signing_secret: signingSecret,
+      allowed_origins: allowedOrigins,
     })
-    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'created_at'])
+    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'created_at'])
     .executeTakeFirstOrThrow();
   return { ...row, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
 }
@@ -111,6 +142,7 @@ export interface KeyListing {
   redirect_url: string | null;
   kind: KeyKind;
   monthly_limit: number | null;
+  allowed_origins: string[];
   created_at: string;
   revoked_at: string | null;
 }
@@ -123,6 +155,7 @@ const listingColumns = [
   'redirect_url',
   'kind',
   'monthly_limit',
+  'allowed_origins',
   'created_at',
   'revoked_at',
 ] as const;

@@ -45,6 +45,8 @@ export interface ApiKeysTable {
   kind: KeyKind;
   monthly_limit: number | null;
   signing_secret: string;
+  /** Browser origins a widget key may be used from (scheme://host[:port]); empty for API keys. */
+  allowed_origins: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Generated<Date>;
   revoked_at: NullableTimestamp;
 }
@@ -62,7 +64,7 @@ export interface KeyUsageTable {
 }
 
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
-export type SubmissionMode = 'async' | 'sync' | 'ws';
+export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
 
 export interface SubmissionsTable {
   id: Generated<string>;

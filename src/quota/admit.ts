@@ -55,7 +55,7 @@ const PENDING_RETRY_SECONDS = 5;
 const BUSY_RETRY_SECONDS = 2;
 
 /** Claim order (lower first): interactive runs go ahead of queued asynchronous ones. */
-export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, async: 0 };
+export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, piston: -10, judge0: 0, async: 0 };
 
 /** Serialises the capacity check of synchronous admissions across API processes; taken after the account lock. */
 const SYNC_CAPACITY_LOCK = 7_316_002;
