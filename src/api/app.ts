@@ -48,7 +48,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
     const paths = route.path.endsWith('/') ? [route.path, route.path.slice(0, -1)] : [route.path];
     router.register(paths, [route.method], [
       maintenanceGate(route, maintenance),
-      authenticate(route, deps.db),
+      authenticate(route, deps.db, deps.keys),
       jsonBody(route),
       admission(route, deps),
       route.handler(deps),

@@ -1,3 +1,4 @@
+import type { KeyCache } from '../accounts/key-cache.js';
 import type { TSchema } from 'typebox';
 import type Koa from 'koa';
 import type { Config } from '../config.js';
@@ -19,6 +20,8 @@ export interface ApiDeps {
   log?: { error(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
   /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
   live?: LiveResults;
+  /** API keys cached by this process; startApi provides it. Without it every request looks its key up. */
+  keys?: KeyCache;
 }
 
 export interface ApiState {
@@ -29,7 +32,7 @@ export interface ApiState {
   /** Set by jsonBody() on routes that declare a body schema: the validated body. */
   body?: unknown;
   /** Set by admission() on routes that admit a run: the stored submission. */
-  submission?: { id: string; units: number };
+  submission?: { id: string; units: number; /** performance.now() before it was stored. */ admittedAt?: number };
 }
 
 export type ApiContext = Koa.ParameterizedContext<ApiState>;

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
+import { createKeyCache } from '../accounts/key-cache.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createLiveResults } from './live.js';
 import { attachWebSocket } from './ws/attach.js';
@@ -16,7 +17,9 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
   // Run ends and live output: one LISTEN each for the whole process.
   const live =
     given.live ?? createLiveResults({ url: given.config.RUNBOX_DATABASE_URL, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
-  const deps = { ...given, live };
+  // Keys as last read, dropped when a change is notified: one LISTEN for the process.
+  const keys = given.keys ?? createKeyCache({ db: given.db, url: given.config.RUNBOX_DATABASE_URL });
+  const deps = { ...given, live, keys };
   const app = createApp(deps);
   const server = createServer(app.callback());
   const ws = attachWebSocket(server, deps);
@@ -41,6 +44,7 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
         server.closeIdleConnections();
       });
       if (!given.live) await live.close();
+      if (!given.keys) await keys.close();
     },
   };
 }

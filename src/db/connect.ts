@@ -12,6 +12,14 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
+// The pool behind each handle made here, for the few hot statements sent as named
+// prepared statements (parsed and planned once per connection), which Kysely cannot name.
+const pools = new WeakMap<Db, pg.Pool>();
+
+export function poolOf(db: Db): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 export function connect(url: string, options: { max?: number; applicationName?: string } = {}): DbHandle {
   const pool = new pg.Pool({
     ...clientConfig(url),
@@ -30,6 +38,7 @@ export function connect(url: string, options: { max?: number; applicationName?: 
   // the broken client when it is released.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
   return {
     db,
     pool,

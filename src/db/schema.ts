@@ -158,6 +158,11 @@ export interface UsageEmailsTable {
   sent_at: NullableTimestamp;
 }
 
+export interface SyncCapacityTable {
+  id: Generated<boolean>;
+  checks: ColumnType<string, never, string | number>;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -170,6 +175,7 @@ export interface Database {
   callback_deliveries: CallbackDeliveriesTable;
   admin_keys: AdminKeysTable;
   usage_emails: UsageEmailsTable;
+  sync_capacity: SyncCapacityTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -24,7 +24,7 @@ export async function complete(db: Db, runnerId: string, ref: JobRef, result: Ru
       slot AS (
         UPDATE accounts a SET running_now = a.running_now - 1 FROM done WHERE a.id = done.account_id RETURNING a.id
       )
-      SELECT done.id, pg_notify(${DONE_CHANNEL}, done.id::text) FROM done
+      SELECT done.id, pg_notify(${DONE_CHANNEL}, done.id::text || ':finished') FROM done
     `.execute(db),
   );
   return rows.length === 1;

@@ -5,17 +5,32 @@ import { listen } from './listen.js';
 
 // Waiting for submissions to end (synchronous runs, callback delivery): one LISTEN
 // connection per process for every waiter, plus a poll behind it for notifications
-// lost while the connection was down.
+// lost while the connection was down. The notification carries the final state, so a
+// waiter is released without a query; ends notified shortly before anyone waited are
+// remembered for a while, so a submission admitted while the LISTEN was already in
+// place needs no look-up at all (waitFor's `admittedAt`).
 
 export type FinalState = 'finished' | 'failed';
 
 export interface DoneWatcher {
   /** Resolves with the final state once the submission is finished or failed; rejects with the signal's reason on abort. */
-  waitFor(id: string, signal?: AbortSignal): Promise<FinalState>;
+  waitFor(id: string, signal?: AbortSignal, options?: WaitOptions): Promise<FinalState>;
   /** Resolves once the LISTEN is in place (until then, only polls notice ends). */
   ready(): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface WaitOptions {
+  /**
+   * performance.now() taken before the submission was stored. If the LISTEN has been in
+   * place since then, its end cannot have been missed, and the first look-up is skipped.
+   */
+  admittedAt?: number;
+}
+
+/** Ends remembered for waiters that come after the notification. */
+const RECENT_MAX = 4096;
+const RECENT_MS = 60_000;
 
 export interface DoneWatcherOptions {
   url: string;
@@ -27,6 +42,19 @@ export interface DoneWatcherOptions {
 export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
   const { db } = options;
   const waiters = new Map<string, Set<(state: FinalState) => void>>();
+
+  const recent = new Map<string, { state: FinalState; at: number }>();
+  // performance.now() when the current LISTEN was in place; undefined while it is not.
+  let listeningSince: number | undefined;
+
+  const remember = (id: string, state: FinalState) => {
+    const now = performance.now();
+    recent.set(id, { state, at: now });
+    for (const [oldId, e] of recent) {
+      if (recent.size <= RECENT_MAX && e.at > now - RECENT_MS) break;
+      recent.delete(oldId);
+    }
+  };
 
   const settle = (id: string, state: FinalState) => {
     const set = waiters.get(id);
@@ -51,17 +79,29 @@ export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
   const listener = listen({
     url: options.url,
     channel: DONE_CHANNEL,
-    onNotify: (id) => {
-      if (waiters.has(id)) void check([id]);
+    onNotify: (payload) => {
+      const [id = '', state] = payload.split(':');
+      if (state === 'finished' || state === 'failed') {
+        remember(id, state);
+        settle(id, state);
+      } else if (waiters.has(id)) {
+        void check([id]);
+      }
     },
-    onLost: () => void checkAll(),
+    onConnected: () => (listeningSince = performance.now()),
+    onLost: () => {
+      listeningSince = undefined;
+      void checkAll();
+    },
   });
   const pollTimer = setInterval(() => void checkAll(), options.pollMs);
 
   return {
-    waitFor: (id, signal) =>
+    waitFor: (id, signal, waitOptions) =>
       new Promise<FinalState>((resolve, reject) => {
         if (signal?.aborted) return reject(signal.reason);
+        const known = recent.get(id);
+        if (known) return resolve(known.state);
         let set = waiters.get(id);
         if (!set) waiters.set(id, (set = new Set()));
         const onAbort = () => {
@@ -76,8 +116,11 @@ export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
         set.add(done);
         signal?.addEventListener('abort', onAbort, { once: true });
         // Registered first, then looked up: an end before registration is seen here,
-        // one after it by the notification.
-        void check([id]);
+        // one after it by the notification. Not needed when the LISTEN was in place
+        // before the submission existed: its end is then notified (or remembered).
+        const since = listeningSince;
+        const admittedAt = waitOptions?.admittedAt;
+        if (since === undefined || admittedAt === undefined || since > admittedAt || !listener.listening) void check([id]);
       }),
     ready: () => listener.ready(),
     close: async () => {

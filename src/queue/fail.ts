@@ -43,7 +43,7 @@ export async function fail(db: Db, runnerId: string, ref: JobRef, error: string,
       ),
       to_refund AS (SELECT account_id, key_id, month, units FROM failed WHERE refund_now),
       ${refundCtes('to_refund')}
-      SELECT failed.id, pg_notify(${DONE_CHANNEL}, failed.id::text) FROM failed
+      SELECT failed.id, pg_notify(${DONE_CHANNEL}, failed.id::text || ':failed') FROM failed
     `.execute(db),
   );
   return rows.length === 1;

@@ -20,7 +20,7 @@ export interface ClaimedJob {
 
 /** Notified (payload empty) when a submission becomes claimable. */
 export const JOBS_CHANNEL = 'runbox_jobs';
-/** Notified with the submission id when a submission reaches 'finished' or 'failed'. */
+/** Notified with `<submission id>:<finished|failed>` when a submission reaches 'finished' or 'failed'. */
 export const DONE_CHANNEL = 'runbox_done';
 
 /**

@@ -50,7 +50,7 @@ export async function reapExpired(db: Db): Promise<Reaped> {
       to_refund AS (SELECT account_id, key_id, month, units FROM moved WHERE refund_now),
       ${refundCtes('to_refund')}
       SELECT id, state,
-             CASE WHEN state = 'queued' THEN pg_notify(${JOBS_CHANNEL}, '') ELSE pg_notify(${DONE_CHANNEL}, id::text) END
+             CASE WHEN state = 'queued' THEN pg_notify(${JOBS_CHANNEL}, '') ELSE pg_notify(${DONE_CHANNEL}, id::text || ':failed') END
       FROM moved
     `.execute(db),
   );

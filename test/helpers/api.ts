@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
+import type { KeyCache } from '../../src/accounts/key-cache.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
 import { createApp } from '../../src/api/app.js';
 import { compilerEntry } from '../../src/compilers/catalogue.js';
@@ -65,7 +66,7 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(opts: { db: Db; config: Config; clock: Clock; maintenanceCacheMs?: number }): Promise<TestApi> {
+export async function startTestApi(opts: { db: Db; config: Config; clock: Clock; maintenanceCacheMs?: number; keys?: KeyCache }): Promise<TestApi> {
   const errors: unknown[] = [];
   const app = createApp({ ...opts, maintenanceCacheMs: opts.maintenanceCacheMs ?? 0, log: { error: (obj) => errors.push(obj) } });
   const server = createServer(app.callback());

@@ -27,6 +27,8 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       // retrying it unchanged will not help until an operator installs the image.
       throw new ApiError(400, 'compiler_unavailable', `compiler ${body.compiler} is not installed on this service (see GET /api/compilers/)`);
     }
+    // Before the row can exist: lets a synchronous wait skip its first look-up (src/queue/done.ts).
+    const admittedAt = performance.now();
     const result = await admitSubmission(deps.db, {
       accountId: auth.accountId,
       keyId: auth.keyId,
@@ -45,7 +47,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       rejections.inc({ reason: result.reason });
       throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
     }
-    ctx.state.submission = { id: result.id, units: result.units };
+    ctx.state.submission = { id: result.id, units: result.units, admittedAt };
     deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: body.compiler, mode: route.admits, units: result.units }, 'submission admitted');
     await next();
   };

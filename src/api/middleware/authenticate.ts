@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { findKeyByHash } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
+import type { KeyCache } from '../../accounts/key-cache.js';
 import { hashKey } from '../../accounts/keys.js';
 import type { Db } from '../../db/connect.js';
 import { ApiError } from '../errors.js';
@@ -14,14 +15,15 @@ export function keyFromHeader(header: string): string {
 }
 
 // 401 for a missing, unknown or revoked key on routes that take one; sets ctx.state.auth.
-export function authenticate(route: RouteDef, db: Db): Koa.Middleware<ApiState> {
+export function authenticate(route: RouteDef, db: Db, keys?: KeyCache): Koa.Middleware<ApiState> {
+  const findKey = (hash: Buffer) => (keys ? keys.find(hash) : findKeyByHash(db, hash));
   return async (ctx, next) => {
     if (route.auth === 'key') {
       const key = keyFromHeader(ctx.get('Authorization'));
       const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
       if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
       // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
-      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(db, hashKey(key)) : undefined;
+      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKey(hashKey(key)) : undefined;
       if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
       if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
       ctx.state.auth = found;

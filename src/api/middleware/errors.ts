@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { RevokedKeyError } from '../../accounts/errors.js';
 import { ApiError, DEFAULT_CODES } from '../errors.js';
 
 // Every error answer, whoever raised it, leaves as {"error":{"code","message"}} in JSON.
@@ -33,6 +34,11 @@ export function errorShape(log?: { error(obj: object, msg?: string): void }): Ko
     } catch (err) {
       if (err instanceof ApiError) {
         send(ctx, err.status, err.code, err.message, err.headers);
+        return;
+      }
+      // Revoked between authentication and admission: the same answer authentication gives.
+      if (err instanceof RevokedKeyError) {
+        send(ctx, 401, 'revoked_key', err.message, { 'WWW-Authenticate': 'Bearer realm="runbox"' });
         return;
       }
       if (databaseUnavailable(err)) {

@@ -27,14 +27,14 @@ export const runCodeSyncRoute: RouteDef = {
   handler: (deps) => async (ctx) => {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
-    const id = ctx.state.submission!.id;
+    const { id, admittedAt } = ctx.state.submission!;
     const gone = new AbortController();
     const onClose = () => {
       if (!ctx.res.writableFinished) gone.abort(new Error('client went away'));
     };
     ctx.res.once('close', onClose);
     try {
-      await live.done.waitFor(id, gone.signal);
+      await live.done.waitFor(id, gone.signal, admittedAt === undefined ? {} : { admittedAt });
     } catch (err) {
       if (gone.signal.aborted) {
         // Nobody to answer; the job runs to its end without us.
