@@ -1,36 +1,85 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { ClaimedJob } from './job.js';
+import { retryOnConflict } from './retry.js';
 
-// Claims one queued submission for a runner in a single statement:
-//  1. pick the first claimable job in (priority, run_at, created_at) order whose
-//     account looks under its runs-at-once limit, locking it (SKIP LOCKED: claimers
+// Claims queued submissions for a runner, a batch in a single statement:
+//  1. candidates: the first claimable jobs in (priority, run_at, created_at) order
+//     whose account looks under its runs-at-once limit, locked (SKIP LOCKED: claimers
 //     never wait on each other's picks);
-//  2. take a slot on the account: the UPDATE re-checks running_now < limit on the
-//     latest row version, so two claimers can never both take the last slot;
-//  3. only if a slot was taken, move the job to 'running' under this runner's lease.
-// `picked` without `job` means another runner took the account's last slot first.
-const claimOne = (db: Db, runnerId: string, leaseSeconds: number) =>
-  sql<{ picked: number; job: ClaimedJob | null }>`
-    WITH pick AS (
-      SELECT s.id, s.account_id, coalesce(a.running, p.running) AS running_limit
+//  2. pick: of those, at most as many per account as it has free slots, then the
+//     first `n`;
+//  3. take the slots on each account (accounts locked in id order): the UPDATE
+//     re-checks the limit on the latest row version, so two claimers can never both
+//     take an account's last slot;
+//  4. only the picks whose account's slots were taken move to 'running' under this
+//     runner's lease.
+// The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
+
+/** Candidates looked at per job wanted: room for accounts already at their limit. */
+const CANDIDATES_PER_JOB = 4;
+
+/**
+ * The `cand` and `pick` CTEs: up to `n` jobs to claim. `freed`, when given, names an
+ * earlier CTE of (account_id) rows whose slots this same statement gives back (each row
+ * one slot), which the snapshot's running_now does not show yet.
+ */
+export function candidatesFor(n: number): number {
+  return n * CANDIDATES_PER_JOB;
+}
+
+export function pickCtes(n: number, freed: string | null): RawBuilder<unknown> {
+  const freedCount = freed
+    ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
+    : sql`0`;
+  return sql`
+    cand AS (
+      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
+             coalesce(a.running, p.running) - a.running_now + ${freedCount} AS free
       FROM submissions s
       JOIN accounts a ON a.id = s.account_id
       JOIN plans p ON p.name = a.plan
       WHERE s.state = 'queued'
         AND s.run_at <= now()
-        AND a.running_now < coalesce(a.running, p.running)
+        AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
       ORDER BY s.priority, s.run_at, s.created_at
-      LIMIT 1
+      LIMIT ${candidatesFor(n)}
       FOR UPDATE OF s SKIP LOCKED
+    ),
+    pick AS (
+      SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at FROM (
+        SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.created_at) AS nth FROM cand c
+      ) r
+      WHERE r.nth <= r.free
+      ORDER BY r.priority, r.run_at, r.created_at
+      LIMIT ${n}
+    )`;
+}
+
+/**
+ * The `locked` and `slot` CTEs: moves running_now of each account in `delta`
+ * (account_id, d) by d; a rise only where it keeps the account within its limit,
+ * re-checked on the latest row version. The account rows are locked first in id
+ * order, so two statements moving several accounts never deadlock on them.
+ */
+export function slotCtes(): RawBuilder<unknown> {
+  return sql`
+    locked AS (
+      SELECT a.id FROM accounts a WHERE a.id IN (SELECT account_id FROM delta) ORDER BY a.id FOR UPDATE
     ),
     slot AS (
       UPDATE accounts a
-      SET running_now = a.running_now + 1
-      FROM pick
-      WHERE a.id = pick.account_id AND a.running_now < pick.running_limit
+      SET running_now = a.running_now + delta.d
+      FROM delta JOIN locked ON locked.id = delta.account_id, plans p
+      WHERE a.id = delta.account_id AND p.name = a.plan
+        AND (delta.d <= 0 OR a.running_now + delta.d <= coalesce(a.running, p.running))
       RETURNING a.id
-    ),
+    )`;
+}
+
+/** The `claimed` CTE: the picks whose account slots `slot` (account ids) took, moved to 'running'. */
+export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<unknown> {
+  return sql`
     claimed AS (
       UPDATE submissions s
       SET state = 'running',
@@ -38,13 +87,22 @@ const claimOne = (db: Db, runnerId: string, leaseSeconds: number) =>
           lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
           attempts = s.attempts + 1,
           started_at = now()
-      FROM pick, slot
-      WHERE s.id = pick.id AND slot.id = pick.account_id
+      FROM pick
+      WHERE s.id = pick.id AND pick.account_id IN (SELECT id FROM slot)
       RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params,
                 s.mode, s.units, s.month, s.attempts, s.max_attempts
-    )
-    SELECT (SELECT count(*) FROM pick)::int AS picked,
-           (SELECT to_jsonb(claimed) FROM claimed) AS job
+    )`;
+}
+
+const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number) =>
+  sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
+    WITH ${pickCtes(n, null)},
+    delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
+    ${slotCtes()},
+    ${claimedCte(runnerId, leaseSeconds)}
+    SELECT (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
+           coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
+                       FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
   `.execute(db);
 
 /**
@@ -56,22 +114,28 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
   const jobs: ClaimedJob[] = [];
   // A lost race on an account's last slot is retried with a fresh snapshot; the bound
   // keeps a pathological storm of races from spinning here.
-  let racesLeft = 4 * n;
+  let racesLeft = 4;
   while (jobs.length < n) {
-    const { rows } = await claimOne(db, runnerId, leaseSeconds);
+    // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
+    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, n - jobs.length, leaseSeconds));
+    const wanted = n - jobs.length;
     const row = rows[0];
-    if (!row || row.picked === 0) break;
-    if (row.job) {
-      jobs.push(normalize(row.job));
-    } else if (--racesLeft <= 0) {
+    if (!row) break;
+    jobs.push(...row.jobs.map(normalizeJob));
+    if (row.jobs.length < row.picked) {
+      // Lost a race for an account's last slot: try again with a fresh snapshot.
+      if (--racesLeft <= 0) break;
+    } else if (row.candidates < candidatesFor(wanted) || row.picked === 0) {
+      // The candidates were all there is to claim now.
       break;
     }
+    // Otherwise the candidates may have hidden claimable jobs behind accounts at their limit.
   }
   return jobs;
 }
 
 // to_jsonb renders bigint ids as numbers; the rest of the code keeps ids as strings.
-function normalize(job: ClaimedJob): ClaimedJob {
+export function normalizeJob(job: ClaimedJob): ClaimedJob {
   return {
     ...job,
     account_id: String(job.account_id),

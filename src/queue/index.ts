@@ -1,6 +1,7 @@
 // The job queue: one module per transition of a submission, each a single statement.
 export { claim } from './claim.js';
 export { complete } from './complete.js';
+export { completeAndClaim } from './complete-and-claim.js';
 export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type FinalState } from './done.js';
 export { fail, type FailOptions } from './fail.js';
 export { heartbeat, markStopped, type RunnerInfo } from './heartbeat.js';

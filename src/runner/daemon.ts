@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { RUN_LIMITS } from '../limits.js';
-import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
 import { executeJob } from './execute.js';
@@ -122,7 +122,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
 
-  const runJob = async (job: ClaimedJob, slot: number, abort: AbortController) => {
+  // Runs the job and records its outcome; `claimed`: the outcome's statement also looked
+  // for the slot's next job, and `next` is the one it claimed.
+  type Turnover = { claimed: boolean; next: ClaimedJob | null };
+  const none: Turnover = { claimed: false, next: null };
+  const runJob = async (job: ClaimedJob, slot: number, abort: AbortController): Promise<Turnover> => {
     const jlog = rlog.child({ submission: job.id, slot, attempt: job.attempts });
     const ref = { id: job.id, attempt: job.attempts };
     jlog.info({ compiler: job.compiler }, 'job started');
@@ -141,21 +145,26 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       // Everything streamed goes out before the job's end is recorded.
       await publisher?.finish();
       const why = abort.signal.aborted ? (abort.signal.reason as Stop) : undefined;
-      if (why === 'lease_lost') return;
+      if (why === 'lease_lost') return none;
       if (why === 'shutdown') {
         // Cut short by shutdown: another runner will run it from the start.
         await release(db, id, ref);
         jlog.info('job handed back to the queue (shutdown)');
-        return;
+        return none;
       }
       if (result) {
-        const ok = await complete(db, id, ref, result);
-        if (ok) {
+        // The result and the slot's next job in one statement (none once stopping).
+        const claimNext = !stopping;
+        const { completed, next, lostRace } = claimNext
+          ? await completeAndClaim(db, id, ref, result, leaseSeconds)
+          : { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+        if (completed) {
           jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
           observeRun(job.compiler, result, (performance.now() - startedAt) / 1000);
         }
         else jlog.warn('job finished but its lease was gone; result dropped');
-        return;
+        // A lost race says nothing about the rest of the queue: the loop claims again.
+        return { claimed: claimNext && !lostRace, next };
       }
       const notStarted = problem instanceof NotStarted;
       const message = problem?.message ?? 'unknown error';
@@ -168,19 +177,24 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       // The database is unreachable: the lease runs out and the reaper requeues the job.
       jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
     }
+    return none;
   };
 
-  const start = (job: ClaimedJob) => {
-    const slot = freeSlots.shift()!;
+  // Starts a claimed job at once, in the given slot (the slot its predecessor turned over) or a free one.
+  const start = (job: ClaimedJob, slot: number = freeSlots.shift()!) => {
     const abort = new AbortController();
     const a: Active = { job, slot, abort, done: Promise.resolve() };
-    a.done = runJob(job, slot, abort).finally(() => {
+    active.set(claimKey(job), a);
+    a.done = runJob(job, slot, abort).then(async ({ claimed, next }) => {
       active.delete(claimKey(job));
+      if (next && !stopping) return start(next, slot);
+      // Claimed as the stop began: hand it back rather than start it.
+      if (next) await release(db, id, { id: next.id, attempt: next.attempts }).catch(() => {});
       freeSlots.push(slot);
       freeSlots.sort((x, y) => x - y);
-      waker.kick();
+      // The loop claims for the freed slot, unless the outcome's statement just looked and found nothing.
+      if (!claimed) waker.kick();
     });
-    active.set(claimKey(job), a);
   };
 
   const loop = (async () => {
@@ -204,8 +218,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           for (const job of jobs) await release(db, id, { id: job.id, attempt: job.attempts }).catch(() => {});
           break;
         }
+        const wanted = freeSlots.length;
         for (const job of jobs) start(job);
-        if (jobs.length > 0 && freeSlots.length > 0) continue;
+        // A full batch may have left more behind; a short one means the queue had no more.
+        if (jobs.length === wanted && freeSlots.length > 0) continue;
       }
       await waker.wait();
     }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { clientConfig } from '../../src/db/url.js';
-import { claim, complete, createDoneWatcher, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
+import { claim, complete, completeAndClaim, createDoneWatcher, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import {
@@ -146,6 +146,53 @@ describe('queue', function () {
     const next = await claim(t.db, 'r2', 5, LEASE);
     expect(next).to.have.length(1);
     expect(next[0]!.account_id).to.equal(busy);
+  });
+
+  it('claims a batch in one statement, at most an account\'s free slots, and past accounts at their limit', async () => {
+    const one = await makeAccount(t.db, { running: 1 });
+    const other = await makeAccount(t.db, { running: 2 });
+    // Enough of the limited account's jobs in front to fill the first statement's candidates.
+    const front = [];
+    for (let i = 0; i < 12; i++) front.push(await enqueue(t.db, one, { createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) }));
+    const o1 = await enqueue(t.db, other, { createdAt: new Date(Date.UTC(2026, 0, 2)) });
+    const o2 = await enqueue(t.db, other, { createdAt: new Date(Date.UTC(2026, 0, 3)) });
+    const got = await claim(t.db, 'r1', 3, LEASE);
+    expect(got.map((j) => j.id).sort()).to.deep.equal([front[0]!, o1, o2].sort());
+    const running = await sql<{ id: string; running_now: number }>`SELECT id::text, running_now FROM accounts WHERE id IN (${one}, ${other}) ORDER BY id`.execute(t.db);
+    expect(running.rows.map((r) => r.running_now)).to.deep.equal([1, 2]);
+  });
+
+  it('completes and claims the slot\'s next job in one statement, passing an account\'s slot on', async () => {
+    const acct = await makeAccount(t.db, { running: 1 });
+    const a = await enqueue(t.db, acct, { createdAt: new Date(Date.UTC(2026, 0, 1)) });
+    const b = await enqueue(t.db, acct, { createdAt: new Date(Date.UTC(2026, 0, 2)) });
+    const [first] = await claim(t.db, 'r1', 2, LEASE);
+    expect(first!.id).to.equal(a);
+    const turned = await completeAndClaim(t.db, 'r1', { id: a, attempt: first!.attempts }, resultFor(a), LEASE);
+    expect(turned.completed).to.equal(true);
+    expect(turned.next?.id).to.equal(b);
+    expect(turned.next?.account_id).to.equal(acct);
+    expect((await stateOf(t.db, a)).state).to.equal('finished');
+    expect(await stateOf(t.db, b)).to.include({ state: 'running', locked_by: 'r1', attempts: 1 });
+    // Nothing queued: the job is completed and nothing claimed.
+    const last = await completeAndClaim(t.db, 'r1', { id: b, attempt: 1 }, resultFor(b), LEASE);
+    expect(last).to.deep.equal({ completed: true, next: null, lostRace: false });
+  });
+
+  it('complete-and-claim by a runner that lost the job stores nothing, and claims only within limits', async () => {
+    const full = await makeAccount(t.db, { running: 1 });
+    const free = await makeAccount(t.db, { running: 1 });
+    const held = await enqueue(t.db, full, { createdAt: new Date(Date.UTC(2026, 0, 1)) });
+    await enqueue(t.db, full, { createdAt: new Date(Date.UTC(2026, 0, 2)) });
+    await claim(t.db, 'owner', 1, LEASE);
+    const f1 = await enqueue(t.db, free, { createdAt: new Date(Date.UTC(2026, 0, 3)) });
+    // Not the holder: no result stored, no slot given back, so the full account's next job stays queued.
+    const turned = await completeAndClaim(t.db, 'intruder', held, resultFor(held, 'stale\n'), LEASE);
+    expect(turned.completed).to.equal(false);
+    expect(turned.next?.id).to.equal(f1);
+    expect(await stateOf(t.db, held)).to.include({ state: 'running', locked_by: 'owner' });
+    expect(await complete(t.db, 'owner', held, resultFor(held))).to.equal(true);
+    expect(await complete(t.db, 'intruder', f1, resultFor(f1))).to.equal(true);
   });
 
   it('completes only for the lease holder: a runner that lost its lease cannot complete', async () => {

@@ -1,0 +1,48 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { RunResult } from '../result.js';
+import { claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
+import { DONE_CHANNEL, type ClaimedJob, type JobRef, refParts } from './job.js';
+import { retryOnConflict } from './retry.js';
+
+/**
+ * complete() and a claim of the runner's next job in ONE statement, so a runner's slot
+ * turns over with one round trip and one commit. The result is stored only while
+ * `runnerId` still holds the job (as complete()); the next job is claimed whether or
+ * not it did. Slots move by their net change per account: the finished job's account
+ * gives one back, the next job's account takes one (re-checked against its limit on
+ * the latest row version), and when both are the same account the slot passes over.
+ */
+export async function completeAndClaim(
+  db: Db,
+  runnerId: string,
+  ref: JobRef,
+  result: RunResult,
+  leaseSeconds: number,
+): Promise<{ completed: boolean; next: ClaimedJob | null; /** A job was picked but its account's slot went to another runner first. */ lostRace: boolean }> {
+  const { id, attempt } = refParts(ref);
+  const { rows } = await retryOnConflict(() =>
+    sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
+      WITH done AS (
+        UPDATE submissions
+        SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
+        WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+          AND (${attempt}::int IS NULL OR attempts = ${attempt})
+        RETURNING id, account_id
+      ),
+      ${pickCtes(1, 'done')},
+      delta AS (
+        SELECT account_id, sum(d)::int AS d
+        FROM (SELECT account_id, -1 AS d FROM done UNION ALL SELECT account_id, 1 FROM pick) moves
+        GROUP BY account_id
+      ),
+      ${slotCtes()},
+      ${claimedCte(runnerId, leaseSeconds)}
+      SELECT (SELECT count(pg_notify(${DONE_CHANNEL}, done.id::text || ':finished')) FROM done)::int AS completed,
+             (SELECT count(*) FROM pick)::int AS picked,
+             (SELECT to_jsonb(claimed) FROM claimed) AS next
+    `.execute(db),
+  );
+  const row = rows[0]!;
+  return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.picked > 0 && !row.next };
+}
