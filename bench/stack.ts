@@ -40,6 +40,8 @@ export interface BenchStack {
   owners: { accountId: string; keyId: string }[];
   config: Config;
   startRunner(): Promise<Runner>;
+  /** The API's own process (undefined when it runs in this one). */
+  apiPid: number | undefined;
   /** The launcher the runner's sandbox uses (RUNBOX_LAUNCHER decides), once started. */
   launcher(): string | undefined;
   stopRunner(): Promise<void>;
@@ -57,7 +59,7 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
     RUNBOX_PORT: '0',
     RUNBOX_LOG_LEVEL: 'warn',
     // A uid range apart from the test suites' runners.
-    RUNBOX_SANDBOX_UID_BASE: '62000',
+    RUNBOX_SANDBOX_UID_BASE: process.env.RUNBOX_SANDBOX_UID_BASE ?? '62000',
   };
   const config = loadConfig({ ...process.env, ...env });
   try {
@@ -73,10 +75,12 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
     }
     let url: string;
     let closeApi: () => Promise<void>;
+    let apiPid: number | undefined;
     if ((opts.api ?? 'process') === 'process') {
       const p = await spawnApiProcess(env);
       url = p.url;
       closeApi = p.stop;
+      apiPid = p.child.pid;
     } else {
       const api = await startApi({ db: db.db, config, clock: systemClock, log: { error: () => {} } });
       url = `http://127.0.0.1:${api.port}`;
@@ -91,6 +95,7 @@ export async function benchStack(label: string, opts: { accounts: number; api?: 
       keys,
       owners,
       config,
+      apiPid,
       startRunner: async () => {
         sandbox ??= await createSandbox(config);
         runner = await startRunner({ db: db.db, config, sandbox, log: pino({ level: 'silent' }) });

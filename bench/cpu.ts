@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Db } from '../src/db/connect.js';
+
+// CPU time and database work behind a measured interval, steadier than wall time on a
+// shared host: a process's own CPU and that of the children it has waited for (from
+// /proc/<pid>/stat), the Postgres backends serving one database (from /proc of each
+// backend), commits (pg_stat_database), statements sent (every query of node-pg is one
+// round trip: it does not pipeline) and the event loop's longest blocks.
+
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || '100');
+
+export interface ProcCpu {
+  /** The process itself, user + system, ms. */
+  selfMs: number;
+  /** Its children that it (or they, recursively) waited for, ms. */
+  childrenMs: number;
+}
+
+export function procCpu(pid: number | 'self'): ProcCpu {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may itself hold spaces and parentheses.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  // utime, stime, cutime, cstime are fields 14-17 of the line, 12-15 after the name.
+  return { selfMs: (f[11]! + f[12]!) * TICK_MS, childrenMs: (f[13]! + f[14]!) * TICK_MS };
+}
+
+export function cpuDelta(a: ProcCpu, b: ProcCpu): ProcCpu {
+  return { selfMs: b.selfMs - a.selfMs, childrenMs: b.childrenMs - a.childrenMs };
+}
+
+/** CPU ms of the backends of `db`'s database (those alive at both ends of the interval). */
+export async function postgresCpu(db: Db): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, procCpu(pid).selfMs);
+    } catch {
+      // Gone already, or not readable here (another host): left out.
+    }
+  }
+  return out;
+}
+
+export function postgresCpuDelta(a: Map<number, number>, b: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, after] of b) {
+    const before = a.get(pid);
+    if (before !== undefined) ms += after - before;
+  }
+  return ms;
+}
+
+/**
+ * Counts every statement node-pg sends from this process until stop(), and among them
+ * the commits of writes: admission calls (each its own transaction) and COMMITs.
+ */
+export function countStatements(): { count(): number; commits(): number; stop(): void } {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let n = 0;
+  let c = 0;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    n++;
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = typeof first === 'string' ? first : (first?.text ?? '');
+    if (/runbox_admit\(|^\s*commit/i.test(text)) c++;
+    return original.apply(this, args);
+  };
+  return {
+    count: () => n,
+    commits: () => c,
+    stop: () => {
+      proto.query = original;
+    },
+  };
+}
+
+/** The event loop's blocks over an interval, ms (resolution 1 ms). */
+export function eventLoopBlocks(): { stop(): { p50: number; p99: number; max: number } } {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  return {
+    stop: () => {
+      h.disable();
+      const ms = (ns: number) => +(ns / 1e6).toFixed(2);
+      return { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+    },
+  };
+}
