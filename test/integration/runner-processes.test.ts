@@ -95,7 +95,12 @@ describe('runner processes', function () {
     expect(maxOverlap(intervals(two)), 'limit-2 account').to.be.at.most(2);
 
     // Each job's log line names it, and each job was finished by exactly one process.
-    const finishedBy = [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished').map((l) => l.submission);
+    // A line is written just after its result commits: wait for the lines to arrive.
+    const finishedLines = () => [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished');
+    while (finishedLines().length < jobs.length && a.child.exitCode === null && b.child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const finishedBy = finishedLines().map((l) => l.submission);
     expect([...finishedBy].sort()).to.deep.equal(jobs.map((j) => j.id).sort());
 
     a.child.kill('SIGTERM');
