@@ -45,6 +45,20 @@ for (const launcher of LAUNCHERS) {
       expect(r.collected[1]!.content.toString()).to.match(/^import os,sys/);
     });
 
+    it('gives the program real pipes for stdin, stdout and stderr, which it can open by name', async () => {
+      const r = await run(
+        ['python3.9', '-c', 'import os,stat,sys\nprint([stat.S_ISFIFO(os.fstat(f).st_mode) for f in (0, 1, 2)], flush=True)\nprint(open("/proc/self/fd/0").read(), end="", flush=True)\nopen("/proc/self/fd/1", "w").write("out\\n")\nopen("/proc/self/fd/2", "w").write("err\\n")'],
+        { stdin: 'in\n' },
+      );
+      expect([r.status, r.stdout.toString(), r.stderr.toString()]).to.deep.equal(['exited', '[True, True, True]\nin\nout\n', 'err\n']);
+    });
+
+    it('does not wait for a program that never reads its stdin, nor for what it left running', async () => {
+      const big = Buffer.alloc(1 << 20, 'x');
+      const r = await run(['sh', '-c', 'sleep 60 & echo started'], { stdin: big });
+      expect([r.status, r.exitCode, r.stdout.toString()]).to.deep.equal(['exited', 0, 'started\n']);
+    });
+
     it('keeps the staged file mode', async () => {
       const r = await run(['./tool'], { files: [{ name: 'tool', mode: 0o755, content: Buffer.from('#!/bin/sh\necho tool ran\n') }] });
       expect(r.stdout.toString()).to.equal('tool ran\n');
