@@ -23,6 +23,9 @@ export const RUN_LIMITS = {
   workspaceBytes: 256 * MiB,
   /** Writable /tmp (tmpfs, counted in memoryBytes). */
   tmpBytes: 128 * MiB,
+  /** Writable /dev/shm (POSIX shared memory, tmpfs counted in memoryBytes); the rest of
+   *  /dev is read-only. */
+  shmBytes: 64 * MiB,
   /** Largest single file a program may write (rlimit). */
   fileSizeBytes: 256 * MiB,
   /** Open files per process (rlimit). */

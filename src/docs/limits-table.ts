@@ -13,7 +13,7 @@ export function limitsTableMarkdown(): string {
     ['CPU', `${RUN_LIMITS.cpuCores} cores (CPU quota)`],
     ['Timeout', `${RUN_LIMITS.timeoutMs / 1000} s wall per stage (compile, run), status \`timeout\`, exit ${VERDICT_CODES.killedExitCode}; CPU-time rlimit ${RUN_LIMITS.cpuTimeRlimitSeconds} s as a backstop`],
     ['Processes', `${RUN_LIMITS.maxProcesses} at once; one more stops the run with exit ${VERDICT_CODES.processLimitExitCode} (status \`process_limit\`). Threads are not processes: at most ${RUN_LIMITS.maxTasks} tasks (threads included)`],
-    ['Writable storage', `${mib(RUN_LIMITS.workspaceBytes)} workspace (the working directory) + ${mib(RUN_LIMITS.tmpBytes)} /tmp, both counted in the memory limit`],
+    ['Writable storage', `${mib(RUN_LIMITS.workspaceBytes)} workspace (the working directory) + ${mib(RUN_LIMITS.tmpBytes)} /tmp + ${mib(RUN_LIMITS.shmBytes)} /dev/shm, all counted in the memory limit; the rest of the file system is read-only`],
     ['Network', 'none: own network namespace with loopback only'],
     ['Code size', `${n(REQUEST_LIMITS.codeMaxBytes)} UTF-8 encoded bytes`],
     ['Input size', `${n(REQUEST_LIMITS.inputMaxBytes)} UTF-8 encoded bytes`],

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
@@ -111,14 +114,30 @@ function shimArgs(plan: LaunchPlan, limits: SandboxLimits, uid: number): string[
   return [...args, '--', ...plan.argv];
 }
 
+// Launcher config files (nsjail's) live in a directory of this process, readable by
+// root only, one file per run, removed when the run ends.
+let configDir: string | null = null;
+let configSeq = 0;
+function newConfigPath(): string {
+  if (!configDir) {
+    configDir = mkdtempSync(join(tmpdir(), 'runbox-launch-'));
+    process.once('exit', () => rmSync(configDir!, { recursive: true, force: true }));
+  }
+  return join(configDir, `run-${++configSeq}.cfg`);
+}
+
 /** Runs one stage, in `prepared` when it fits (same job limits, still waiting), else afresh. */
 export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared): Promise<SandboxOutcome> {
   const limits: SandboxLimits = { ...RUN_LIMITS, ...spec.limits };
   let p = prepared;
+  let configPath: string | undefined;
   try {
     if (!Number.isInteger(spec.slot) || spec.slot < 0) throw new Error(`bad slot ${spec.slot}`);
     const uid = ctx.uidBase + spec.slot;
-    const plan = ctx.plan({ spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath });
+    configPath = newConfigPath();
+    const plan = ctx.plan({ spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath });
+    if (plan.configText === undefined) configPath = undefined;
+    else writeFileSync(configPath, plan.configText, { mode: 0o600 });
     const stageIn = encodeStageIn(spec.files ?? []);
     const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
     if (p && !usable(p, jobLimits(limits))) {
@@ -131,6 +150,13 @@ export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Pr
     if (p) {
       await p.job.killAll().catch(() => {});
       removeLater(p.job);
+    }
+    if (configPath) {
+      try {
+        unlinkSync(configPath);
+      } catch {
+        // not written
+      }
     }
   }
 }

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -95,7 +95,7 @@ const PY = {
   families: 'import errno,socket\nfor f in range(0, 48):\n  for name, make in (("socket", lambda: socket.socket(f, socket.SOCK_DGRAM)), ("socketpair", lambda: socket.socketpair(f, socket.SOCK_DGRAM))):\n    try:\n      r = make()\n      print(f, name, "ok")\n    except OSError as e:\n      print(f, name, errno.errorcode.get(e.errno, e.errno))',
   vsock: 'import socket\ntry:\n  s = socket.socket(40, socket.SOCK_STREAM)\n  s.settimeout(3)\n  s.connect((2, 22))\n  print("connected")\nexcept OSError as e:\n  print(type(e).__name__, e.errno)',
   writeOutside:
-    'import errno\nfor p in ["/etc/runbox-x","/usr/runbox-x","/runbox-x","/.runbox/x","/var/runbox-x"]:\n  try:\n    open(p,"w"); print(p,"written")\n  except OSError as e:\n    print(p,errno.errorcode[e.errno])',
+    'import errno\nfor p in ["/etc/runbox-x","/usr/runbox-x","/runbox-x","/.runbox/x","/var/runbox-x","/dev/runbox-x"]:\n  try:\n    open(p,"w"); print(p,"written")\n  except OSError as e:\n    print(p,errno.errorcode[e.errno])',
 };
 
 for (const launcher of LAUNCHERS) {
@@ -151,8 +151,10 @@ for (const launcher of LAUNCHERS) {
       expect(verdict(r)).to.deep.equal(['memory_limit', VERDICT_CODES.killedExitCode, VERDICT_CODES.killedSignal]);
     });
 
-    it('fills the workspace and /tmp only up to their sizes (ENOSPC, within the memory limit)', async () => {
-      const [box, tmp] = await Promise.all([py(PY.fill('/box')), py(PY.fill('/tmp'), { slot: slot + 1 })]);
+    it('fills the workspace, /tmp and /dev/shm only up to their sizes (ENOSPC, within the memory limit)', async () => {
+      const [box, tmp, shm] = await Promise.all([py(PY.fill('/box')), py(PY.fill('/tmp'), { slot: slot + 1 }), py(PY.fill('/dev/shm'), { slot: slot + 2 })]);
+      expect(verdict(shm)).to.deep.equal(['exited', 0, null]);
+      expect(shm.stdout.toString()).to.equal(`ENOSPC ${RUN_LIMITS.shmBytes >> 20}\n`);
       expect(verdict(box)).to.deep.equal(['exited', 0, null]);
       expect(box.stdout.toString()).to.equal(`ENOSPC ${RUN_LIMITS.workspaceBytes >> 20}\n`);
       expect(verdict(tmp)).to.deep.equal(['exited', 0, null]);
@@ -271,10 +273,22 @@ for (const launcher of LAUNCHERS) {
       }
     });
 
-    it('cannot write outside the workspace (EROFS)', async () => {
+    it('cannot write outside the workspace (EROFS), /dev included', async () => {
       const r = await py(PY.writeOutside);
       const lines = r.stdout.toString().trim().split('\n');
-      expect(lines).to.deep.equal(['/etc/runbox-x', '/usr/runbox-x', '/runbox-x', '/.runbox/x', '/var/runbox-x'].map((p) => `${p} EROFS`));
+      expect(lines).to.deep.equal(['/etc/runbox-x', '/usr/runbox-x', '/runbox-x', '/.runbox/x', '/var/runbox-x', '/dev/runbox-x'].map((p) => `${p} EROFS`));
+    });
+
+    it('cannot read the host\'s kernel command line or the other /proc files that describe the host', async () => {
+      const r = await py(
+        'import os\nfor p in ["/proc/cmdline", "/proc/kallsyms", "/proc/keys", "/proc/timer_list", "/proc/interrupts"]:\n  try:\n    print(p, len(open(p, "rb").read()))\n  except OSError as e:\n    print(p, e.strerror)\nfor d in ["/proc/acpi", "/proc/bus", "/proc/irq", "/proc/fs"]:\n  print(d, os.listdir(d) if os.path.isdir(d) else "absent")',
+      );
+      const lines = r.stdout.toString().trim().split('\n');
+      expect(lines.slice(0, 5), 'files read as nothing at all').to.deep.equal(
+        ['/proc/cmdline', '/proc/kallsyms', '/proc/keys', '/proc/timer_list', '/proc/interrupts'].map((p) => (existsSync(p) ? `${p} Permission denied` : `${p} No such file or directory`)),
+      );
+      expect(lines.slice(5)).to.deep.equal(['/proc/acpi', '/proc/bus', '/proc/irq', '/proc/fs'].map((d) => `${d} ${existsSync(d) ? '[]' : 'absent'}`));
+      expect(r.stdout.toString()).to.not.include(readFileSync('/proc/cmdline', 'utf8').trim());
     });
 
     it('is denied mount, ptrace, unshare, namespaces, keyrings, io_uring, SysV shm, bpf, perf', async () => {

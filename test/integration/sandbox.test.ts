@@ -53,6 +53,14 @@ for (const launcher of LAUNCHERS) {
       expect([r.status, r.stdout.toString(), r.stderr.toString()]).to.deep.equal(['exited', '[True, True, True]\nin\nout\n', 'err\n']);
     });
 
+    it('gives /dev its usual nodes and links: /dev/stdin, /dev/stdout, /dev/fd, a pty', async () => {
+      const r = await run(
+        ['bash', '-c', 'cat /dev/stdin; echo out > /dev/stdout; echo err > /dev/stderr; cat <(echo fd); python3.9 -c "import os; m, s = os.openpty(); os.write(s, b\\"pty\\\\n\\"); print(os.read(m, 10).decode().strip())"'],
+        { stdin: 'in\n' },
+      );
+      expect([r.status, r.stdout.toString(), r.stderr.toString()]).to.deep.equal(['exited', 'in\nout\nfd\npty\n', 'err\n']);
+    });
+
     it('does not wait for a program that never reads its stdin, nor for what it left running', async () => {
       const big = Buffer.alloc(1 << 20, 'x');
       const r = await run(['sh', '-c', 'sleep 60 & echo started'], { stdin: big });

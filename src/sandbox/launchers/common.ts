@@ -14,6 +14,8 @@ export interface LaunchRequest {
   helpersDir: string;
   /** Absolute path of the launcher binary. */
   launcherPath: string;
+  /** Where a launcher that takes a config file (nsjail) finds it: private to this run. */
+  configPath?: string;
 }
 
 export interface LaunchPlan {
@@ -23,6 +25,8 @@ export interface LaunchPlan {
   dropPrivileges: boolean;
   /** The launcher's own processes in the job cgroup, runbox-init included: not the program's. */
   fixedProcesses: number;
+  /** Written to LaunchRequest.configPath before the launcher starts, removed after. */
+  configText?: string;
 }
 
 export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
