@@ -1,7 +1,10 @@
 // runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
 // Static, because images carry older C libraries than the host that builds it.
 //
-// Usage: /.runbox/init [--collect-max BYTES] [--collect NAME]... -- ARGV...
+// Usage: /.runbox/init [--cgroup-fd N]... [--collect-max BYTES] [--collect NAME]... -- ARGV...
+//  0. joins the cgroups whose cgroup.procs files the runner opened on the --cgroup-fd
+//     descriptors: the program's own cgroups below the job, so that its time and memory
+//     are measured without the launcher's;
 //  1. reads the stage archive (archive.h) from fd 3 and creates its files in the
 //     working directory (the workspace), never following or replacing anything;
 //  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
@@ -309,6 +312,11 @@ int main(int argc, char **argv) {
       fail("missing value for", argv[i]);
     }
     if (!strcmp(argv[i], "--collect")) collect_names[collect_count++] = argv[++i];
+    else if (!strcmp(argv[i], "--cgroup-fd")) {
+      int fd = atoi(argv[++i]);
+      if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
+      close(fd);
+    }
     else if (!strcmp(argv[i], "--collect-max")) collect_max = strtoull(argv[++i], NULL, 10);
     else {
       errno = 0;

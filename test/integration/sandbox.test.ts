@@ -191,6 +191,21 @@ for (const launcher of LAUNCHERS) {
       expect(r.wallMs).to.be.greaterThan(0);
     });
 
+    it('measures the program, not the launcher: on cgroup v1 it lives in the job\'s program cgroup', async function () {
+      const cgroups = await runnerCgroups();
+      const r = await run(['cat', '/proc/self/cgroup']);
+      expect(r.status).to.equal('exited');
+      expect(r.memoryPeakBytes).to.be.a('number').and.greaterThan(0);
+      expect(r.cpuMs).to.be.a('number').and.greaterThan(0);
+      if (cgroups.version !== 1) {
+        console.log('      SKIPPED: cgroup v2 host: the job is measured as a whole');
+        return this.skip();
+      }
+      // The cgroup namespace is rooted at the job: the launcher stays there, uncounted.
+      const lines = r.stdout.toString().trim().split('\n');
+      expect(lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'))).to.deep.equal(['memory:/program', 'cpuacct:/program']);
+    });
+
     it('runs concurrent stages in separate slots as separate users', async () => {
       const [a, b] = await Promise.all([
         py('import os; print(os.getuid())'),

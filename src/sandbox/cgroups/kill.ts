@@ -89,8 +89,10 @@ export async function sweepStaleJobs(parents: readonly string[], ownPid: number)
       const m = JOB_NAME.exec(e);
       if (!m || Number(m[1]) === ownPid || isAlive(Number(m[1]))) continue;
       const dir = join(parent, e);
-      await killUntilEmpty(join(dir, 'cgroup.procs'));
-      await removeDir(dir);
+      // The program's cgroup below the job goes first (rmdir needs an empty job).
+      const below = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(dir, d.name));
+      for (const d of [...below, dir]) await killUntilEmpty(join(d, 'cgroup.procs'));
+      for (const d of [...below, dir]) await removeDir(d);
       swept.push(dir);
     }
   }

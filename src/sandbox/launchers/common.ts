@@ -16,6 +16,8 @@ export interface LaunchRequest {
   launcherPath: string;
   /** Where a launcher that takes a config file (nsjail) finds it: private to this run. */
   configPath?: string;
+  /** Descriptors of the program's cgroup.procs files, which runbox-init joins first. */
+  programCgroupFds?: number[];
 }
 
 export interface LaunchPlan {
@@ -36,6 +38,7 @@ export function initArgv(req: LaunchRequest): string[] {
   const { spec, limits } = req;
   if (spec.argv.length === 0) throw new Error('empty argv');
   const out = [INIT_PATH, '--collect-max', String(limits.collectBytes)];
+  for (const fd of req.programCgroupFds ?? []) out.push('--cgroup-fd', String(fd));
   for (const name of spec.collect ?? []) {
     if (!isPlainName(name)) throw new Error(`collect name is not a plain name: ${JSON.stringify(name)}`);
     out.push('--collect', name);

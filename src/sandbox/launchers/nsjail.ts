@@ -97,7 +97,7 @@ export function nsjailConfig(req: LaunchRequest): string {
     log_fd: NSJAIL_LOG_FD,
     log_level: new ProtoEnum('ERROR'),
     envar: sandboxEnv(spec).map(([k, v]) => `${k}=${v}`),
-    pass_fd: PASSED_FDS,
+    pass_fd: [...PASSED_FDS, ...(req.programCgroupFds ?? [])],
     // The shim has set the rlimits; nsjail must not replace them with its own defaults.
     disable_rl: true,
     clone_newuser: false,
