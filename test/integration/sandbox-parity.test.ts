@@ -56,7 +56,8 @@ t.start(); t.join()
 p('after thread', 'alive')
 import sys
 p('stdin', repr(open('/dev/stdin').read()))
-p('dev/fd', sorted(os.listdir('/dev/fd')))
+# In a fresh process: this one's own descriptors depend on the interpreter's timing.
+p('dev/fd', subprocess.run(['ls', '/dev/fd/'], capture_output=True).stdout.split())
 with open('/dev/stdout', 'w') as f: pass
 p('fifo', [stat.S_ISFIFO(os.fstat(i).st_mode) for i in (0, 1, 2)])
 for path in ('/proc/cmdline', '/proc/kallsyms', '/dev/x', '/box/x', '/tmp/x', '/dev/shm/x'):
@@ -156,7 +157,7 @@ describe('the same world under every launcher', function () {
       ]);
       expect(l).to.include("stdin 'probe input\\n'");
       expect(l).to.include('fifo [True, True, True]');
-      expect(l.find((x) => x.startsWith('dev/fd '))).to.match(/^dev\/fd \['0', '1', '2', '3'\]$/);
+      expect(l).to.include("dev/fd [b'0', b'1', b'2', b'3']");
     });
   });
 
