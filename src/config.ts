@@ -71,6 +71,13 @@ export const CONFIG_VARS = {
   RUNBOX_CALLBACK_CONCURRENCY: int('Callbacks one sender delivers at once.', 16, 1, 1000),
   RUNBOX_SMTP_URL: str('SMTP URL for usage emails (empty: emails stay in the outbox and are logged).', ''),
   RUNBOX_MAIL_FROM: str('From address of usage emails.', 'runbox <noreply@localhost>'),
+  RUNBOX_MAIL_MAX_ATTEMPTS: int('Sending attempts of one usage email before it is marked dead.', 10, 1, 100),
+  RUNBOX_MAIL_BACKOFF_MS: int(
+    'First retry delay of a usage email; each retry doubles it, with ±25% jitter, as for callbacks (the default spreads 10 attempts over about 17 hours).',
+    120_000,
+    10,
+    86_400_000,
+  ),
   RUNBOX_ADMIN_HOST: str('Address of the admin listener (metrics); empty disables it.', ''),
   RUNBOX_ADMIN_PORT: int('Port of the admin listener.', 9090, 0, 65535),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
