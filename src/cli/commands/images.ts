@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { resolve } from 'node:path';
 import type { Compression } from '../../images/archive.js';
 import { abandonBuilds, buildImage, type BuildResult } from '../../images/build.js';
-import { importImage } from '../../images/import.js';
+import { importCaps, importImage } from '../../images/import.js';
 import { listImages } from '../../images/list.js';
 import { packImage } from '../../images/pack.js';
 import { assertImageName, selectRecipes } from '../../images/recipes.js';
@@ -118,7 +118,7 @@ export const imageCommands: Command[] = [
     allowPositionals: true,
     run: async ({ positionals, config }) => {
       if (positionals.length !== 1) throw new UsageError('name exactly one archive file');
-      return importImage(resolve(positionals[0]!), config.RUNBOX_IMAGES_DIR, progress);
+      return importImage(resolve(positionals[0]!), config.RUNBOX_IMAGES_DIR, importCaps(config), progress);
     },
   },
 ];
