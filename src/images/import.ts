@@ -6,11 +6,11 @@ import tar from 'tar-stream';
 import type { ImageManifest } from '../compilers/availability.js';
 import type { Config } from '../config.js';
 import { openArchive } from './archive.js';
-import { removeWorkTree } from './build.js';
 import { auditTree } from './clean.js';
 import { parseManifest } from './manifest.js';
-import { installStaging, lstatOrNull, makeStaging } from './store.js';
+import { installStaging, lstatOrNull } from './store.js';
 import { treeDigest } from './tree.js';
+import { makeWorkDir, removeWorkTree } from './work-dirs.js';
 
 // `image import`: unpacks an archive from elsewhere into a private work directory and
 // installs it only when every entry is safe and the tree matches the manifest's digest.
@@ -222,16 +222,18 @@ export async function unpackChecked(file: string, staging: string, caps: ImportC
 }
 
 export async function importImage(file: string, imagesDir: string, caps: ImportCaps, log: (line: string) => void = () => {}): Promise<ImportResult> {
-  const staging = await makeStaging(imagesDir, '.import-');
+  const work = await makeWorkDir(imagesDir, '.import-');
+  const staging = work.path;
   try {
     log(`unpacking ${file}`);
     const { manifest, entries } = await unpackChecked(file, staging, caps);
     await chmod(staging, 0o755);
     await installStaging(imagesDir, manifest.image, staging);
+    await work.done();
     log(`installed ${manifest.image} (${entries} entries, digest verified)`);
     return { image: manifest.image, digest: manifest.digest, compilers: manifest.compilers, entries };
   } catch (err) {
-    await removeWorkTree(staging).catch(() => {});
+    await removeWorkTree(staging).then(work.done, () => {});
     throw err;
   }
 }

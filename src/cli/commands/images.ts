@@ -7,6 +7,7 @@ import { listImages } from '../../images/list.js';
 import { packImage } from '../../images/pack.js';
 import { assertImageName, selectRecipes } from '../../images/recipes.js';
 import { removeImage } from '../../images/store.js';
+import { removeStaleWorkDirs } from '../../images/work-dirs.js';
 import { type Command, UsageError } from '../command.js';
 
 // runbox-admin image …: build, list, remove, pack and import compiler images.
@@ -74,6 +75,11 @@ export const imageCommands: Command[] = [
       }
       return results;
     },
+  },
+  {
+    name: 'image clean',
+    summary: 'Remove the work directories (.build-*, .import-*) that killed builds and imports left behind; running ones are kept.',
+    run: async ({ config }) => ({ removed: await removeStaleWorkDirs(config.RUNBOX_IMAGES_DIR, progress) }),
   },
   {
     name: 'image list',
