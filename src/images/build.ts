@@ -8,7 +8,7 @@ import { installDotnetSdk } from './dotnet.js';
 import { writeManifest } from './manifest.js';
 import { mountsUnder } from './mounts.js';
 import { probeVersion } from './probe.js';
-import { recipeHash } from './recipes.js';
+import { builtFrom, recipeHash } from './recipes.js';
 import { installStaging } from './store.js';
 import { treeDigest, treeSize } from './tree.js';
 import { makeWorkDir, removeStaleWorkDirs, removeWorkTree, type WorkDir } from './work-dirs.js';
@@ -93,7 +93,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
   await removeStaleWorkDirs(opts.imagesDir, opts.log);
   const hash = recipeHash(recipe);
   const installed = readManifest(opts.imagesDir, recipe.image);
-  if (!opts.force && installed?.recipeHash === hash) {
+  if (!opts.force && installed && builtFrom(installed.recipeHash, recipe)) {
     opts.log(`${recipe.image}: up to date`);
     return { image: recipe.image, status: 'up to date', recipeHash: hash, digest: installed.digest, compilers: installed.compilers };
   }

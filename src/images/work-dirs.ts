@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockFile, type HeldLock } from '../util/flock.js';
 import { mountsUnder } from './mounts.js';
@@ -48,9 +48,20 @@ export async function makeWorkDir(imagesDir: string, prefix: '.build-' | '.impor
 }
 
 /**
+ * A directory without a lock file was made by a version before the lock files: whether
+ * its process lives cannot be told, so it goes once nothing was written at its top for
+ * a day (no build takes that long).
+ */
+const LOCKLESS_MAX_AGE_MS = 24 * 3600 * 1000;
+
+async function abandonedLockless(path: string): Promise<boolean> {
+  const times = await Promise.all([path, join(path, 'rootfs')].map((p) => lstat(p).then((st) => st.mtimeMs, () => 0)));
+  return Date.now() - Math.max(...times) > LOCKLESS_MAX_AGE_MS;
+}
+
+/**
  * Removes the work directories (and lock files) of builds and imports whose process
- * is gone, leaving those of live ones alone. A directory without a lock file was made
- * by an older version and is gone too. Returns what it removed.
+ * is gone, leaving those of live ones alone. Returns what it removed.
  */
 export async function removeStaleWorkDirs(imagesDir: string, log: (line: string) => void = () => {}): Promise<string[]> {
   let names: string[];
@@ -65,6 +76,7 @@ export async function removeStaleWorkDirs(imagesDir: string, log: (line: string)
   for (const n of names) if (n.endsWith('.lock') && isWorkDir(n.slice(0, -5))) dirs.add(n.slice(0, -5));
   for (const name of [...dirs].sort()) {
     const path = join(imagesDir, name);
+    if (!names.includes(`${name}.lock`) && !(await abandonedLockless(path))) continue;
     const lock = await lockFile(`${path}.lock`);
     if (!lock) continue; // its build or import is still running
     try {

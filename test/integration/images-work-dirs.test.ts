@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execa } from 'execa';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -64,15 +64,19 @@ describe('image work directories', function () {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('image clean removes those of dead processes (and older ones without a lock file) and keeps a live one', async () => {
+  it('image clean removes those of dead processes (and day-old ones without a lock file) and keeps live ones', async () => {
     const images = join(work, 'planted');
     await mkdir(images);
     // A build killed outright: its directory and its lock file, which nobody holds.
     await mkdir(join(images, '.build-gcc-0123456789ab/rootfs/usr'), { recursive: true });
     await writeFile(join(images, '.build-gcc-0123456789ab/rootfs/usr/half-written'), 'x');
     await writeFile(join(images, '.build-gcc-0123456789ab.lock'), '');
-    // An import killed by an older version, which made no lock file.
+    // An import killed a while ago by an older version, which made no lock file; and
+    // one of today, which may still be running.
     await mkdir(join(images, '.import-AbC123'));
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    await utimes(join(images, '.import-AbC123'), twoDaysAgo, twoDaysAgo);
+    await mkdir(join(images, '.import-XyZ789'));
     // A lock file whose directory is already gone.
     await writeFile(join(images, '.import-ffffffffffff.lock'), '');
     // A build under way in another process.
@@ -90,19 +94,19 @@ describe('image work directories', function () {
     try {
       const livePath = await new Promise<string>((resolve) => live.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
       const liveName = livePath.split('/').pop()!;
-      expect(await workDirs(images)).to.deep.equal(['.build-gcc-0123456789ab', '.build-gcc-0123456789ab.lock', liveName, `${liveName}.lock`, '.import-AbC123', '.import-ffffffffffff.lock'].sort());
+      expect(await workDirs(images)).to.deep.equal(['.build-gcc-0123456789ab', '.build-gcc-0123456789ab.lock', liveName, `${liveName}.lock`, '.import-AbC123', '.import-XyZ789', '.import-ffffffffffff.lock'].sort());
 
       const cleaned = await admin(images, ['image', 'clean']);
       expect(cleaned.exitCode, cleaned.stderr).to.equal(0);
       expect(JSON.parse(cleaned.stdout)).to.deep.equal({ removed: ['.build-gcc-0123456789ab', '.import-AbC123'] });
-      expect(await workDirs(images)).to.deep.equal([liveName, `${liveName}.lock`]);
+      expect(await workDirs(images)).to.deep.equal([liveName, `${liveName}.lock`, '.import-XyZ789'].sort());
 
       // Once its process is killed, the next clean takes it too.
       live.kill('SIGKILL');
       await new Promise((r) => live.once('exit', r));
       const again = await admin(images, ['image', 'clean']);
       expect(JSON.parse(again.stdout)).to.deep.equal({ removed: [liveName] });
-      expect(await workDirs(images)).to.deep.equal([]);
+      expect(await workDirs(images)).to.deep.equal(['.import-XyZ789']);
     } finally {
       if (live.exitCode === null) live.kill('SIGKILL');
     }
