@@ -53,7 +53,10 @@ export const CONFIG_VARS = {
   RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
   RUNBOX_IMAGE_IMPORT_MAX_MB: int('`runbox-admin image import` refuses an archive whose files unpack to more than this many MiB.', 8_192, 1, 1_048_576),
   RUNBOX_IMAGE_IMPORT_MAX_ENTRIES: int('`runbox-admin image import` refuses an archive with more entries than this (images have 5,000 to 100,000).', 500_000, 10, 100_000_000),
-  RUNBOX_DEBIAN_MIRROR: str('Debian mirror that `runbox-admin image build` bootstraps images from.', 'http://deb.debian.org/debian'),
+  RUNBOX_DEBIAN_MIRROR: str(
+    'Debian mirror that `runbox-admin image build` bootstraps images from (http(s):// or file://). Empty: the one the host\'s apt uses (`/etc/apt/sources.list`, `sources.list.d/*.list` and `*.sources`).',
+    '',
+  ),
   RUNBOX_LAUNCHER: str(
     'Sandbox launcher: auto (nsjail when found, else bubblewrap), nsjail or bwrap.',
     'auto',

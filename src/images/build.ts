@@ -19,7 +19,8 @@ import { makeWorkDir, removeStaleWorkDirs, removeWorkTree, type WorkDir } from '
 
 export interface BuildOptions {
   imagesDir: string;
-  mirror: string;
+  /** The Debian mirror (RUNBOX_DEBIAN_MIRROR, else the host's): asked only when something is built. */
+  mirror: () => string;
   /** Rebuild even when the installed image was built from this very recipe. */
   force?: boolean;
   /** Progress lines (stderr in the CLI). */
@@ -100,13 +101,14 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
 
   const started = Date.now();
   const log = (line: string) => opts.log(`${recipe.image}: ${line}`);
+  const mirror = opts.mirror();
   const work = await makeWorkDir(opts.imagesDir, '.build-', recipe.image);
   const staging = work.path;
   workTrees.add(work);
   const rootfs = join(staging, 'rootfs');
   try {
     await mkdir(rootfs);
-    await debootstrap(recipe, rootfs, opts.mirror, work.lock.fd, log);
+    await debootstrap(recipe, rootfs, mirror, work.lock.fd, log);
     if (mountsUnder(rootfs).length) throw new Error(`debootstrap left mounts inside ${rootfs}: ${mountsUnder(rootfs).join(', ')}`);
     if (recipe.dotnetSdk) await installDotnetSdk(rootfs, log);
 

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { resolve } from 'node:path';
+import { debianMirror } from '../../images/apt-sources.js';
 import type { Compression } from '../../images/archive.js';
 import { abandonBuilds, buildImage, type BuildResult } from '../../images/build.js';
 import { importCaps, importImage } from '../../images/import.js';
@@ -58,7 +59,7 @@ export const imageCommands: Command[] = [
           results.push(
             await buildImage(recipe, {
               imagesDir: config.RUNBOX_IMAGES_DIR,
-              mirror: config.RUNBOX_DEBIAN_MIRROR,
+              mirror: () => debianMirror(config.RUNBOX_DEBIAN_MIRROR),
               force: values.force === true,
               log: progress,
             }),
