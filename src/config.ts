@@ -51,7 +51,12 @@ export const CONFIG_VARS = {
   RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),
   RUNBOX_POLL_MS: int('Queue polling interval behind LISTEN/NOTIFY.', 1000, 50, 60000),
   RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
-  RUNBOX_DEBIAN_MIRROR: str('Debian mirror that `runbox-admin image build` bootstraps images from.', 'http://deb.debian.org/debian'),
+  RUNBOX_IMAGE_IMPORT_MAX_MB: int('`runbox-admin image import` refuses an archive whose files unpack to more than this many MiB.', 8_192, 1, 1_048_576),
+  RUNBOX_IMAGE_IMPORT_MAX_ENTRIES: int('`runbox-admin image import` refuses an archive with more entries than this (images have 5,000 to 100,000).', 500_000, 10, 100_000_000),
+  RUNBOX_DEBIAN_MIRROR: str(
+    'Debian mirror that `runbox-admin image build` bootstraps images from (http(s):// or file://). Empty: the one the host\'s apt uses (`/etc/apt/sources.list`, `sources.list.d/*.list` and `*.sources`).',
+    '',
+  ),
   RUNBOX_LAUNCHER: str(
     'Sandbox launcher: auto (nsjail when found, else bubblewrap), nsjail or bwrap.',
     'auto',
@@ -71,6 +76,13 @@ export const CONFIG_VARS = {
   RUNBOX_CALLBACK_CONCURRENCY: int('Callbacks one sender delivers at once.', 16, 1, 1000),
   RUNBOX_SMTP_URL: str('SMTP URL for usage emails (empty: emails stay in the outbox and are logged).', ''),
   RUNBOX_MAIL_FROM: str('From address of usage emails.', 'runbox <noreply@localhost>'),
+  RUNBOX_MAIL_MAX_ATTEMPTS: int('Sending attempts of one usage email before it is marked dead.', 10, 1, 100),
+  RUNBOX_MAIL_BACKOFF_MS: int(
+    'First retry delay of a usage email; each retry doubles it, with ±25% jitter, as for callbacks (the default spreads 10 attempts over about 17 hours).',
+    120_000,
+    10,
+    86_400_000,
+  ),
   RUNBOX_ADMIN_HOST: str('Address of the admin listener (metrics); empty disables it.', ''),
   RUNBOX_ADMIN_PORT: int('Port of the admin listener.', 9090, 0, 65535),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),

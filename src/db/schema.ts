@@ -156,6 +156,8 @@ export interface UsageEmailsTable {
   last_error: string | null;
   created_at: Generated<Date>;
   sent_at: NullableTimestamp;
+  /** sent, or dead after the last attempt (migration 0009). */
+  state: Generated<'pending' | 'sent' | 'dead'>;
 }
 
 export interface Database {
