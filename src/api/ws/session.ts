@@ -31,6 +31,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   };
   const error = (id: string | null, code: string, message: string, extra: object = {}) => send({ type: 'error', id, code, message, ...extra });
 
+  // A malformed frame (unmasked, bad UTF-8, reserved bits, over maxPayload) is an
+  // 'error' here: ws has already closed this connection with the matching code
+  // (1002, 1007, 1009). Without a listener it would be thrown and end the process.
+  ws.on('error', (err) => deps.log?.info?.({ err: err.message }, 'WebSocket connection closed on a protocol error'));
   ws.on('close', () => closed.abort(new Error('connection closed')));
   ws.on('message', (data, isBinary) => {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
