@@ -12,6 +12,8 @@ export const RUN_STATUSES = [
   'output_limit',
   'process_limit',
   'internal_error',
+  /** The caller of a synchronous or WebSocket run went away; the run was stopped. */
+  'cancelled',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -57,11 +59,12 @@ export type RunResult = Static<typeof RunResultSchema>;
 export function internalErrorResult(
   job: { id: string; compiler: string; extra_params?: Record<string, unknown> | null },
   message: string,
+  status: 'internal_error' | 'cancelled' = 'internal_error',
 ): RunResult {
   return {
     id: job.id,
     compiler: job.compiler,
-    status: 'internal_error',
+    status,
     output: '',
     error: message,
     exit_code: null,

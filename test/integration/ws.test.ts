@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { waitForStates } from '../helpers/queue-rows.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 
 // The WebSocket interface end to end: a real client, the real API, a real runner and
@@ -146,6 +147,28 @@ describe('WebSocket runs', function () {
     f.close();
     const none = await s.db.db.selectFrom('submissions').select('id').where('account_id', 'in', [widget.accountId, api.accountId, full.accountId]).execute();
     expect(none).to.have.length(0);
+  });
+
+  it('closing the connection mid-run stops the run: cancelled, and the slot is free again', async () => {
+    const { accountId, key } = await keyFor(s.db, { limits: { running: 1 } });
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    c.send({ type: 'run', id: 'spin', code: 'while True: pass\n', compiler: PY });
+    let id: string | undefined;
+    while (!id) {
+      const row = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).where('state', '=', 'running').executeTakeFirst();
+      id = row?.id;
+      if (!id) await pause(50);
+    }
+    c.close();
+    await waitForStates(s.db.db, [id], ['finished']);
+    const row = await s.db.db.selectFrom('submissions').select('result').where('id', '=', id).executeTakeFirstOrThrow();
+    expect((row.result as { status: string }).status).to.equal('cancelled');
+    const account = await s.db.db.selectFrom('accounts').select('running_now').where('id', '=', accountId).executeTakeFirstOrThrow();
+    expect(account.running_now).to.equal(0);
+    const again = await Client.open(wsUrl, { Authorization: key.key });
+    again.send({ type: 'run', id: 'next', code: 'print("next")', compiler: PY });
+    expect(await again.until((m) => m.type === 'result')).to.include({ status: 'success', output: 'next\n' });
+    again.close();
   });
 
   it('a plain GET of the WebSocket path answers 426', async () => {

@@ -3,6 +3,7 @@ import type { WebSocket } from 'ws';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { OutputMessage } from '../../queue/output-channel.js';
+import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import type { ApiDeps } from '../route.js';
 import { storedResult, type LiveResults } from '../live.js';
@@ -12,7 +13,7 @@ import { parseClientMessage, type WsRunMessage } from './messages.js';
 // One WebSocket connection: each run message is admitted like any run (mode 'ws'),
 // its output is relayed as the runner publishes it, in order, and the result follows.
 // A bad message or a refused run is answered with an error message; the connection
-// stays open. Closing it stops the relaying only: runs end normally.
+// stays open. Closing it stops the runs still going (src/queue/cancel.ts).
 
 /** After the run's end is seen, how long to wait for output messages still on their way. */
 const OUTPUT_GRACE_MS = 1000;
@@ -35,7 +36,14 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   // 'error' here: ws has already closed this connection with the matching code
   // (1002, 1007, 1009). Without a listener it would be thrown and end the process.
   ws.on('error', (err) => deps.log?.info?.({ err: err.message }, 'WebSocket connection closed on a protocol error'));
-  ws.on('close', () => closed.abort(new Error('connection closed')));
+  // Runs admitted on this connection and not yet answered.
+  const inFlight = new Set<string>();
+  ws.on('close', () => {
+    closed.abort(new Error('connection closed'));
+    for (const id of inFlight) {
+      cancelSubmission(deps.db, id).catch((e: Error) => deps.log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
+    }
+  });
   ws.on('message', (data, isBinary) => {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
     const parsed = parseClientMessage(data.toString('utf8'));
@@ -95,9 +103,17 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         return error(msg.id, admission.reason, admission.message, { retry_after: admission.retryAfterSeconds });
       }
       try {
+        inFlight.add(submissionId);
+        // Closed while admitting: the close handler did not see this run.
+        if (closed.signal.aborted) {
+          await cancelSubmission(deps.db, submissionId);
+          return;
+        }
         await deps.live.done.waitFor(submissionId, closed.signal);
       } catch {
-        return; // the connection is gone
+        return; // the connection is gone; its close handler stops the run
+      } finally {
+        inFlight.delete(submissionId);
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
