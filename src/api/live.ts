@@ -2,7 +2,8 @@ import type { Db } from '../db/connect.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import { internalErrorResult, type RunResult } from '../result.js';
+import { sql } from 'kysely';
+import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
 // What the API host needs to answer while a run happens elsewhere: when a submission
 // ends (one LISTEN for every waiting synchronous request and WebSocket run), its
@@ -55,13 +56,13 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
   };
 }
 
-/** The stored result of an ended submission; a failure without one reads as internal_error. */
-export async function storedResult(db: Db, id: string): Promise<RunResult> {
+/** The stored result of an ended submission (a failure without one reads as internal_error), as JSON text (src/result.ts). */
+export async function storedResult(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
   const row = await db
     .selectFrom('submissions')
-    .select(['id', 'compiler', 'result', 'extra_params'])
+    .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  if (row.result) return row.result as RunResult;
-  return internalErrorResult(row, 'the run could not be completed');
+  const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
+  return presentResult(result, { ...options, extraParamsJson: row.extra_params_json });
 }

@@ -22,6 +22,8 @@ export interface AdmissionRequest {
   /** Multi-test request: each test is billed as one submission. */
   tests: { input: string }[] | null;
   extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), stored as is so results echo it unchanged; default: extraParams serialized. */
+  extraParamsJson?: string;
   mode?: SubmissionMode;
   maxAttempts: number;
   /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
@@ -151,7 +153,7 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
         INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, mode, units, month, max_attempts, created_at)
         VALUES (coalesce(${req.id ?? null}::uuid, gen_random_uuid()), ${MODE_PRIORITY[req.mode ?? 'async']}, ${req.accountId}, ${req.keyId},
                 ${req.compiler}, ${req.code}, ${req.input}, ${req.tests ? JSON.stringify(req.tests) : null}::jsonb,
-                ${req.extraParams ? JSON.stringify(req.extraParams) : null}::jsonb, ${req.mode ?? 'async'}, ${units}, ${month},
+                ${req.extraParams ? (req.extraParamsJson ?? JSON.stringify(req.extraParams)) : null}::json, ${req.mode ?? 'async'}, ${units}, ${month},
                 ${req.maxAttempts}, ${req.now})
         RETURNING id
       ),

@@ -150,7 +150,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         problem = err as Error;
       }
       // Everything streamed goes out before the job's end is recorded.
-      await publisher?.finish();
+      await publisher?.finish(result && { stdout: result.stdout_truncated, stderr: result.stderr_truncated });
       const why = abort.signal.aborted ? (abort.signal.reason as Stop) : undefined;
       if (why === 'lease_lost') return;
       if (why === 'cancelled') {

@@ -9,8 +9,11 @@ import { OUTPUT_CHANNEL, splitOutput, type OutputMessage } from '../queue/output
 
 export interface OutputPublisher {
   push(stream: 'stdout' | 'stderr', chunk: Buffer): void;
-  /** Sends what is left and the end marker; resolves once they are out. */
-  finish(): Promise<void>;
+  /**
+   * Sends what is left and the end marker; resolves once they are out. A stream cut at
+   * the retention limit drops its half character, as the result does.
+   */
+  finish(truncated?: { stdout: boolean; stderr: boolean }): Promise<void>;
 }
 
 export function createOutputPublisher(db: Db, submissionId: string, onError: (err: Error) => void): OutputPublisher {
@@ -48,9 +51,9 @@ export function createOutputPublisher(db: Db, submissionId: string, onError: (er
 
   return {
     push: (stream, chunk) => add(stream, decoders[stream].decode(chunk, { stream: true })),
-    finish: async () => {
-      add('stdout', decoders.stdout.decode());
-      add('stderr', decoders.stderr.decode());
+    finish: async (truncated) => {
+      if (!truncated?.stdout) add('stdout', decoders.stdout.decode());
+      if (!truncated?.stderr) add('stderr', decoders.stderr.decode());
       while (running) await running;
       await notify({ i: submissionId, n: seq, end: true }).catch((err: Error) => onError(err));
     },

@@ -49,6 +49,7 @@ export const runCodeSyncRoute: RouteDef = {
       ctx.res.off('close', onClose);
     }
     ctx.set('X-Submission-Id', id);
+    ctx.type = 'application/json';
     ctx.body = await storedResult(deps.db, id);
   },
 };

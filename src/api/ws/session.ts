@@ -5,6 +5,7 @@ import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { OutputMessage } from '../../queue/output-channel.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
 import { storedResult, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
@@ -46,20 +47,21 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   });
   ws.on('message', (data, isBinary) => {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
-    const parsed = parseClientMessage(data.toString('utf8'));
+    const text = data.toString('utf8');
+    const parsed = parseClientMessage(text);
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
     const now = performance.now();
     if (now - lastRunAt < 1000 / WEBSOCKET_RUNS_PER_SECOND) {
       return error(parsed.message.id, 'rate_limited', `at most ${WEBSOCKET_RUNS_PER_SECOND} run per second per connection`);
     }
     lastRunAt = now;
-    run(parsed.message).catch((err: Error) => {
+    run(parsed.message, text).catch((err: Error) => {
       deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
       error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
     });
   });
 
-  async function run(msg: WsRunMessage): Promise<void> {
+  async function run(msg: WsRunMessage, raw: string): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
@@ -91,6 +93,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         input: msg.input ?? null,
         tests: null,
         extraParams: msg.extra_params ?? null,
+        ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
         mode: 'ws',
         maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
         now: deps.clock.now(),
@@ -118,8 +121,16 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
       clearTimeout(timer);
-      const result = await storedResult(deps.db, submissionId);
-      send({ ...result, type: 'result', id: msg.id, submission_id: submissionId });
+      // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
+      const result = await storedResult(deps.db, submissionId, {
+        first: [
+          ['type', 'result'],
+          ['id', msg.id],
+        ],
+        omit: ['id'],
+        last: [['submission_id', submissionId]],
+      });
+      if (ws.readyState === ws.OPEN) ws.send(result);
     } finally {
       unsubscribe();
     }
