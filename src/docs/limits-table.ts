@@ -22,7 +22,7 @@ export function limitsTableMarkdown(): string {
     ['Output flood', `over ${n(RUN_LIMITS.outputFloodBytes)} bytes across both streams stops the run: exit ${VERDICT_CODES.outputLimitExitCode}, signal ${VERDICT_CODES.outputLimitSignal} (status \`output_limit\`)`],
     ['Submission rate', `${FREE_PLAN.perMinute} per rolling minute per account (Free plan), across all its keys and widgets`],
     ['Pending submissions', `${FREE_PLAN.pending} per account, queued or running (Free plan)`],
-    ['Runs at once', `${FREE_PLAN.running} per account (Free plan); later runs wait in the queue; a synchronous request that finds them busy gets 429`],
+    ['Runs at once', `${FREE_PLAN.running} per account (Free plan); later runs wait in the queue; a synchronous request that finds them busy gets 429, a WebSocket run an error message`],
     ['Monthly submissions', `${n(FREE_PLAN.monthlyLimit)} per account on the Free plan, up to ${n(MAX_MONTHLY_LIMIT)} on paid plans, per calendar month in UTC`],
     ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],

@@ -8,6 +8,7 @@ import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
+import { pruneOutput } from '../queue/output-store.js';
 import { watchCancellations } from './cancellations.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
@@ -129,6 +130,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     } catch (err) {
       rlog.warn({ err: (err as Error).message }, 'reaping expired leases failed');
     }
+    // Stored live output of WebSocket runs long over.
+    await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
     beating = false;
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { OUTPUT_CHANNEL, splitOutput, type OutputMessage } from '../queue/output-channel.js';
+import { splitOutput, type OutputMessage } from '../queue/output-channel.js';
+import { publishOutput } from '../queue/output-store.js';
 
 // Publishes a WebSocket run's output as it is written (only the kept bytes: the
 // sandbox calls onOutput with those alone). Chunks written while a NOTIFY is under
@@ -23,7 +23,8 @@ export function createOutputPublisher(db: Db, submissionId: string, onError: (er
   let seq = 0;
   let running: Promise<void> | undefined;
 
-  const notify = (m: OutputMessage) => sql`SELECT pg_notify(${OUTPUT_CHANNEL}, ${JSON.stringify(m)})`.execute(db);
+  // Stored as well as notified: an API host that missed a notification replays it.
+  const notify = (m: OutputMessage) => publishOutput(db, m);
 
   const drain = async () => {
     while (pending.length > 0) {

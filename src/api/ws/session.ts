@@ -73,11 +73,12 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     const ended = new Promise<void>((r) => (endSeen = r));
     const early = new Map<number, OutputMessage>();
     const relay = (m: OutputMessage) => {
+      if (m.n < expected) return; // already relayed (a replay repeats what arrived live)
       early.set(m.n, m);
       for (let next = early.get(expected); next; next = early.get(expected)) {
         early.delete(expected);
         if ('end' in next) endAt = next.n;
-        else send({ type: 'output', id: msg.id, stream: next.s, data: next.d });
+        else send({ type: 'output', id: msg.id, seq: next.n, stream: next.s, data: next.d });
         expected++;
       }
       if (endAt !== null && expected > endAt) endSeen();
@@ -96,6 +97,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
         mode: 'ws',
         maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+        runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
         now: deps.clock.now(),
       });
       if (!admission.admitted) {
@@ -118,6 +120,8 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       } finally {
         inFlight.delete(submissionId);
       }
+      // Whatever notifications missed (the listener reconnected meanwhile) comes from the store.
+      await deps.live.outputs.replay(submissionId, expected).catch(() => {});
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
       clearTimeout(timer);
