@@ -85,6 +85,12 @@ export const CONFIG_VARS = {
   ),
   RUNBOX_ADMIN_HOST: str('Address of the admin listener (metrics); empty disables it.', ''),
   RUNBOX_ADMIN_PORT: int('Port of the admin listener.', 9090, 0, 65535),
+  RUNBOX_REQUEST_TIMEOUT_MS: int(
+    'How long a client has to send a whole request, headers and body; a stalled one is answered 408 and closed.',
+    15_000,
+    1000,
+    300_000,
+  ),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
   RUNBOX_LOG_LEVEL: str(
     'Log level.',

@@ -2,15 +2,19 @@ import type { Db } from '../db/connect.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import { internalErrorResult, type RunResult } from '../result.js';
+import { storedOutput } from '../queue/output-store.js';
+import { sql } from 'kysely';
+import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
 // What the API host needs to answer while a run happens elsewhere: when a submission
 // ends (one LISTEN for every waiting synchronous request and WebSocket run), its
 // live output (WebSocket runs), and its stored result.
 
 export interface OutputFeed {
-  /** Calls `onMessage` with the submission's output messages; returns the unsubscribe. */
+  /** Calls `onMessage` with the submission's output messages (repeats possible: dedupe on n); returns the unsubscribe. */
   subscribe(id: string, onMessage: (m: OutputMessage) => void): () => void;
+  /** Hands the subscriber of `id` every stored message from `from` on (what notifications may have missed). */
+  replay(id: string, from?: number): Promise<void>;
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -21,14 +25,29 @@ export interface LiveResults {
   close(): Promise<void>;
 }
 
-function createOutputFeed(url: string): OutputFeed {
+function createOutputFeed(url: string, db: Db, reconnectMinMs?: number): OutputFeed {
   const subscribers = new Map<string, (m: OutputMessage) => void>();
+  const deliver = (messages: OutputMessage[]) => {
+    for (const m of messages) subscribers.get(m.i)?.(m);
+  };
+  const replay = async (ids: string[], from = 0) => deliver(await storedOutput(db, ids, from));
+  let lost = false;
   const listener: Listener = listen({
     url,
     channel: OUTPUT_CHANNEL,
+    ...(reconnectMinMs !== undefined ? { reconnectMinMs } : {}),
     onNotify: (payload) => {
       const m = parseOutputMessage(payload);
       if (m) subscribers.get(m.i)?.(m);
+    },
+    onLost: () => (lost = true),
+    // Chunks notified while the connection was down come back from the store.
+    onConnected: () => {
+      if (!lost) return;
+      lost = false;
+      replay([...subscribers.keys()]).catch(() => {
+        // The database is unreachable: the session replays once its run has ended.
+      });
     },
   });
   return {
@@ -38,14 +57,15 @@ function createOutputFeed(url: string): OutputFeed {
         if (subscribers.get(id) === onMessage) subscribers.delete(id);
       };
     },
+    replay: (id, from) => replay([id], from),
     ready: () => listener.ready(),
     close: () => listener.close(),
   };
 }
 
-export function createLiveResults(options: { url: string; db: Db; pollMs: number }): LiveResults {
+export function createLiveResults(options: { url: string; db: Db; pollMs: number; reconnectMinMs?: number }): LiveResults {
   const done = createDoneWatcher(options);
-  const outputs = createOutputFeed(options.url);
+  const outputs = createOutputFeed(options.url, options.db, options.reconnectMinMs);
   return {
     done,
     outputs,
@@ -55,13 +75,13 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
   };
 }
 
-/** The stored result of an ended submission; a failure without one reads as internal_error. */
-export async function storedResult(db: Db, id: string): Promise<RunResult> {
+/** The stored result of an ended submission (a failure without one reads as internal_error), as JSON text (src/result.ts). */
+export async function storedResult(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
   const row = await db
     .selectFrom('submissions')
-    .select(['id', 'compiler', 'result', 'extra_params'])
+    .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  if (row.result) return row.result as RunResult;
-  return internalErrorResult(row, 'the run could not be completed');
+  const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
+  return presentResult(result, { ...options, extraParamsJson: row.extra_params_json });
 }

@@ -28,6 +28,8 @@ export interface ApiState {
   admin?: { id: string; label: string };
   /** Set by jsonBody() on routes that declare a body schema: the validated body. */
   body?: unknown;
+  /** Set by jsonBody() with it: the body's text as received (extra_params is echoed from it verbatim). */
+  rawBody?: string;
   /** Set by admission() on routes that admit a run: the stored submission. */
   submission?: { id: string; units: number };
 }

@@ -8,6 +8,8 @@ export interface ClaimedDelivery {
   submission_id: string;
   url: string;
   payload: unknown;
+  /** The submission's extra_params as the client sent it (JSON text), echoed verbatim. */
+  extra_params_json: string | null;
   /** This attempt's number, from 1. */
   attempts: number;
   /** The key's signing secret, read at send time (never copied into the outbox). */

@@ -7,6 +7,7 @@ import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
 import { CALLBACKS_CHANNEL, type ClaimedDelivery } from './delivery.js';
 import { postCallback } from './post.js';
+import { presentResult, type RunResult } from '../result.js';
 import { signatureHeader } from './sign.js';
 
 // The callback sender: claims due deliveries from the outbox, POSTs each signed result
@@ -41,7 +42,8 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
 
   const deliver = async (d: ClaimedDelivery) => {
     const dlog = log.child({ submission: d.submission_id, delivery: d.id, attempt: d.attempts });
-    const body = JSON.stringify(d.payload);
+    // The one presentation of a result: documented field order, extra_params as sent.
+    const body = presentResult(d.payload as RunResult, { extraParamsJson: d.extra_params_json });
     const outcome = await postCallback(d.url, body, {
       timeoutMs,
       allowPrivate: config.RUNBOX_CALLBACK_ALLOW_PRIVATE,

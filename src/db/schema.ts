@@ -91,6 +91,8 @@ export interface SubmissionsTable {
   finished_at: NullableTimestamp;
   result: Json<unknown>;
   last_error: string | null;
+  /** The caller went away: the run is stopped (migration 0008). */
+  cancelled_at: NullableTimestamp;
 }
 
 export interface RunnersTable {
@@ -103,6 +105,17 @@ export interface RunnersTable {
   stopped_at: NullableTimestamp;
   /** {compiler id: version} of the images this runner can run; null before it reported. */
   compilers: Json<Record<string, string> | null>;
+  /** The runner's process id on its host (migration 0008); null for rows written before. */
+  pid: number | null;
+}
+
+/** Live output of WebSocket runs, for replay after a lost notification (migration 0008). */
+export interface SubmissionOutputTable {
+  submission_id: string;
+  seq: number;
+  stream: 'stdout' | 'stderr' | null;
+  data: string;
+  created_at: Generated<Date>;
 }
 
 export interface SettingsTable {
@@ -167,6 +180,7 @@ export interface Database {
   account_usage: AccountUsageTable;
   key_usage: KeyUsageTable;
   submissions: SubmissionsTable;
+  submission_output: SubmissionOutputTable;
   runners: RunnersTable;
   settings: SettingsTable;
   callback_deliveries: CallbackDeliveriesTable;

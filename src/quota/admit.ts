@@ -22,6 +22,8 @@ export interface AdmissionRequest {
   /** Multi-test request: each test is billed as one submission. */
   tests: { input: string }[] | null;
   extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), stored as is so results echo it unchanged; default: extraParams serialized. */
+  extraParamsJson?: string;
   mode?: SubmissionMode;
   maxAttempts: number;
   /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
@@ -38,9 +40,9 @@ export const REJECTION_REASONS = [
   'rate_limited',
   'too_many_pending',
   'too_many_tests',
-  /** Synchronous runs only: every one of the account's run slots is taken. */
+  /** Synchronous and WebSocket runs only: every one of the account's run slots is taken. */
   'too_many_running',
-  /** Synchronous runs only: every runner slot of the deployment is taken. */
+  /** Synchronous and WebSocket runs only: every runner slot of the deployment is taken. */
   'capacity',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
@@ -136,7 +138,8 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
       );
     }
 
-    if (req.mode === 'sync') {
+    // Interactive runs (synchronous and WebSocket) are refused rather than left waiting.
+    if (req.mode === 'sync' || req.mode === 'ws') {
       const busy = await syncBusy(trx, req.accountId, req.runnerFreshSeconds ?? 60);
       if (busy) return reject(busy.reason, busy.message, BUSY_RETRY_SECONDS);
     }
@@ -151,7 +154,7 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
         INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, mode, units, month, max_attempts, created_at)
         VALUES (coalesce(${req.id ?? null}::uuid, gen_random_uuid()), ${MODE_PRIORITY[req.mode ?? 'async']}, ${req.accountId}, ${req.keyId},
                 ${req.compiler}, ${req.code}, ${req.input}, ${req.tests ? JSON.stringify(req.tests) : null}::jsonb,
-                ${req.extraParams ? JSON.stringify(req.extraParams) : null}::jsonb, ${req.mode ?? 'async'}, ${units}, ${month},
+                ${req.extraParams ? (req.extraParamsJson ?? JSON.stringify(req.extraParams)) : null}::json, ${req.mode ?? 'async'}, ${units}, ${month},
                 ${req.maxAttempts}, ${req.now})
         RETURNING id
       ),
@@ -220,7 +223,7 @@ async function syncBusy(
     SELECT coalesce((SELECT sum(slots) FROM runners
                       WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})), 0)::int AS capacity,
            (SELECT count(*) FROM submissions
-             WHERE state = 'running' OR (state = 'queued' AND mode = 'sync'))::int AS busy
+             WHERE state = 'running' OR (state = 'queued' AND mode IN ('sync', 'ws')))::int AS busy
   `.execute(trx);
   const c = server[0]!;
   if (c.busy >= c.capacity) {

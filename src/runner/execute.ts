@@ -5,7 +5,7 @@ import { isCompilerId } from '../compilers/ids.js';
 import type { RunResult, TestResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
-import { outputText } from './output-text.js';
+import { outputText, wholeCharacters } from './output-text.js';
 import { artifactNames, CLASS_FILES, placeSource, substituteMain } from './source-file.js';
 import { executionFields, NotStarted } from './verdict.js';
 
@@ -54,7 +54,10 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     const required = substituteMain(wanted.filter((a) => a !== CLASS_FILES), main);
     const compiled = await stage(substituteMain(entry.compile, main), [source], '', artifactNames(wanted, main, job.code));
     const fields = executionFields(compiled);
-    compileOutput = outputText(Buffer.concat([compiled.stdout, compiled.stderr]));
+    compileOutput = outputText(
+      Buffer.concat([compiled.stdoutTruncated ? wholeCharacters(compiled.stdout) : compiled.stdout, compiled.stderr]),
+      compiled.stderrTruncated,
+    );
     const missing = required.filter((name) => !compiled.collected.some((f) => f.name === name));
     if (fields.status !== 'success' || missing.length > 0) {
       return compileError(base, compiled, fields, compileOutput, fields.status === 'success' ? missing : []);

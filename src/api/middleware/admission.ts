@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { availabilityCache } from '../../compilers/deployment.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
 import type { RunCodeRequest } from '../schemas.js';
@@ -35,6 +36,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       input: body.tests ? null : (body.input ?? null),
       tests: body.tests ?? null,
       extraParams: body.extra_params ?? null,
+      ...(body.extra_params !== undefined && ctx.state.rawBody ? rawExtraParams(ctx.state.rawBody) : {}),
       mode: route.admits,
       maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
       runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
@@ -49,4 +51,10 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: body.compiler, mode: route.admits, units: result.units }, 'submission admitted');
     await next();
   };
+}
+
+/** extra_params as the client wrote it, for results to echo unchanged. */
+export function rawExtraParams(rawBody: string): { extraParamsJson?: string } {
+  const raw = rawMember(rawBody, 'extra_params');
+  return raw === undefined ? {} : { extraParamsJson: raw };
 }

@@ -142,6 +142,7 @@ export function jsonBody(route: RouteDef): Koa.Middleware<ApiState> {
       throw bad('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
     }
     ctx.state.body = validate(route.body, value);
+    ctx.state.rawBody = text;
     await next();
   };
 }

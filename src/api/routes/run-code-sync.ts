@@ -1,3 +1,4 @@
+import { cancelSubmission } from '../../queue/cancel.js';
 import { ApiError } from '../errors.js';
 import { storedResult } from '../live.js';
 import type { RouteDef } from '../route.js';
@@ -6,8 +7,9 @@ import { RunResultSchema } from '../../result.js';
 
 // POST /api/v2/run-code-sync/: admitted like any run (mode 'sync': refused at once when
 // no slot is free, claimed ahead of queued asynchronous jobs), then the request waits
-// for the run to end and answers with the result. A client that goes away stops only
-// the waiting: the job ends normally and frees its slot like any other.
+// for the run to end and answers with the result. A client that goes away stops the
+// run (src/queue/cancel.ts): its runner kills the sandbox at once and the account's
+// slot frees; the run stays counted.
 export const runCodeSyncRoute: RouteDef = {
   method: 'POST',
   path: '/api/v2/run-code-sync/',
@@ -37,8 +39,9 @@ export const runCodeSyncRoute: RouteDef = {
       await live.done.waitFor(id, gone.signal);
     } catch (err) {
       if (gone.signal.aborted) {
-        // Nobody to answer; the job runs to its end without us.
+        // Nobody to answer: the run is stopped rather than left to hold a slot.
         ctx.respond = false;
+        await cancelSubmission(deps.db, id).catch((e: Error) => deps.log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
         return;
       }
       throw err;
@@ -46,6 +49,7 @@ export const runCodeSyncRoute: RouteDef = {
       ctx.res.off('close', onClose);
     }
     ctx.set('X-Submission-Id', id);
+    ctx.type = 'application/json';
     ctx.body = await storedResult(deps.db, id);
   },
 };
