@@ -96,7 +96,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
   const installed = readManifest(opts.imagesDir, recipe.image);
   if (!opts.force && installed && builtFrom(installed.recipeHash, recipe)) {
     opts.log(`${recipe.image}: up to date`);
-    return { image: recipe.image, status: 'up to date', recipeHash: hash, digest: installed.digest, compilers: installed.compilers };
+    return { image: recipe.image, status: 'up to date', recipeHash: installed.recipeHash, digest: installed.digest, compilers: installed.compilers };
   }
 
   const started = Date.now();
