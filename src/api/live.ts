@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Db } from '../db/connect.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import { listen, type Listener } from '../queue/listen.js';
@@ -53,6 +54,28 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
       await Promise.all([done.close(), outputs.close()]);
     },
   };
+}
+
+/**
+ * Waits until the submission has ended, for as long as the HTTP client is there.
+ * Returns false when the client went away: nobody to answer; the job runs to its
+ * end without us and frees its slot like any other.
+ */
+export async function waitForRunEnd(res: ServerResponse, live: LiveResults, id: string): Promise<boolean> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(new Error('client went away'));
+  };
+  res.once('close', onClose);
+  try {
+    await live.done.waitFor(id, gone.signal);
+    return true;
+  } catch (err) {
+    if (gone.signal.aborted) return false;
+    throw err;
+  } finally {
+    res.off('close', onClose);
+  }
 }
 
 /** The stored result of an ended submission; a failure without one reads as internal_error. */
