@@ -39,11 +39,12 @@ export function openApiDocument(routes: RouteDef[]): object {
     for (const status of route.errors) {
       responses[String(status)] = {
         description: ERROR_TEXT[status] ?? 'Error.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: { 'application/json': { schema: route.errorBody ? plain(route.errorBody) : { $ref: '#/components/schemas/Error' } } },
       };
     }
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.operationId,
+      ...(route.tags ? { tags: route.tags } : {}),
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       security: route.auth === 'none' ? [] : [{ apiKey: [] }],
@@ -51,6 +52,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       responses,
     };
   }
+  const tagNames = [...new Set(routes.flatMap((r) => r.tags ?? []))];
   return {
     openapi: '3.1.0',
     info: {
@@ -58,6 +60,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       version: '2',
       description: `Online code execution. Compilers: ${COMPILER_IDS.join(', ')}.`,
     },
+    ...(tagNames.length > 0 ? { tags: tagNames.map((name) => ({ name })) } : {}),
     paths,
     components: {
       schemas: { Error: plain(ErrorBody) },

@@ -57,6 +57,10 @@ export interface RouteDef {
   body?: TSchema;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
+  /** OpenAPI tags (the compatible APIs list their routes under their own). */
+  tags?: string[];
+  /** The error body when it is not runbox's {"error":{code,message}} (the compatible APIs answer in their own shapes). */
+  errorBody?: TSchema;
   /** Documented answers besides the common error answers. */
   responses: Record<number, ResponseDoc>;
   /** Error statuses this route can answer, documented with the common error body. */

@@ -67,7 +67,8 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (fields.status !== 'success' || missing.length > 0) {
       return compileError(base, compiled, fields, compileOutput, fields.status === 'success' ? missing : []);
     }
-    runFiles = [source, ...beside, ...compiled.collected];
+    // What the compiler made wins over a file of the same name sent beside the source.
+    runFiles = [source, ...beside.filter((f) => !compiled.collected.some((c) => c.name === f.name)), ...compiled.collected];
   }
 
   const runArgv = [...substituteMain(entry.run, main), ...(options.args ?? [])];

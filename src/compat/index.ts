@@ -1,0 +1,8 @@
+import type { CompatApi } from './mount.js';
+import { pistonApi } from './piston/routes.js';
+
+// The compatible APIs mounted beside runbox's own (src/api/app.ts), and documented in
+// its OpenAPI document under their own tags.
+export const COMPAT_APIS: CompatApi[] = [pistonApi];
+
+export const compatRoutes = () => COMPAT_APIS.flatMap((api) => api.routes);
