@@ -19,6 +19,7 @@ export interface Judge0Kept {
   cpu_extra_time?: number | null;
   wall_time_limit?: number | null;
   memory_limit?: number | null;
+  redirect_stderr_to_stdout?: boolean;
 }
 
 export interface Judge0Source {
@@ -42,7 +43,7 @@ const nullIfEmpty = (s: string | null | undefined): string | null => (s === unde
 const seconds = (s: number | null): string | null => (s === null ? null : s.toFixed(3));
 const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toISOString() : null);
 
-type Value = string | number | null | Judge0Status | { id: number; name: string };
+type Value = string | number | boolean | null | Judge0Status | { id: number; name: string };
 
 function fieldValues(s: Judge0Source): Record<string, () => Value> {
   const r = s.state === 'finished' || s.state === 'failed' ? s.result : null;
@@ -61,8 +62,8 @@ function fieldValues(s: Judge0Source): Record<string, () => Value> {
     },
     stdin: () => nullIfEmpty(s.input),
     expected_output: () => kept?.expected_output ?? null,
-    stdout: () => (r && !compiled ? nullIfEmpty(r.output) : null),
-    stderr: () => (r && !compiled ? nullIfEmpty(r.error) : null),
+    stdout: () => (r && !compiled ? nullIfEmpty(kept?.redirect_stderr_to_stdout ? r.output + r.error : r.output) : null),
+    stderr: () => (r && !compiled && !kept?.redirect_stderr_to_stdout ? nullIfEmpty(r.error) : null),
     compile_output: () => nullIfEmpty(r?.compile_output),
     message: () => verdict?.message ?? null,
     status: () => status,
@@ -80,6 +81,7 @@ function fieldValues(s: Judge0Source): Record<string, () => Value> {
     cpu_extra_time: () => kept?.cpu_extra_time ?? null,
     wall_time_limit: () => kept?.wall_time_limit ?? null,
     memory_limit: () => kept?.memory_limit ?? null,
+    redirect_stderr_to_stdout: () => kept?.redirect_stderr_to_stdout ?? false,
   };
 }
 

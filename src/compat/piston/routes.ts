@@ -91,7 +91,7 @@ export const pistonApi: CompatApi = {
   prefix: '/piston',
   routes: [pistonRuntimesRoute, pistonExecuteRoute],
   // Each route also at /piston/<key>/api/v2/...
-  pathsOf: (route) => [route.path, route.path.replace(/^\/piston\//, '/piston/:key/')],
+  pathsOf: (route) => [route.path, route.path.replace(/^\/piston\//, '/piston/:key/')].flatMap((p) => [p, `${p}/`]),
   renderError,
   loggedPath: (path) => path.replace(KEY_IN_PATH, '/piston/<key>'),
 };
