@@ -58,7 +58,8 @@ function bySignal(signal: number): number {
 export function judge0Verdict(result: RunResult, expectedOutput: string | null): { status: Judge0Status; message: string | null } {
   switch (result.status) {
     case 'success': {
-      const accepted = expectedOutput === null || judge0Strip(expectedOutput) === judge0Strip(result.output === '' ? null : result.output);
+      // No output and an empty expected output agree (Judge0 would compare nil with "").
+      const accepted = expectedOutput === null || judge0Strip(expectedOutput) === judge0Strip(result.output);
       return { status: status(accepted ? 3 : 4), message: null };
     }
     case 'compile_error':
