@@ -11,7 +11,10 @@ import type { ApiDeps, ApiState, RouteDef } from '../api/route.js';
 // shape, Authorization-only keys) would turn their answers into runbox's. Every run
 // still goes through runbox's admission, queue and results: the routes translate, the
 // limits are the same. Errors are raised as ApiError, like everywhere in the API, and
-// each compatible API renders them in its own shape.
+// each compatible API renders them in its own shape. The routes are declared as
+// RouteDefs for the OpenAPI document; only maintenanceGate is taken from runbox's
+// per-route stack, since each handler finds its key, reads its body and admits its
+// run in its API's own way (through runbox's authentication and admission functions).
 
 export interface CompatApi {
   /** '/piston' or '/judge0'. */

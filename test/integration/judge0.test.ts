@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pino from 'pino';
-import { deliveriesOf } from '../../src/callbacks/redeliver.js';
+import { deliveriesOf, redeliver } from '../../src/callbacks/redeliver.js';
 import { startSender, type Sender } from '../../src/callbacks/sender.js';
 import { verifySignature } from '../../src/callbacks/sign.js';
 import { readManifest } from '../../src/compilers/availability.js';
@@ -269,12 +269,42 @@ describe('Judge0 CE compatible API', function () {
       expect(body.token).to.equal(token);
       expect(unb64(body['stdout'] as string)).to.equal('ping\n');
       expect(body.status).to.deep.equal({ id: 3, description: 'Accepted' });
+      // Sent again on request, to the submission's own URL and by PUT again.
+      expect(await redeliver(s.db.db, token)).to.be.a('string');
+      for (;;) {
+        const rows = await deliveriesOf(s.db.db, token);
+        if (rows.length === 2 && rows[1]!.state === 'delivered') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(receiver.got.map((g) => g.method)).to.deep.equal(['PUT', 'PUT']);
+      expect(receiver.got[1]!.body).to.equal(got.body);
       const bad = await call('POST', '/submissions', { source_code: 'print(1)', language_id: 71, callback_url: 'ftp://example.com/x' });
       expect(bad.status).to.equal(422);
       expect(await bad.json()).to.deep.equal({ callback_url: ['is not a valid http or https URL'] });
     } finally {
       await sender.stop();
       await receiver.close();
+    }
+  });
+
+  it('callback_url to a non-public address is refused by the sender\'s guard: the delivery is dead at once', async () => {
+    const env = { ...s.env, RUNBOX_CALLBACK_ALLOW_PRIVATE: '0' };
+    const sender: Sender = await startSender({ db: s.db.db, config: testConfig(s.db.url, '/nonexistent', env), log: pino({ level: 'silent' }) });
+    try {
+      const created = await call('POST', '/submissions', { source_code: 'print(1)', language_id: 71, callback_url: 'http://169.254.169.254/latest' });
+      expect(created.status).to.equal(201);
+      const { token } = (await created.json()) as { token: string };
+      for (;;) {
+        const rows = await deliveriesOf(s.db.db, token);
+        if (rows[0]?.state === 'dead') {
+          expect(rows[0].last_error).to.match(/non-public address/);
+          expect(rows[0].attempts).to.equal(1);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await sender.stop();
     }
   });
 

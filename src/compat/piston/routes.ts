@@ -56,7 +56,6 @@ export const pistonExecuteRoute: RouteDef = {
   auth: 'key',
   maintenance: true,
   body: PistonExecuteRequest,
-  admits: 'piston',
   responses: { 200: { description: "The result in Piston's shape.", schema: PistonExecuteResponse } },
   errors: [400, 401, 404, 405, 429, 500, 503],
   errorBody: PistonError,
