@@ -12,6 +12,8 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
+  415: 'Unsupported media type: the body is not JSON (Piston compatible routes).',
+  422: 'Unprocessable: a field is invalid; each named with its messages (Judge0 compatible routes).',
   426: 'Upgrade required: a WebSocket endpoint reached without the upgrade.',
   429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit (synchronous runs also too_many_running or capacity); Retry-After gives seconds.',
   500: 'Internal server error. Try again later.',

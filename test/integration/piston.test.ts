@@ -157,6 +157,7 @@ describe('Piston v2 compatible API', function () {
         [{ ...valid, compile_timeout: -5 }, 'compile_timeout must be non-negative'],
         [{ ...valid, files: [{ content: 'x' }, { name: '../etc/passwd', content: 'x' }] }, 'files[1].name must be a plain file name (letters, digits, . _ + -; no directories)'],
         [{ ...valid, args: [1] }, 'args must be an array of strings'],
+        [{ ...valid, files: [{ content: 'x' }, { name: 'a.txt', content: '' }, { name: 'a.txt', content: '' }] }, 'files[2].name a.txt is given to another file too'],
       ];
       for (const [body, message] of cases) {
         const res = await execute(body);
@@ -165,12 +166,16 @@ describe('Piston v2 compatible API', function () {
       }
     });
 
-    it('400 for a body that is not JSON; text/plain JSON is accepted', async () => {
+    it('400 for a body that is not JSON; text/plain JSON is accepted; 415 for another type', async () => {
       let res = await raw('/piston/api/v2/execute', { method: 'POST', headers: { Authorization: key, 'Content-Type': 'text/plain' }, body: '{nope' });
       expect(res.status).to.equal(400);
       expect(await messageOf(res)).to.match(/not valid JSON/);
       res = await raw('/piston/api/v2/execute', { method: 'POST', headers: { Authorization: key, 'Content-Type': 'text/plain;charset=UTF-8' }, body: JSON.stringify(valid) });
       expect(res.status).to.equal(200);
+      // Another type is Piston's 415.
+      res = await raw('/piston/api/v2/execute', { method: 'POST', headers: { Authorization: key, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+      expect(res.status).to.equal(415);
+      expect(await messageOf(res)).to.match(/Content-Type must be application\/json/);
     });
 
     it('limits above runbox\'s are clamped, not refused', async () => {

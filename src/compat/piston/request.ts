@@ -94,6 +94,7 @@ export function pistonJob(body: unknown, runtimes: PistonRuntime[]): PistonJob {
     if (typeof name !== 'string' || !PLAIN_NAME.test(name)) {
       throw bad(`files[${i}].name must be a plain file name (letters, digits, . _ + -; no directories)`);
     }
+    if (beside.some((other) => other.name === name)) throw bad(`files[${i}].name ${name} is given to another file too`);
     const content = decode(f.content, encoding);
     bytes += content.length;
     if (i === mainIndex) {

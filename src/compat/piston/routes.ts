@@ -57,7 +57,7 @@ export const pistonExecuteRoute: RouteDef = {
   maintenance: true,
   body: PistonExecuteRequest,
   responses: { 200: { description: "The result in Piston's shape.", schema: PistonExecuteResponse } },
-  errors: [400, 401, 404, 405, 429, 500, 503],
+  errors: [400, 401, 404, 405, 415, 429, 500, 503],
   errorBody: PistonError,
   handler: (deps) => {
     const runtimes = availableRuntimes(deps);
@@ -80,7 +80,8 @@ export const pistonExecuteRoute: RouteDef = {
 };
 
 function renderError(ctx: Koa.Context, err: ApiError): void {
-  ctx.status = err.status;
+  // Piston answers a body of another type with 415 (its v2 router's first check).
+  ctx.status = err.code === 'unsupported_content_type' ? 415 : err.status;
   for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = { message: err.message };
