@@ -1,5 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import type { Db } from '../db/connect.js';
+import { cancelSubmission } from '../queue/cancel.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
+import type { ApiLog } from './route.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
 import { storedOutput } from '../queue/output-store.js';
@@ -75,13 +78,46 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
   };
 }
 
-/** The stored result of an ended submission (a failure without one reads as internal_error), as JSON text (src/result.ts). */
+/**
+ * Waits until the submission has ended, for as long as the HTTP client is there.
+ * Returns false when the client went away: nobody to answer, so the run is cancelled
+ * rather than left to hold one of the account's slots (it stays counted: it started).
+ */
+export async function waitForRunEnd(res: ServerResponse, live: LiveResults, id: string, db: Db, log?: ApiLog): Promise<boolean> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(new Error('client went away'));
+  };
+  res.once('close', onClose);
+  try {
+    await live.done.waitFor(id, gone.signal);
+    return true;
+  } catch (err) {
+    if (!gone.signal.aborted) throw err;
+    await cancelSubmission(db, id).catch((e: Error) => log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
+    return false;
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+/** The stored result of an ended submission as recorded (a failure without one reads as internal_error). */
+export async function storedRunResult(db: Db, id: string): Promise<RunResult> {
+  return (await storedRow(db, id)).result;
+}
+
+/** The stored result of an ended submission, presented as JSON text (src/result.ts). */
 export async function storedResult(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
+  const { result, extraParamsJson } = await storedRow(db, id);
+  return presentResult(result, { ...options, extraParamsJson });
+}
+
+async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extraParamsJson: string | null }> {
   const row = await db
     .selectFrom('submissions')
     .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
   const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
-  return presentResult(result, { ...options, extraParamsJson: row.extra_params_json });
+  return { result, extraParamsJson: row.extra_params_json };
 }

@@ -16,7 +16,7 @@ export interface ApiDeps {
   clock: Clock;
   /** How long one process trusts its last read of the maintenance flag. */
   maintenanceCacheMs?: number;
-  log?: { error(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
+  log?: ApiLog;
   /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
   live?: LiveResults;
 }
@@ -59,9 +59,18 @@ export interface RouteDef {
   body?: TSchema;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
+  /** OpenAPI tags (the compatible APIs list their routes under their own). */
+  tags?: string[];
+  /** The error body when it is not runbox's {"error":{code,message}} (the compatible APIs answer in their own shapes). */
+  errorBody?: TSchema;
   /** Documented answers besides the common error answers. */
   responses: Record<number, ResponseDoc>;
   /** Error statuses this route can answer, documented with the common error body. */
   errors: number[];
   handler(deps: ApiDeps): (ctx: ApiContext, next: Koa.Next) => Promise<void>;
+}
+
+export interface ApiLog {
+  error(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
 }

@@ -66,6 +66,35 @@ export interface KeyUsageTable {
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
 export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
 
+/** A file written beside the main source (content base64: any bytes). */
+export interface RunFile {
+  name: string;
+  content_base64: string;
+}
+
+/** One stage's limits, below RUN_LIMITS (the API clamps them). */
+export interface StageLimits {
+  timeout_ms?: number;
+  memory_bytes?: number;
+}
+
+/** Options of a run beyond code and input (migration 0010; set by the compatible routes). */
+export interface RunOptions {
+  files?: RunFile[];
+  /** Passed to the program after its run command. */
+  args?: string[];
+  compile?: StageLimits;
+  run?: StageLimits;
+}
+
+/** A per-submission callback target that replaces the key's redirect URL. */
+export interface CallbackTarget {
+  url: string;
+  method: 'POST' | 'PUT';
+  /** How the sender renders the body: 'runbox' (the result as is) or a compatible API's shape. */
+  format: string;
+}
+
 export interface SubmissionsTable {
   id: Generated<string>;
   account_id: Id;
@@ -75,6 +104,10 @@ export interface SubmissionsTable {
   input: string | null;
   tests: Json<{ input: string }[] | null>;
   extra_params: Json<Record<string, unknown> | null>;
+  run_options: Json<RunOptions | null>;
+  callback: Json<CallbackTarget | null>;
+  /** What a compatible route keeps to answer in its own shape. */
+  compat: Json<Record<string, unknown> | null>;
   mode: Generated<SubmissionMode>;
   priority: Generated<number>;
   state: Generated<SubmissionState>;
@@ -131,6 +164,8 @@ export interface CallbackDeliveriesTable {
   submission_id: string;
   key_id: Id;
   url: string;
+  method: Generated<'POST' | 'PUT'>;
+  format: Generated<string>;
   payload: Json<unknown>;
   state: Generated<DeliveryState>;
   attempts: Generated<number>;

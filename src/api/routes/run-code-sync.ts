@@ -1,6 +1,5 @@
-import { cancelSubmission } from '../../queue/cancel.js';
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResult, waitForRunEnd } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
@@ -30,23 +29,10 @@ export const runCodeSyncRoute: RouteDef = {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
     const id = ctx.state.submission!.id;
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!ctx.res.writableFinished) gone.abort(new Error('client went away'));
-    };
-    ctx.res.once('close', onClose);
-    try {
-      await live.done.waitFor(id, gone.signal);
-    } catch (err) {
-      if (gone.signal.aborted) {
-        // Nobody to answer: the run is stopped rather than left to hold a slot.
-        ctx.respond = false;
-        await cancelSubmission(deps.db, id).catch((e: Error) => deps.log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
-        return;
-      }
-      throw err;
-    } finally {
-      ctx.res.off('close', onClose);
+    if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log))) {
+      // Nobody to answer: the run was cancelled (it stays counted).
+      ctx.respond = false;
+      return;
     }
     ctx.set('X-Submission-Id', id);
     ctx.type = 'application/json';
