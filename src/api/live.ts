@@ -75,13 +75,23 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
   };
 }
 
-/** The stored result of an ended submission (a failure without one reads as internal_error), as JSON text (src/result.ts). */
-export async function storedResult(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
+async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extraParamsJson: string | null }> {
   const row = await db
     .selectFrom('submissions')
     .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
   const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
-  return presentResult(result, { ...options, extraParamsJson: row.extra_params_json });
+  return { result, extraParamsJson: row.extra_params_json };
+}
+
+/** The stored result of an ended submission; a failure without one reads as internal_error. */
+export async function storedResult(db: Db, id: string): Promise<RunResult> {
+  return (await storedRow(db, id)).result;
+}
+
+/** The same, as the JSON text every channel answers with (src/result.ts presentResult: field order, extra_params as sent). */
+export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
+  const { result, extraParamsJson } = await storedRow(db, id);
+  return presentResult(result, { ...options, extraParamsJson });
 }

@@ -1,6 +1,6 @@
 import { cancelSubmission } from '../../queue/cancel.js';
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResultJson } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
@@ -50,6 +50,6 @@ export const runCodeSyncRoute: RouteDef = {
     }
     ctx.set('X-Submission-Id', id);
     ctx.type = 'application/json';
-    ctx.body = await storedResult(deps.db, id);
+    ctx.body = await storedResultJson(deps.db, id);
   },
 };
