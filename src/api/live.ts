@@ -101,17 +101,6 @@ export async function waitForRunEnd(res: ServerResponse, live: LiveResults, id: 
   }
 }
 
-/** The stored result of an ended submission as recorded (a failure without one reads as internal_error). */
-export async function storedRunResult(db: Db, id: string): Promise<RunResult> {
-  return (await storedRow(db, id)).result;
-}
-
-/** The stored result of an ended submission, presented as JSON text (src/result.ts). */
-export async function storedResult(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
-  const { result, extraParamsJson } = await storedRow(db, id);
-  return presentResult(result, { ...options, extraParamsJson });
-}
-
 async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extraParamsJson: string | null }> {
   const row = await db
     .selectFrom('submissions')
@@ -120,4 +109,15 @@ async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extra
     .executeTakeFirstOrThrow();
   const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
   return { result, extraParamsJson: row.extra_params_json };
+}
+
+/** The stored result of an ended submission; a failure without one reads as internal_error. */
+export async function storedResult(db: Db, id: string): Promise<RunResult> {
+  return (await storedRow(db, id)).result;
+}
+
+/** The same, as the JSON text every channel answers with (src/result.ts presentResult: field order, extra_params as sent). */
+export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
+  const { result, extraParamsJson } = await storedRow(db, id);
+  return presentResult(result, { ...options, extraParamsJson });
 }

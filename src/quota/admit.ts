@@ -200,7 +200,7 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
 }
 
 /**
- * Whether a synchronous run would have to wait (it is refused instead; spec 4.4).
+ * Whether a synchronous or WebSocket run would have to wait (it is refused instead; spec 4.4).
  * Account: a synchronous job does not queue behind the account's asynchronous jobs
  * (it goes first), but it does behind the account's interactive jobs still queued:
  * those take the next free slots. So the account is busy when its running jobs plus

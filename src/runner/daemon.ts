@@ -10,6 +10,7 @@ import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
 import { watchCancellations } from './cancellations.js';
+import { requeueDeadSiblings } from './dead-siblings.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
@@ -76,13 +77,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
   const active = new Map<string, Active>();
   let stopping = false;
 
+  // Jobs of an earlier runner on this host whose process is gone go back to the queue now.
+  const orphans = await requeueDeadSiblings(db, info.hostname).catch((err: Error) => {
+    rlog.warn({ err: err.message }, 'checking for dead runners on this host failed');
+    return null;
+  });
+  if (orphans) rlog.info(orphans, 'requeued the jobs of dead runners on this host');
   // Registers the runner before claiming, so its row exists while it holds jobs.
   await heartbeat(db, info, leaseSeconds, []);
 

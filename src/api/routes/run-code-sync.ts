@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { storedResult, waitForRunEnd } from '../live.js';
+import { storedResultJson, waitForRunEnd } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
@@ -36,6 +36,6 @@ export const runCodeSyncRoute: RouteDef = {
     }
     ctx.set('X-Submission-Id', id);
     ctx.type = 'application/json';
-    ctx.body = await storedResult(deps.db, id);
+    ctx.body = await storedResultJson(deps.db, id);
   },
 };

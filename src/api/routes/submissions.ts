@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResultJson } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunResultSchema } from '../../result.js';
 import { orderedJson, RawJson } from '../../util/raw-json.js';
@@ -71,7 +71,7 @@ export const submissionsRoute: RouteDef = {
         ['created_at', iso(row.created_at)],
         ['started_at', iso(row.started_at)],
         ['finished_at', iso(row.finished_at)],
-        ['result', ended ? new RawJson(await storedResult(db, id)) : undefined],
+        ['result', ended ? new RawJson(await storedResultJson(db, id)) : undefined],
         [
           'callback',
           delivery

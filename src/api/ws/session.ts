@@ -7,7 +7,7 @@ import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
-import { storedResult, type LiveResults } from '../live.js';
+import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { parseClientMessage, type WsRunMessage } from './messages.js';
 
@@ -126,7 +126,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
       clearTimeout(timer);
       // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
-      const result = await storedResult(deps.db, submissionId, {
+      const result = await storedResultJson(deps.db, submissionId, {
         first: [
           ['type', 'result'],
           ['id', msg.id],

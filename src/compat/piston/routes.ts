@@ -5,7 +5,7 @@ import { ApiError } from '../../api/errors.js';
 import { runAdmitter } from '../../api/middleware/admission.js';
 import { apiKeyContext, keyFromHeader } from '../../api/middleware/authenticate.js';
 import { readJsonBody } from '../../api/middleware/json-body.js';
-import { storedRunResult, waitForRunEnd } from '../../api/live.js';
+import { storedResult, waitForRunEnd } from '../../api/live.js';
 import type { ApiDeps, RouteDef } from '../../api/route.js';
 import type { CompatApi } from '../mount.js';
 import { PistonExecuteRequest, pistonJob } from './request.js';
@@ -74,7 +74,7 @@ export const pistonExecuteRoute: RouteDef = {
         return;
       }
       ctx.set('X-Submission-Id', id);
-      ctx.body = pistonResponse(await storedRunResult(deps.db, id), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
+      ctx.body = pistonResponse(await storedResult(deps.db, id), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
     };
   },
 };
