@@ -94,8 +94,13 @@ describe('runner processes', function () {
     expect(maxOverlap(intervals(one)), 'limit-1 account').to.equal(1);
     expect(maxOverlap(intervals(two)), 'limit-2 account').to.be.at.most(2);
 
-    // Each job's log line names it, and each job was finished by exactly one process.
-    const finishedBy = [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished').map((l) => l.submission);
+    // Each job's log line names it, and each job was finished by exactly one process. The
+    // line is written after the commit the states were read from, so wait for all of them.
+    const finishedLines = () => [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished');
+    while (finishedLines().length < jobs.length && a.child.exitCode === null && b.child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const finishedBy = finishedLines().map((l) => l.submission);
     expect([...finishedBy].sort()).to.deep.equal(jobs.map((j) => j.id).sort());
 
     a.child.kill('SIGTERM');
@@ -117,6 +122,10 @@ describe('runner processes', function () {
     const doomed = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'doomed', RUNBOX_SANDBOX_UID_BASE: '61200' });
     procs.push(doomed);
     await waitForLog(doomed, /job started/);
+    // Frozen, not dead: it stops heart-beating at once (so its job cannot end there however
+    // slow the host is), yet its process is alive, so the survivor's start-up finds nothing to
+    // requeue and the job must come back through the lease.
+    doomed.child.kill('SIGSTOP');
     const survivor = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'survivor', RUNBOX_SANDBOX_UID_BASE: '61300' });
     procs.push(survivor);
     await waitForLog(survivor, /runner started/);
