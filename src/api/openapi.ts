@@ -12,6 +12,8 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
+  415: 'Unsupported media type: the body is not JSON (Piston compatible routes).',
+  422: 'Unprocessable: a field is invalid; each named with its messages (Judge0 compatible routes).',
   426: 'Upgrade required: a WebSocket endpoint reached without the upgrade.',
   429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit (synchronous runs also too_many_running or capacity); Retry-After gives seconds.',
   500: 'Internal server error. Try again later.',
@@ -39,11 +41,12 @@ export function openApiDocument(routes: RouteDef[]): object {
     for (const status of route.errors) {
       responses[String(status)] = {
         description: ERROR_TEXT[status] ?? 'Error.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: { 'application/json': { schema: route.errorBody ? plain(route.errorBody) : { $ref: '#/components/schemas/Error' } } },
       };
     }
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.operationId,
+      ...(route.tags ? { tags: route.tags } : {}),
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       security: route.auth === 'none' ? [] : [{ apiKey: [] }],
@@ -51,6 +54,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       responses,
     };
   }
+  const tagNames = [...new Set(routes.flatMap((r) => r.tags ?? []))];
   return {
     openapi: '3.1.0',
     info: {
@@ -58,6 +62,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       version: '2',
       description: `Online code execution. Compilers: ${COMPILER_IDS.join(', ')}.`,
     },
+    ...(tagNames.length > 0 ? { tags: tagNames.map((name) => ({ name })) } : {}),
     paths,
     components: {
       schemas: { Error: plain(ErrorBody) },

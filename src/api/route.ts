@@ -17,7 +17,7 @@ export interface ApiDeps {
   clock: Clock;
   /** How long one process trusts its last read of the maintenance flag. */
   maintenanceCacheMs?: number;
-  log?: { error(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
+  log?: ApiLog;
   /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
   live?: LiveResults;
   /** API keys cached by this process; startApi provides it. Without it every request looks its key up. */
@@ -31,6 +31,8 @@ export interface ApiState {
   admin?: { id: string; label: string };
   /** Set by jsonBody() on routes that declare a body schema: the validated body. */
   body?: unknown;
+  /** Set by jsonBody() with it: the body's text as received (extra_params is echoed from it verbatim). */
+  rawBody?: string;
   /** Set by admission() on routes that admit a run: the stored submission. */
   submission?: { id: string; units: number; /** performance.now() before it was stored. */ admittedAt?: number };
 }
@@ -60,9 +62,18 @@ export interface RouteDef {
   body?: TSchema;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
+  /** OpenAPI tags (the compatible APIs list their routes under their own). */
+  tags?: string[];
+  /** The error body when it is not runbox's {"error":{code,message}} (the compatible APIs answer in their own shapes). */
+  errorBody?: TSchema;
   /** Documented answers besides the common error answers. */
   responses: Record<number, ResponseDoc>;
   /** Error statuses this route can answer, documented with the common error body. */
   errors: number[];
   handler(deps: ApiDeps): (ctx: ApiContext, next: Koa.Next) => Promise<void>;
+}
+
+export interface ApiLog {
+  error(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
 }

@@ -5,10 +5,10 @@ import { retryOnConflict } from './retry.js';
 
 // Claims queued submissions for a runner, a batch in a single statement:
 //  1. candidates: the first claimable jobs in (priority, run_at, created_at) order
-//     whose account looks under its runs-at-once limit, locked (SKIP LOCKED: claimers
-//     never wait on each other's picks);
+//     whose account looks under its runs-at-once limit;
 //  2. pick: of those, at most as many per account as it has free slots, then the
-//     first `n`;
+//     first `n` that are still queued, locked (SKIP LOCKED: claimers never wait on
+//     each other's picks);
 //  3. take the slots on each account (accounts locked in id order): the UPDATE
 //     re-checks the limit on the latest row version, so two claimers can never both
 //     take an account's last slot;
@@ -32,6 +32,8 @@ export function pickCtes(n: number, freed: string | null): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
+  // Only the picks are locked: a claimer that locked every candidate it looked at would
+  // hide them (SKIP LOCKED) from concurrent claimers, which would then find nothing.
   return sql`
     cand AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
@@ -44,15 +46,21 @@ export function pickCtes(n: number, freed: string | null): RawBuilder<unknown> {
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
       ORDER BY s.priority, s.run_at, s.created_at
       LIMIT ${candidatesFor(n)}
-      FOR UPDATE OF s SKIP LOCKED
     ),
-    pick AS (
+    eligible AS (
       SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.created_at) AS nth FROM cand c
       ) r
       WHERE r.nth <= r.free
-      ORDER BY r.priority, r.run_at, r.created_at
+    ),
+    pick AS (
+      -- Still queued on the latest row version, and not being claimed by another.
+      SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
+      FROM submissions s JOIN eligible e ON e.id = s.id
+      WHERE s.state = 'queued'
+      ORDER BY e.priority, e.run_at, e.created_at
       LIMIT ${n}
+      FOR UPDATE OF s SKIP LOCKED
     )`;
 }
 
@@ -89,7 +97,7 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
           started_at = now()
       FROM pick
       WHERE s.id = pick.id AND pick.account_id IN (SELECT id FROM slot)
-      RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params,
+      RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params, s.run_options,
                 s.mode, s.units, s.month, s.attempts, s.max_attempts
     )`;
 }

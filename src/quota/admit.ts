@@ -1,10 +1,11 @@
 import { RevokedKeyError } from '../accounts/errors.js';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
-import type { SubmissionMode } from '../db/schema.js';
+import type { CallbackTarget, RunOptions, SubmissionMode } from '../db/schema.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
+import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
 // transaction that holds the account row's lock (runbox_admit, migration 0011, called
@@ -22,6 +23,14 @@ export interface AdmissionRequest {
   /** Multi-test request: each test is billed as one submission. */
   tests: { input: string }[] | null;
   extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), stored as is so results echo it unchanged; default: extraParams serialized. */
+  extraParamsJson?: string;
+  /** Extra files, program arguments, lower stage limits (the compatible routes). */
+  runOptions?: RunOptions | null;
+  /** A callback target of this submission's own, instead of the key's redirect URL. */
+  callback?: CallbackTarget | null;
+  /** What a compatible route keeps with the submission to answer in its own shape. */
+  compat?: Record<string, unknown> | null;
   mode?: SubmissionMode;
   maxAttempts: number;
   /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
@@ -38,9 +47,9 @@ export const REJECTION_REASONS = [
   'rate_limited',
   'too_many_pending',
   'too_many_tests',
-  /** Synchronous runs only: every one of the account's run slots is taken. */
+  /** Synchronous and WebSocket runs only: every one of the account's run slots is taken. */
   'too_many_running',
-  /** Synchronous runs only: every runner slot of the deployment is taken. */
+  /** Synchronous and WebSocket runs only: every runner slot of the deployment is taken. */
   'capacity',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
@@ -54,8 +63,7 @@ const PENDING_RETRY_SECONDS = 5;
 /** Seconds to wait when a synchronous run finds no free slot. */
 const BUSY_RETRY_SECONDS = 2;
 
-/** Claim order (lower first): interactive runs go ahead of queued asynchronous ones. */
-export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, piston: -10, judge0: 0, async: 0 };
+export { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 
 export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Admission> {
   const units = req.tests ? req.tests.length : 1;
@@ -71,8 +79,13 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     code: req.code,
     input: req.input,
     tests: req.tests,
-    extra: req.extraParams,
+    // As the client wrote it: stored as json text, so results echo it unchanged.
+    extra: req.extraParams ? (req.extraParamsJson ?? JSON.stringify(req.extraParams)) : null,
+    run_options: req.runOptions ?? null,
+    callback: req.callback ?? null,
+    compat: req.compat ?? null,
     mode,
+    waiting: WAITING_MODES.includes(mode),
     priority: MODE_PRIORITY[mode],
     units,
     month,
@@ -129,9 +142,9 @@ function rejection(row: AdmitRow, units: number, now: Date): Admission {
         `at most ${row.pending_limit} submissions per account may be queued or running at once`,
         PENDING_RETRY_SECONDS,
       );
-    // Synchronous runs are refused rather than queued (spec 4.4): the account's running
-    // jobs plus its queued interactive ones fill its runs-at-once limit, or the jobs
-    // running anywhere plus the synchronous ones queued fill the live runners' slots.
+    // Waiting runs (WAITING_MODES) are refused rather than queued (spec 4.4): the
+    // account's running jobs plus its queued waiting ones fill its runs-at-once limit,
+    // or the jobs running anywhere plus the waiting ones queued fill the live runners' slots.
     case 'too_many_running':
       return reject(
         'too_many_running',

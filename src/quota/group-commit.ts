@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { type Db, poolOf } from '../db/connect.js';
 import { USAGE_THRESHOLDS } from '../email/thresholds.js';
 import { retryOnConflict } from '../queue/retry.js';
+import { WAITING_MODES } from './modes.js';
 
 // Group commit of admissions: each API process gathers the admissions that arrive
 // within about a millisecond (or up to MAX_BATCH) and stores them with ONE call of
@@ -20,8 +21,14 @@ export interface AdmitInput {
   code: string;
   input: string | null;
   tests: unknown;
-  extra: unknown;
+  /** extra_params as JSON text, stored as is (json, not jsonb). */
+  extra: string | null;
+  run_options: unknown;
+  callback: unknown;
+  compat: unknown;
   mode: string;
+  /** The mode is one of WAITING_MODES: refused rather than queued when no slot is free. */
+  waiting: boolean;
   priority: number;
   units: number;
   month: string;
@@ -52,8 +59,9 @@ export const MAX_BATCH = 32;
 /** How long the first admission of a batch waits for others while a batch is already being stored. */
 const GATHER_MS = 1;
 
-const ADMIT_SQL = 'SELECT * FROM runbox_admit($1::jsonb, $2::int[])';
+const ADMIT_SQL = 'SELECT * FROM runbox_admit($1::jsonb, $2::int[], $3::text[])';
 const thresholds = [...USAGE_THRESHOLDS];
+const waitingModes = [...WAITING_MODES];
 
 interface Pending {
   input: AdmitInput;
@@ -66,10 +74,10 @@ async function runBatch(db: Db, inputs: AdmitInput[]): Promise<AdmitRow[]> {
   const json = JSON.stringify(inputs.map((input, n) => ({ ...input, n })));
   const pool = poolOf(db);
   if (pool) {
-    const res = await pool.query<AdmitRow>({ name: 'runbox_admit', text: ADMIT_SQL, values: [json, thresholds] });
+    const res = await pool.query<AdmitRow>({ name: 'runbox_admit', text: ADMIT_SQL, values: [json, thresholds, waitingModes] });
     return res.rows;
   }
-  const { rows } = await sql<AdmitRow>`SELECT * FROM runbox_admit(${json}::jsonb, ${thresholds}::int[])`.execute(db);
+  const { rows } = await sql<AdmitRow>`SELECT * FROM runbox_admit(${json}::jsonb, ${thresholds}::int[], ${waitingModes}::text[])`.execute(db);
   return rows;
 }
 

@@ -1,7 +1,11 @@
 import type Koa from 'koa';
+import type { KeyContext } from '../../accounts/accounts.js';
+import type { CompilerId } from '../../compilers/ids.js';
 import { availabilityCache } from '../../compilers/deployment.js';
+import type { CallbackTarget, RunOptions, SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
 import type { RunCodeRequest } from '../schemas.js';
@@ -11,33 +15,39 @@ import type { RunCodeRequest } from '../schemas.js';
 // job (src/quota/admit.ts), so they hold exactly under concurrency; this middleware
 // turns a refusal into its HTTP answer. Nothing is counted for a refused request.
 
-export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {
+/** A run to admit, as every route that admits one (runbox's own and the compatible ones) describes it. */
+export interface RunToAdmit {
+  compiler: CompilerId;
+  code: string;
+  input: string | null;
+  tests: { input: string }[] | null;
+  extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), so results echo it unchanged. */
+  extraParamsJson?: string;
+  runOptions?: RunOptions | null;
+  callback?: CallbackTarget | null;
+  compat?: Record<string, unknown> | null;
+}
+
+export type AdmitRun = (auth: KeyContext, run: RunToAdmit, mode: SubmissionMode) => Promise<{ id: string; units: number; /** performance.now() before it was stored. */ admittedAt: number }>;
+
+/** Admits one run for an authenticated key, or throws the ApiError of its refusal (400 compiler_unavailable, too_many_tests; 429). */
+export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
   const availableNow = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
-  return async (ctx, next) => {
-    if (!route.admits) return next();
-    const body = ctx.state.body as RunCodeRequest;
-    const auth = ctx.state.auth;
-    if (!auth) throw new Error('admission needs an authenticated route');
-    if (body.input !== undefined && body.tests !== undefined) {
-      throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
-    }
-    if (!(await availableNow()).has(body.compiler)) {
+  return async (auth, run, mode) => {
+    if (!(await availableNow()).has(run.compiler)) {
       // 400, not 503: the request names something this deployment does not offer;
       // retrying it unchanged will not help until an operator installs the image.
-      throw new ApiError(400, 'compiler_unavailable', `compiler ${body.compiler} is not installed on this service (see GET /api/compilers/)`);
+      throw new ApiError(400, 'compiler_unavailable', `compiler ${run.compiler} is not installed on this service (see GET /api/compilers/)`);
     }
     // Before the row can exist: lets a synchronous wait skip its first look-up (src/queue/done.ts).
     const admittedAt = performance.now();
     const result = await admitSubmission(deps.db, {
       accountId: auth.accountId,
       keyId: auth.keyId,
-      compiler: body.compiler,
-      code: body.code,
-      input: body.tests ? null : (body.input ?? null),
-      tests: body.tests ?? null,
-      extraParams: body.extra_params ?? null,
-      mode: route.admits,
+      ...run,
+      mode,
       maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
       runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
       now: deps.clock.now(),
@@ -47,8 +57,39 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       rejections.inc({ reason: result.reason });
       throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
     }
-    ctx.state.submission = { id: result.id, units: result.units, admittedAt };
-    deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: body.compiler, mode: route.admits, units: result.units }, 'submission admitted');
+    deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: run.compiler, mode, units: result.units }, 'submission admitted');
+    return { id: result.id, units: result.units, admittedAt };
+  };
+}
+
+export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {
+  const admit = runAdmitter(deps);
+  return async (ctx, next) => {
+    if (!route.admits) return next();
+    const body = ctx.state.body as RunCodeRequest;
+    const auth = ctx.state.auth;
+    if (!auth) throw new Error('admission needs an authenticated route');
+    if (body.input !== undefined && body.tests !== undefined) {
+      throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
+    }
+    ctx.state.submission = await admit(
+      auth,
+      {
+        compiler: body.compiler,
+        code: body.code,
+        input: body.tests ? null : (body.input ?? null),
+        tests: body.tests ?? null,
+        extraParams: body.extra_params ?? null,
+        ...(body.extra_params !== undefined && ctx.state.rawBody ? rawExtraParams(ctx.state.rawBody) : {}),
+      },
+      route.admits,
+    );
     await next();
   };
+}
+
+/** extra_params as the client wrote it, for results to echo unchanged. */
+export function rawExtraParams(rawBody: string): { extraParamsJson?: string } {
+  const raw = rawMember(rawBody, 'extra_params');
+  return raw === undefined ? {} : { extraParamsJson: raw };
 }

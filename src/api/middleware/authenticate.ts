@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { findKeyByHash } from '../../accounts/accounts.js';
+import { findKeyByHash, type KeyContext } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { hashKey } from '../../accounts/keys.js';
@@ -14,19 +14,24 @@ export function keyFromHeader(header: string): string {
   return bearer ? bearer[1]! : value;
 }
 
+/** The context of a working API key, or the 401 for a missing, unknown or revoked one. */
+export async function apiKeyContext(db: Db, key: string, keys?: KeyCache): Promise<KeyContext> {
+  const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
+  if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
+  // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
+  const hash = /^[\x21-\x7e]{1,256}$/.test(key) ? hashKey(key) : undefined;
+  // The process's key cache when there is one (src/accounts/key-cache.ts).
+  const found = hash === undefined ? undefined : await (keys ? keys.find(hash) : findKeyByHash(db, hash));
+  if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
+  if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
+  return found;
+}
+
 // 401 for a missing, unknown or revoked key on routes that take one; sets ctx.state.auth.
 export function authenticate(route: RouteDef, db: Db, keys?: KeyCache): Koa.Middleware<ApiState> {
-  const findKey = (hash: Buffer) => (keys ? keys.find(hash) : findKeyByHash(db, hash));
   return async (ctx, next) => {
     if (route.auth === 'key') {
-      const key = keyFromHeader(ctx.get('Authorization'));
-      const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
-      if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
-      // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
-      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKey(hashKey(key)) : undefined;
-      if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
-      if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
-      ctx.state.auth = found;
+      ctx.state.auth = await apiKeyContext(db, keyFromHeader(ctx.get('Authorization')), keys);
     }
     if (route.auth === 'admin') {
       const key = keyFromHeader(ctx.get('Authorization'));

@@ -1,13 +1,14 @@
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResultJson, waitForRunEnd } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
 
 // POST /api/v2/run-code-sync/: admitted like any run (mode 'sync': refused at once when
 // no slot is free, claimed ahead of queued asynchronous jobs), then the request waits
-// for the run to end and answers with the result. A client that goes away stops only
-// the waiting: the job ends normally and frees its slot like any other.
+// for the run to end and answers with the result. A client that goes away stops the
+// run (src/queue/cancel.ts): its runner kills the sandbox at once and the account's
+// slot frees; the run stays counted.
 export const runCodeSyncRoute: RouteDef = {
   method: 'POST',
   path: '/api/v2/run-code-sync/',
@@ -28,24 +29,13 @@ export const runCodeSyncRoute: RouteDef = {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
     const { id, admittedAt } = ctx.state.submission!;
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!ctx.res.writableFinished) gone.abort(new Error('client went away'));
-    };
-    ctx.res.once('close', onClose);
-    try {
-      await live.done.waitFor(id, gone.signal, admittedAt === undefined ? {} : { admittedAt });
-    } catch (err) {
-      if (gone.signal.aborted) {
-        // Nobody to answer; the job runs to its end without us.
-        ctx.respond = false;
-        return;
-      }
-      throw err;
-    } finally {
-      ctx.res.off('close', onClose);
+    if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log, admittedAt))) {
+      // Nobody to answer: the run was cancelled (it stays counted).
+      ctx.respond = false;
+      return;
     }
     ctx.set('X-Submission-Id', id);
-    ctx.body = await storedResult(deps.db, id);
+    ctx.type = 'application/json';
+    ctx.body = await storedResultJson(deps.db, id);
   },
 };

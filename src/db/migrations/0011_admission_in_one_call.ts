@@ -10,10 +10,15 @@ import { type Kysely, sql } from 'kysely';
 // request never aborts the others of its batch.
 //
 // The batch is locked in account order, so two batches (and single admissions) always
-// take account locks in the same order. Synchronous admissions then take the one
-// sync_capacity row (counting it up): the row lock makes two accounts'
-// synchronous admissions take turns on the deployment's last slot, inside the same
-// call and without a separate lock statement.
+// take account locks in the same order. Admissions of a waiting mode (p_waiting_modes,
+// WAITING_MODES in src/quota/modes.ts: refused rather than queued when no slot is free)
+// then take the one sync_capacity row (counting it up): the row lock makes two
+// accounts' waiting admissions take turns on the deployment's last slot, inside the
+// same call and without a separate lock statement.
+//
+// extra_params arrives as the client's JSON text and is stored as json (not jsonb,
+// migration 0008), so results echo it unchanged; usage emails are written pending
+// (migration 0009's defaults).
 //
 // api_keys changes notify runbox_keys with the key's hash in the changing transaction,
 // so API processes drop their cached copy of the key (src/accounts/key-cache.ts).
@@ -22,7 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE TABLE sync_capacity (
       id        boolean PRIMARY KEY DEFAULT true CHECK (id),
-      -- Synchronous admissions that reached the capacity check; each counts it up, which
+      -- Waiting-mode admissions that reached the capacity check; each counts it up, which
       -- locks the row until its batch commits.
       checks    bigint NOT NULL DEFAULT 0
     );
@@ -39,7 +44,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     -- p_thresholds: the usage email thresholds in percent (src/email/thresholds.ts,
     -- whose rule "from below ceil(limit * p / 100) to at or above it" is applied here).
-    CREATE FUNCTION runbox_admit(p_reqs jsonb, p_thresholds integer[])
+    CREATE FUNCTION runbox_admit(p_reqs jsonb, p_thresholds integer[], p_waiting_modes text[])
     RETURNS TABLE (n integer, id uuid, reason text, monthly_limit integer, per_minute integer, pending_limit integer,
                    tests_per_request integer, running_limit integer, used integer, key_used integer, key_limit integer,
                    oldest_in_window timestamptz, capacity integer)
@@ -59,7 +64,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     BEGIN
       FOR r IN
         SELECT * FROM jsonb_to_recordset(p_reqs) AS x(n integer, account bigint, key bigint, id uuid, compiler text, code text,
-          input text, tests jsonb, extra jsonb, mode text, priority smallint, units integer, month text, max_attempts integer,
+          input text, tests jsonb, extra text, run_options jsonb, callback jsonb, compat jsonb, mode text, waiting boolean, priority smallint, units integer, month text, max_attempts integer,
           created_at timestamptz, window_start timestamptz, fresh_seconds integer)
         ORDER BY x.account, x.n
       LOOP
@@ -106,13 +111,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           reason := 'rate_limited';
         ELSIF v_pending + 1 > pending_limit THEN
           reason := 'too_many_pending';
-        ELSIF r.mode = 'sync' THEN
-          -- The account's running jobs plus its queued interactive jobs (they take the
+        ELSIF r.waiting THEN
+          -- The account's running jobs plus its queued waiting jobs (they take the
           -- next free slots) against its runs-at-once limit; running_now is moved by the
           -- queue's transitions on the row locked above.
           SELECT a.running_now,
                  (SELECT count(*) FROM submissions s
-                   WHERE s.account_id = a.id AND s.state = 'queued' AND s.mode IN ('sync', 'ws'))::int
+                   WHERE s.account_id = a.id AND s.state = 'queued' AND s.mode = ANY(p_waiting_modes))::int
             INTO v_running_now, v_queued_interactive
             FROM accounts a WHERE a.id = r.account;
           IF v_running_now + v_queued_interactive >= running_limit THEN
@@ -122,7 +127,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
             SELECT coalesce((SELECT sum(rn.slots) FROM runners rn
                               WHERE rn.stopped_at IS NULL AND rn.last_seen > now() - make_interval(secs => r.fresh_seconds)), 0)::int,
                    (SELECT count(*) FROM submissions s
-                     WHERE s.state = 'running' OR (s.state = 'queued' AND s.mode = 'sync'))::int
+                     WHERE s.state = 'running' OR (s.state = 'queued' AND s.mode = ANY(p_waiting_modes)))::int
               INTO capacity, v_busy;
             IF v_busy >= capacity THEN
               reason := 'capacity';
@@ -134,10 +139,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           CONTINUE;
         END IF;
 
-        INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, mode, units, month,
-                                 max_attempts, created_at)
+        INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, run_options, callback,
+                                 compat, mode, units, month, max_attempts, created_at)
         VALUES (coalesce(r.id, gen_random_uuid()), r.priority, r.account, r.key, r.compiler, r.code, r.input,
-                nullif(r.tests, 'null'::jsonb), nullif(r.extra, 'null'::jsonb), r.mode, r.units, r.month, r.max_attempts, r.created_at)
+                nullif(r.tests, 'null'::jsonb), r.extra::json, nullif(r.run_options, 'null'::jsonb),
+                nullif(r.callback, 'null'::jsonb), nullif(r.compat, 'null'::jsonb), r.mode, r.units, r.month, r.max_attempts,
+                r.created_at)
         RETURNING submissions.id INTO id;
         INSERT INTO account_usage (account_id, month, submissions) VALUES (r.account, r.month, r.units)
           ON CONFLICT (account_id, month) DO UPDATE SET submissions = account_usage.submissions + excluded.submissions;
@@ -175,7 +182,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
-    DROP FUNCTION runbox_admit(jsonb, integer[]);
+    DROP FUNCTION runbox_admit(jsonb, integer[], text[]);
     DROP TRIGGER api_keys_notify ON api_keys;
     DROP FUNCTION runbox_keys_notify();
     DROP TABLE sync_capacity;
