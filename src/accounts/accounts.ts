@@ -126,14 +126,23 @@ export interface KeyContext {
   kind: 'api' | 'widget';
   keyMonthlyLimit: number | null;
   revoked: boolean;
+  /** Widget keys: the browser origins the key may be used from (normalised scheme://host[:port]). */
+  allowedOrigins: string[];
 }
 
 export async function findKeyByHash(db: Db, keyHash: Buffer): Promise<KeyContext | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'kind', 'monthly_limit', sql<boolean>`revoked_at is not null`.as('revoked')])
+    .select(['id', 'account_id', 'kind', 'monthly_limit', 'allowed_origins', sql<boolean>`revoked_at is not null`.as('revoked')])
     .where('key_hash', '=', keyHash)
     .executeTakeFirst();
   if (!row) return undefined;
-  return { keyId: row.id, accountId: row.account_id, kind: row.kind, keyMonthlyLimit: row.monthly_limit, revoked: row.revoked };
+  return {
+    keyId: row.id,
+    accountId: row.account_id,
+    kind: row.kind,
+    keyMonthlyLimit: row.monthly_limit,
+    revoked: row.revoked,
+    allowedOrigins: row.allowed_origins,
+  };
 }

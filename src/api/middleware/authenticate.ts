@@ -24,6 +24,15 @@ export function authenticate(route: RouteDef, db: Db): Koa.Middleware<ApiState> 
       const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(db, hashKey(key)) : undefined;
       if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
       if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
+      // Widget keys sit in public pages: they work only over the WebSocket, from their
+      // allowed origins (src/api/ws/attach.ts), never on the REST API.
+      if (found.kind === 'widget') {
+        throw new ApiError(
+          403,
+          'widget_key',
+          'this is a widget key: it works only in the <runbox-widget> element (WebSocket /api/v2/ws/) on its allowed origins; use an API key for the REST API',
+        );
+      }
       ctx.state.auth = found;
     }
     if (route.auth === 'admin') {

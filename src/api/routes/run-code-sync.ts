@@ -23,7 +23,7 @@ export const runCodeSyncRoute: RouteDef = {
   body: RunCodeRequest,
   admits: 'sync',
   responses: { 200: { description: 'The result.', schema: RunResultSchema } },
-  errors: [400, 401, 405, 406, 429, 500, 503],
+  errors: [400, 401, 403, 405, 406, 429, 500, 503],
   handler: (deps) => async (ctx) => {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');

@@ -30,7 +30,7 @@ export const runCodeRoute: RouteDef = {
       },
     },
   },
-  errors: [400, 401, 405, 406, 429, 500, 503],
+  errors: [400, 401, 403, 405, 406, 429, 500, 503],
   handler: () => async (ctx) => {
     const id = ctx.state.submission!.id;
     ctx.set('X-Submission-Id', id);

@@ -12,7 +12,7 @@ export const usageRoute: RouteDef = {
     'submissions_per_minute, pending_submissions and running_submissions are the LIMITS of the plan; the current counts are in `current`.',
   auth: 'key',
   responses: { 200: { description: 'The usage record.', schema: UsageRecordSchema } },
-  errors: [401, 405, 406, 500],
+  errors: [401, 403, 405, 406, 500],
   handler:
     ({ db, clock }) =>
     async (ctx) => {
