@@ -5,6 +5,7 @@ import { MaintenanceFlag } from './maintenance.js';
 import { acceptJsonOrText } from './middleware/accept.js';
 import { admission } from './middleware/admission.js';
 import { authenticate } from './middleware/authenticate.js';
+import { browserAssets } from './middleware/browser-assets.js';
 import { errorShape } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
@@ -13,7 +14,8 @@ import { routes } from './routes/index.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
-//   every request:  errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
+//   every request:  errorShape → browserAssets (/widget/v1.js) → acceptJsonOrText → unmatched (404, 405)
+//                   → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401) → jsonBody (400)
 //                   → admission (limit checks: 400/429) → the route's handler
 //
@@ -55,6 +57,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
   app.use(errorShape(deps.log));
+  app.use(browserAssets());
   app.use(acceptJsonOrText());
   app.use(unmatched());
   app.use(router.routes() as never);
