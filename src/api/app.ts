@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { marketplaceFromConfig } from '../accounts/marketplace.js';
 import { ApiError } from './errors.js';
 import { MaintenanceFlag } from './maintenance.js';
 import { acceptJsonOrText } from './middleware/accept.js';
@@ -9,6 +10,7 @@ import { browserAssets } from './middleware/browser-assets.js';
 import { errorShape } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
+import { rateLimitHeaders } from './middleware/rate-limit-headers.js';
 import type { ApiDeps, ApiState } from './route.js';
 import { routes } from './routes/index.js';
 
@@ -16,8 +18,8 @@ import { routes } from './routes/index.js';
 //
 //   every request:  errorShape → browserAssets (/widget/v1.js) → acceptJsonOrText → unmatched (404, 405)
 //                   → router → allowedMethods
-//   every route:    maintenanceGate (503) → authenticate (401) → jsonBody (400)
-//                   → admission (limit checks: 400/429) → the route's handler
+//   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
+//                   → jsonBody (400) → admission (limit checks: 400/429) → the route's handler
 //
 // Each per-route step reads the route's declaration (src/api/routes/*) and does nothing
 // for routes that do not ask for it.
@@ -44,13 +46,15 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   // Errors are answered by errorShape; this keeps Koa from printing them a second time.
   app.silent = true;
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
+  const marketplace = marketplaceFromConfig(deps.config);
   const router = new Router<ApiState>();
   for (const route of routes()) {
     // The trailing slash of the documented paths is optional for callers.
     const paths = route.path.endsWith('/') ? [route.path, route.path.slice(0, -1)] : [route.path];
     router.register(paths, [route.method], [
       maintenanceGate(route, maintenance),
-      authenticate(route, deps.db),
+      authenticate(route, deps.db, marketplace),
+      rateLimitHeaders(route, deps),
       jsonBody(route),
       admission(route, deps),
       route.handler(deps),

@@ -5,7 +5,8 @@ import { crossedThresholds } from './thresholds.js';
 // Writes the usage emails a new submission's usage calls for, inside the admission
 // transaction (which holds the account's lock). ON CONFLICT DO NOTHING: an email
 // already written this month for that threshold (even before a refund brought usage
-// back down) is not written again.
+// back down) is not written again. Accounts without an address (marketplace
+// subscribers, who hear from the marketplace) get none.
 
 export const MAIL_CHANNEL = 'runbox_mail';
 
@@ -32,7 +33,8 @@ export async function enqueueUsageEmails(trx: Transaction<Database>, m: UsageMov
   for (const r of rows) {
     const res = await sql`
       INSERT INTO usage_emails (account_id, key_id, month, threshold, used, monthly_limit, to_address)
-      SELECT a.id, ${r.keyId}, ${m.month}, ${r.threshold}, ${r.used}, ${r.limit}, a.email FROM accounts a WHERE a.id = ${m.accountId}
+      SELECT a.id, ${r.keyId}, ${m.month}, ${r.threshold}, ${r.used}, ${r.limit}, a.email FROM accounts a
+       WHERE a.id = ${m.accountId} AND a.email IS NOT NULL
       ON CONFLICT DO NOTHING
     `.execute(trx);
     written += Number(res.numAffectedRows ?? 0);

@@ -6,6 +6,7 @@ import { enqueueUsageEmails } from '../email/enqueue.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { retryOnConflict } from '../queue/retry.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
+import type { RateFigures } from './usage.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
 // transaction that holds the account row's lock. Two API processes admitting for the
@@ -46,8 +47,8 @@ export const REJECTION_REASONS = [
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 export type Admission =
-  | { admitted: true; id: string; units: number; month: string }
-  | { admitted: false; reason: RejectionReason; message: string; retryAfterSeconds: number };
+  | { admitted: true; id: string; units: number; month: string; figures?: RateFigures }
+  | { admitted: false; reason: RejectionReason; message: string; retryAfterSeconds: number; figures?: RateFigures };
 
 /** Seconds to wait when the pending limit is hit: jobs usually finish within a run's timeout. */
 const PENDING_RETRY_SECONDS = 5;
@@ -92,11 +93,23 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     const s = rows[0];
     if (!s) throw new Error(`account ${req.accountId} does not exist`);
 
+    // The counts as this admission leaves them, for the answer's rate-limit headers:
+    // exact, since they were read under the account's lock.
+    const figures = (added: number): RateFigures => ({
+      perMinute: s.per_minute,
+      lastMinute: s.last_minute + (added > 0 ? 1 : 0),
+      oldestInWindow: s.oldest_in_window ? new Date(s.oldest_in_window) : added > 0 ? req.now : null,
+      monthlyLimit: s.monthly_limit,
+      used: s.used + added,
+      keyLimit: req.keyId === null ? null : s.key_limit,
+      keyUsed: s.key_used + (req.keyId === null ? 0 : added),
+    });
     const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Admission => ({
       admitted: false,
       reason,
       message,
       retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
+      figures: figures(0),
     });
     const toNextMonth = (nextMonthStart(req.now).getTime() - req.now.getTime()) / 1000;
 
@@ -180,7 +193,7 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
       keyAfter: s.key_used + units,
       keyLimit: s.key_limit,
     });
-    return { admitted: true, id: inserted.id, units, month };
+    return { admitted: true, id: inserted.id, units, month, figures: figures(units) };
   }));
 }
 

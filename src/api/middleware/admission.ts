@@ -40,6 +40,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
       runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
       now: deps.clock.now(),
     });
+    if (result.figures) ctx.state.rate = result.figures;
     if (!result.admitted) {
       if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
       rejections.inc({ reason: result.reason });

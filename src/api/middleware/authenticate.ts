@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { findKeyByHash } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
 import { hashKey } from '../../accounts/keys.js';
+import { MARKETPLACE_HEADERS, subscriberAccount, validSubscriber, type Marketplace } from '../../accounts/marketplace.js';
 import type { Db } from '../../db/connect.js';
 import { ApiError } from '../errors.js';
 import type { ApiState, RouteDef } from '../route.js';
@@ -13,10 +14,36 @@ export function keyFromHeader(header: string): string {
   return bearer ? bearer[1]! : value;
 }
 
-// 401 for a missing, unknown or revoked key on routes that take one; sets ctx.state.auth.
-export function authenticate(route: RouteDef, db: Db): Koa.Middleware<ApiState> {
+/**
+ * A call through the API marketplace: with the marketplace configured, any of its
+ * headers makes the request one, and then only the right proxy secret lets it in
+ * (401 otherwise, whatever else it carries). Without the configuration the headers
+ * mean nothing and undefined is returned.
+ */
+async function marketplaceCaller(ctx: Koa.Context, db: Db, marketplace: Marketplace | null): Promise<ApiState['auth'] | undefined> {
+  if (!marketplace) return undefined;
+  const secret = ctx.get(MARKETPLACE_HEADERS.secret);
+  const user = ctx.get(MARKETPLACE_HEADERS.user);
+  const subscription = ctx.get(MARKETPLACE_HEADERS.subscription);
+  if (secret === '' && user === '' && subscription === '') return undefined;
+  if (!marketplace.secretMatches(secret)) {
+    throw new ApiError(401, 'invalid_proxy_secret', `the ${MARKETPLACE_HEADERS.secret} header is missing or wrong`);
+  }
+  if (!validSubscriber(user)) {
+    throw new ApiError(401, 'invalid_marketplace_user', `${MARKETPLACE_HEADERS.user} must name the subscriber (1 to 200 printable characters)`);
+  }
+  const { accountId, plan } = await subscriberAccount(db, user, marketplace.planFor(subscription));
+  return { kind: 'marketplace', keyId: null, accountId, keyMonthlyLimit: null, revoked: false, allowedOrigins: [], subscriber: user, plan };
+}
+
+// 401 for a missing, unknown or revoked key on routes that take one (or a marketplace
+// call without the right proxy secret); sets ctx.state.auth.
+export function authenticate(route: RouteDef, db: Db, marketplace: Marketplace | null = null): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
-    if (route.auth === 'key') {
+    const viaMarketplace = route.auth === 'key' ? await marketplaceCaller(ctx, db, marketplace) : undefined;
+    if (viaMarketplace) {
+      ctx.state.auth = viaMarketplace;
+    } else if (route.auth === 'key') {
       const key = keyFromHeader(ctx.get('Authorization'));
       const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
       if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);

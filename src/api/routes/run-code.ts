@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 
@@ -17,6 +18,7 @@ export const runCodeRoute: RouteDef = {
     '429 codes: rate_limited, too_many_pending, monthly_limit, key_monthly_limit, each with Retry-After in seconds.',
   ].join(' '),
   auth: 'key',
+  rateLimitHeaders: true,
   maintenance: true,
   body: RunCodeRequest,
   admits: 'async',
@@ -27,6 +29,7 @@ export const runCodeRoute: RouteDef = {
       headers: {
         'X-Submission-Id': { description: 'Id of the stored submission.', schema: Type.String({ format: 'uuid' }) },
         Location: { description: 'Where the submission can be looked up.', schema: Type.String() },
+        ...RATE_LIMIT_HEADER_DOCS,
       },
     },
   },
