@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
 import { browserUnavailable, hostSite, launchChromium, type HostSite, type TestBrowser } from '../helpers/browser.js';
+import { startApi } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config.js';
+import { systemClock } from '../../src/util/clock.js';
+import { testConfig } from '../helpers/api.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 
 // The embeddable widget in real Chromium: a host page on a second loopback origin
@@ -160,6 +164,33 @@ describe('the embeddable widget, in Chromium', function () {
     expect(text).to.equal('This code runner has reached its monthly limit. It will work again next month.');
     expect(text).to.not.match(/429|key_monthly_limit/);
     await page.close();
+  });
+
+  it('reconnects after the socket drops and runs again', async () => {
+    // An API process of its own, stopped and started again on the same port.
+    const config = testConfig(s.db.url, loadConfig().RUNBOX_IMAGES_DIR, s.env);
+    const start = (port: number) => startApi({ db: s.db.db, config: { ...config, RUNBOX_PORT: port }, clock: systemClock, maintenanceCacheMs: 0, log: { error: () => {} } });
+    let api = await start(0);
+    const port = api.port;
+    try {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/reconnect', `key="${key.key}" compiler="${PY}" api="http://127.0.0.1:${port}"`, 'print("once")');
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'Finished');
+      await api.close();
+      const status = () => page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('.status')!.textContent);
+      await page.waitForFunction(() => document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.status')!.textContent === 'Reconnecting…', { timeout: 30_000 });
+      api = await start(port);
+      // Back without the reader doing anything.
+      await page.waitForFunction(() => document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.status')!.textContent === '', { timeout: 60_000 });
+      expect(await status()).to.equal('');
+      await page.$eval('runbox-widget', (w) => ((w.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value = 'print("twice")'));
+      await (await runButton(page)).click();
+      expect(await waitForOutput(page, 'Finished')).to.match(/^twice\nFinished/);
+      await page.close();
+    } finally {
+      await api.close();
+    }
   });
 
   it("the host page's CSS does not reach inside", async () => {
