@@ -46,7 +46,8 @@ export function openApiDocument(routes: RouteDef[]): object {
       operationId: route.operationId,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      security: route.auth === 'none' ? [] : [{ apiKey: [] }],
+      // Routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
+      security: route.auth === 'none' ? [] : route.auth === 'key' ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
       responses,
     };
@@ -67,6 +68,13 @@ export function openApiDocument(routes: RouteDef[]): object {
           in: 'header',
           name: 'Authorization',
           description: 'The API key as the whole header value; `Bearer <key>` is accepted too.',
+        },
+        marketplace: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-RapidAPI-Proxy-Secret',
+          description:
+            'An API marketplace calling for its subscriber (X-RapidAPI-User, plan from X-RapidAPI-Subscription), when the service is configured with RUNBOX_MARKETPLACE_PROXY_SECRET. No key: no callback, no key object in usage.',
         },
       },
     },

@@ -158,12 +158,12 @@ export const adminRoutes: RouteDef[] = [
     const rows = await db
       .selectFrom('account_usage as u')
       .innerJoin('accounts as a', 'a.id', 'u.account_id')
-      .select(['a.id', 'a.email', 'a.plan', 'u.submissions'])
+      .select(['a.id', 'a.email', 'a.marketplace_user', 'a.plan', 'u.submissions'])
       .where('u.month', '=', month)
       .orderBy('u.submissions', 'desc')
       .orderBy('a.id')
       .execute();
-    return { month, accounts: rows.map((r) => ({ account_id: r.id, email: r.email, plan: r.plan, submissions: r.submissions })) };
+    return { month, accounts: rows.map((r) => ({ account_id: r.id, email: r.email, marketplace_user: r.marketplace_user, plan: r.plan, submissions: r.submissions })) };
   }),
   adminRoute('GET', 'maintenance', 'adminGetMaintenance', 'Whether maintenance mode is on.', async ({ db }) => ({ enabled: await readMaintenance(db) })),
   adminRoute('PUT', 'maintenance', 'adminSetMaintenance', 'Switch maintenance mode (every API host follows within a second).', async ({ db }, ctx) => {
