@@ -63,6 +63,5 @@ export function browserAssets(dir: string = BROWSER_BUILD_DIR): Koa.Middleware {
     } else {
       ctx.body = asset.body;
     }
-    ctx.type = 'text/javascript; charset=utf-8';
   };
 }
