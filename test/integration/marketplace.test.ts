@@ -142,6 +142,9 @@ describe('API marketplace and rate-limit headers', () => {
     const other = await postRun(api.url, undefined, RUN, market('tom', 'TINY'));
     expect(other.status).to.equal(200);
     expect(rateHeaders(other)).to.include({ requestsLimit: '2', requestsRemaining: '1' });
+    // No address, so no usage emails at 80% and 100%: the marketplace tells its subscribers.
+    const tina = (await subscriber('tina'))[0]!;
+    expect(await t.db.selectFrom('usage_emails').select('id').where('account_id', '=', tina.id).execute()).to.have.length(0);
   });
 
   it('answers GET /api/usage/ with the account record and no key object', async () => {
