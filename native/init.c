@@ -1,12 +1,18 @@
 // runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
 // Static, because images carry older C libraries than the host that builds it.
 //
-// Usage: /.runbox/init [--collect-max BYTES] [--collect NAME]... -- ARGV...
+// Usage: /.runbox/init [--cgroup-fd N]... [--collect-max BYTES] [--collect NAME]... -- ARGV...
+//  0. joins the cgroups whose cgroup.procs files the runner opened on the --cgroup-fd
+//     descriptors: the program's own cgroups below the job, so that its time and memory
+//     are measured without the launcher's;
 //  1. reads the stage archive (archive.h) from fd 3 and creates its files in the
 //     working directory (the workspace), never following or replacing anything;
 //  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
 //  3. forks the program (which then holds only fds 0-2) and waits for it, so the
 //     program is never PID 1 (PID 1 ignores default-action signals);
+//  3b. gives the program real pipes for stdin, stdout and stderr and relays them to and
+//     from its own fds 0-2 (the runner's sockets): open("/dev/stdin") and friends fail
+//     on a socket (ENXIO), and judges' programs use them;
 //  4. when it ends, kills whatever it left behind, sends the --collect files that are
 //     regular files and the program's end on fd 4, and exits with the same code
 //     (128 + signal when killed).
@@ -15,12 +21,14 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -190,6 +198,103 @@ static void collect(char **names, int count, unsigned long long max_total) {
   }
 }
 
+// One direction of the stdio relay: bytes read from `from` wait in buf until `to` takes them.
+struct pipe_relay {
+  int from, to;
+  char buf[65536];
+  size_t off, len;
+};
+
+static void set_nonblocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void close_relay(struct pipe_relay *r) {
+  if (r->from >= 0) close(r->from);
+  if (r->to >= 0) close(r->to);
+  r->from = r->to = -1;
+  r->off = r->len = 0;
+}
+
+// Moves what can move without blocking. Returns 0 once the relay is finished (its
+// source ended and everything read was delivered, or its destination is gone).
+static int pump(struct pipe_relay *r, short from_events, short to_events) {
+  if (r->from < 0 && r->len == r->off) return 0;
+  if (r->len == r->off && r->from >= 0 && (from_events & (POLLIN | POLLHUP | POLLERR))) {
+    ssize_t n = read(r->from, r->buf, sizeof r->buf);
+    if (n > 0) {
+      r->off = 0;
+      r->len = (size_t)n;
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      close(r->from);
+      r->from = -1;
+    }
+  }
+  if (r->len > r->off && (to_events & (POLLOUT | POLLERR | POLLHUP))) {
+    ssize_t w = write(r->to, r->buf + r->off, r->len - r->off);
+    if (w > 0) r->off += (size_t)w;
+    else if (w < 0 && errno != EINTR && errno != EAGAIN) {
+      close_relay(r);  // the reader is gone: drop the rest
+      return 0;
+    }
+  }
+  if (r->from < 0 && r->len == r->off) {
+    if (r->to >= 0) close(r->to);
+    r->to = -1;
+    return 0;
+  }
+  return 1;
+}
+
+// Relays stdio until the program has ended and its output pipes are drained; returns
+// the program's wait status. SIGCHLD is blocked and read from `sigfd`.
+static int relay_until_end(pid_t child, int sigfd, struct pipe_relay *rel, int nrel) {
+  int status = 0, child_done = 0;
+  for (;;) {
+    struct pollfd fds[1 + 2 * 3];
+    int nfds = 0;
+    fds[nfds++] = (struct pollfd){.fd = child_done ? -1 : sigfd, .events = POLLIN};
+    int live = 0;
+    for (int k = 0; k < nrel; k++) {
+      struct pipe_relay *r = &rel[k];
+      int want_in = r->from >= 0 && r->len == r->off;
+      int want_out = r->to >= 0 && r->len > r->off;
+      live |= r->from >= 0 || r->len > r->off;
+      fds[nfds++] = (struct pollfd){.fd = want_in ? r->from : -1, .events = POLLIN};
+      fds[nfds++] = (struct pollfd){.fd = want_out ? r->to : -1, .events = POLLOUT};
+    }
+    if (child_done && !live) return status;
+    if (poll(fds, (nfds_t)nfds, -1) < 0) {
+      if (errno == EINTR) continue;
+      fail("poll", NULL);
+    }
+    for (int k = 0; k < nrel; k++) pump(&rel[k], fds[1 + 2 * k].revents, fds[2 + 2 * k].revents);
+    if (!child_done && fds[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(sigfd, &si, sizeof si) > 0) {
+      }
+      for (;;) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG | __WALL);
+        if (p <= 0) break;
+        if (p == child) {
+          status = st;
+          child_done = 1;
+        }
+      }
+      if (child_done) {
+        // The program's end is the stage's end: nothing it started outlives it (and
+        // keeps an output pipe open), and its stdin is no longer wanted.
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+        }
+        close_relay(&rel[0]);
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   char **collect_names = NULL;
   int collect_count = 0;
@@ -207,6 +312,11 @@ int main(int argc, char **argv) {
       fail("missing value for", argv[i]);
     }
     if (!strcmp(argv[i], "--collect")) collect_names[collect_count++] = argv[++i];
+    else if (!strcmp(argv[i], "--cgroup-fd")) {
+      int fd = atoi(argv[++i]);
+      if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
+      close(fd);
+    }
     else if (!strcmp(argv[i], "--collect-max")) collect_max = strtoull(argv[++i], NULL, 10);
     else {
       errno = 0;
@@ -223,27 +333,43 @@ int main(int argc, char **argv) {
   stage_in();
   load_seccomp();
 
+  // The program's stdio: in[0] is its stdin, out[1] and err[1] its stdout and stderr.
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) fail("pipe", NULL);
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &chld, &old) != 0) fail("sigprocmask", NULL);
+  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) fail("signalfd", NULL);
+
   pid_t child = fork();
   if (child < 0) fail("fork", NULL);
   if (child == 0) {
     signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(INIT_FAILED);
     close_from(3);
     execvp(argv[i], argv + i);
     fprintf(stderr, "runbox-init: cannot execute %s: %s\n", argv[i], strerror(errno));
     _exit(EXEC_FAILED);
   }
-
-  int status = 0;
-  for (;;) {
-    pid_t p = waitpid(-1, &status, __WALL);
-    if (p == child) break;
-    if (p < 0 && errno != EINTR) fail("waitpid", NULL);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  // The runner's ends: stdin arrives on 0, output leaves on 1 and 2. Init must never
+  // block on a program that does not read its stdin.
+  static struct pipe_relay rel[3];
+  rel[0] = (struct pipe_relay){.from = dup(0), .to = in[1]};
+  rel[1] = (struct pipe_relay){.from = out[0], .to = dup(1)};
+  rel[2] = (struct pipe_relay){.from = err[0], .to = dup(2)};
+  for (int k = 0; k < 3; k++) {
+    if (rel[k].from < 0 || rel[k].to < 0) fail("dup", NULL);
+    set_nonblocking(rel[k].from);
+    set_nonblocking(rel[k].to);
   }
-  // The program's end is the stage's end: nothing it started outlives it, and the
-  // collected files cannot change while they are read.
-  kill(-1, SIGKILL);
-  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
-  }
+  int status = relay_until_end(child, sigfd, rel, 3);
+  close(sigfd);
 
   collect(collect_names, collect_count, collect_max);
   unsigned char rec[5];

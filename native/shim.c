@@ -78,7 +78,7 @@ static void join_cgroup(const char *procs) {
 }
 
 // A run that was called off: move back to each job cgroup's parent and remove the
-// job cgroup, so that nothing is left behind even if the runner itself is gone.
+// job cgroup (and the program's cgroup below it), so that nothing is left behind even if the runner itself is gone.
 static void leave_cgroups(void) {
   for (int k = njoined - 1; k >= 0; k--) {
     char job[4096], parent[4096];
@@ -90,7 +90,12 @@ static void leave_cgroups(void) {
     slash = strrchr(parent, '/');
     if (!slash) continue;
     strcpy(slash, "/cgroup.procs");
-    if (write_zero(parent) == 0) rmdir(job);
+    if (write_zero(parent) != 0) continue;
+    // The program's own cgroup below the job (cgroups/v1.ts) goes first.
+    char program[4096 + 16];
+    snprintf(program, sizeof program, "%s/program", job);
+    rmdir(program);
+    rmdir(job);
   }
 }
 

@@ -23,6 +23,9 @@ export const RUN_LIMITS = {
   workspaceBytes: 256 * MiB,
   /** Writable /tmp (tmpfs, counted in memoryBytes). */
   tmpBytes: 128 * MiB,
+  /** Writable /dev/shm (POSIX shared memory, tmpfs counted in memoryBytes); the rest of
+   *  /dev is read-only. */
+  shmBytes: 64 * MiB,
   /** Largest single file a program may write (rlimit). */
   fileSizeBytes: 256 * MiB,
   /** Open files per process (rlimit). */
@@ -37,6 +40,18 @@ export const RUN_LIMITS = {
   processPollMs: 25,
   network: false,
 } as const;
+
+/** The lowest per-stage limits a request may ask for (the compatible routes accept lower
+ *  timeouts and memory than RUN_LIMITS; below these a runtime cannot even start). */
+export const STAGE_LIMIT_FLOORS = {
+  timeoutMs: 100,
+  memoryBytes: 32 * MiB,
+} as const;
+
+/** A requested per-stage limit, clamped to [floor, RUN_LIMITS]: lowered or left, never raised above the service's. */
+export function clampStageLimit(kind: 'timeoutMs' | 'memoryBytes', requested: number): number {
+  return Math.max(STAGE_LIMIT_FLOORS[kind], Math.min(RUN_LIMITS[kind], Math.floor(requested)));
+}
 
 /** Request-size limits (spec sections 2.1 and 8). */
 export const REQUEST_LIMITS = {

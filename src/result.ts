@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { orderedJson, RawJson } from './util/raw-json.js';
 
 // The one result shape, used by callbacks, submission lookups, synchronous runs and
 // WebSocket results. Compatible with existing clients of this kind of API.
@@ -12,6 +13,8 @@ export const RUN_STATUSES = [
   'output_limit',
   'process_limit',
   'internal_error',
+  /** The caller of a synchronous or WebSocket run went away; the run was stopped. */
+  'cancelled',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -57,11 +60,12 @@ export type RunResult = Static<typeof RunResultSchema>;
 export function internalErrorResult(
   job: { id: string; compiler: string; extra_params?: Record<string, unknown> | null },
   message: string,
+  status: 'internal_error' | 'cancelled' = 'internal_error',
 ): RunResult {
   return {
     id: job.id,
     compiler: job.compiler,
-    status: 'internal_error',
+    status,
     output: '',
     error: message,
     exit_code: null,
@@ -75,4 +79,70 @@ export function internalErrorResult(
     compile_output: null,
     extra_params: job.extra_params ?? null,
   };
+}
+
+/** The order of a result's fields in every answer (the README's order). */
+export const RESULT_FIELD_ORDER = [
+  'id',
+  'compiler',
+  'status',
+  'output',
+  'error',
+  'exit_code',
+  'signal',
+  'time',
+  'total',
+  'memory',
+  'truncated',
+  'stdout_truncated',
+  'stderr_truncated',
+  'compile_output',
+  'extra_params',
+  'tests',
+] as const;
+const TEST_FIELD_ORDER = Object.keys(ExecutionFields);
+
+export interface PresentOptions {
+  /** extra_params as the client sent it (JSON text); null: none. Default: the result's own value. */
+  extraParamsJson?: string | null;
+  /** Fields written before the result's (a WebSocket message's type and id). */
+  first?: [string, unknown][];
+  /** Fields written after (a WebSocket message's submission_id). */
+  last?: [string, unknown][];
+  /** Result fields left out (replaced by a field of `first`). */
+  omit?: string[];
+}
+
+/**
+ * A result as JSON text, the one presentation for every channel (synchronous answer,
+ * lookup, callback, WebSocket): fields in RESULT_FIELD_ORDER (any other field before
+ * extra_params), each test's fields in their order too, and extra_params exactly as
+ * the client sent it. Stored results are jsonb, whose key order is its own.
+ */
+export function presentResult(result: RunResult, options: PresentOptions = {}): string {
+  const fields = result as unknown as Record<string, unknown>;
+  const omit = new Set(options.omit ?? []);
+  const known = new Set<string>(RESULT_FIELD_ORDER);
+  const entries: [string, unknown][] = [...(options.first ?? [])];
+  const add = (key: string) => {
+    if (omit.has(key)) return;
+    if (key === 'extra_params') {
+      const raw = options.extraParamsJson;
+      entries.push([key, raw === undefined ? (fields[key] ?? null) : raw === null ? null : new RawJson(raw)]);
+    } else if (key === 'tests') {
+      const tests = fields[key] as Record<string, unknown>[] | undefined;
+      if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries(t, TEST_FIELD_ORDER))).join(',')}]`)]);
+    } else entries.push([key, fields[key]]);
+  };
+  for (const key of RESULT_FIELD_ORDER) {
+    if (key === 'extra_params') for (const other of Object.keys(fields)) if (!known.has(other)) add(other);
+    add(key);
+  }
+  entries.push(...(options.last ?? []));
+  return orderedJson(entries);
+}
+
+function orderedEntries(value: Record<string, unknown>, order: readonly string[]): [string, unknown][] {
+  const rest = Object.keys(value).filter((k) => !order.includes(k));
+  return [...order, ...rest].map((k) => [k, value[k]]);
 }

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { marketplaceFromConfig } from '../accounts/marketplace.js';
+import { COMPAT_APIS } from '../compat/index.js';
+import { mountCompat } from '../compat/mount.js';
 import { ApiError } from './errors.js';
 import { MaintenanceFlag } from './maintenance.js';
 import { acceptJsonOrText } from './middleware/accept.js';
@@ -16,6 +18,7 @@ import { routes } from './routes/index.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
+//   /piston/, /judge0/: the compatible APIs (src/compat), answered in their own shapes
 //   every request:  errorShape → browserAssets (/widget/v1.js) → acceptJsonOrText → unmatched (404, 405)
 //                   → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
@@ -60,6 +63,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       route.handler(deps),
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
+  app.use(mountCompat(COMPAT_APIS, deps, maintenance));
   app.use(errorShape(deps.log));
   app.use(browserAssets());
   app.use(acceptJsonOrText());

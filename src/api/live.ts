@@ -1,16 +1,23 @@
+import type { ServerResponse } from 'node:http';
 import type { Db } from '../db/connect.js';
+import { cancelSubmission } from '../queue/cancel.js';
 import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
+import type { ApiLog } from './route.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import { internalErrorResult, type RunResult } from '../result.js';
+import { storedOutput } from '../queue/output-store.js';
+import { sql } from 'kysely';
+import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
 // What the API host needs to answer while a run happens elsewhere: when a submission
 // ends (one LISTEN for every waiting synchronous request and WebSocket run), its
 // live output (WebSocket runs), and its stored result.
 
 export interface OutputFeed {
-  /** Calls `onMessage` with the submission's output messages; returns the unsubscribe. */
+  /** Calls `onMessage` with the submission's output messages (repeats possible: dedupe on n); returns the unsubscribe. */
   subscribe(id: string, onMessage: (m: OutputMessage) => void): () => void;
+  /** Hands the subscriber of `id` every stored message from `from` on (what notifications may have missed). */
+  replay(id: string, from?: number): Promise<void>;
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -21,14 +28,29 @@ export interface LiveResults {
   close(): Promise<void>;
 }
 
-function createOutputFeed(url: string): OutputFeed {
+function createOutputFeed(url: string, db: Db, reconnectMinMs?: number): OutputFeed {
   const subscribers = new Map<string, (m: OutputMessage) => void>();
+  const deliver = (messages: OutputMessage[]) => {
+    for (const m of messages) subscribers.get(m.i)?.(m);
+  };
+  const replay = async (ids: string[], from = 0) => deliver(await storedOutput(db, ids, from));
+  let lost = false;
   const listener: Listener = listen({
     url,
     channel: OUTPUT_CHANNEL,
+    ...(reconnectMinMs !== undefined ? { reconnectMinMs } : {}),
     onNotify: (payload) => {
       const m = parseOutputMessage(payload);
       if (m) subscribers.get(m.i)?.(m);
+    },
+    onLost: () => (lost = true),
+    // Chunks notified while the connection was down come back from the store.
+    onConnected: () => {
+      if (!lost) return;
+      lost = false;
+      replay([...subscribers.keys()]).catch(() => {
+        // The database is unreachable: the session replays once its run has ended.
+      });
     },
   });
   return {
@@ -38,14 +60,15 @@ function createOutputFeed(url: string): OutputFeed {
         if (subscribers.get(id) === onMessage) subscribers.delete(id);
       };
     },
+    replay: (id, from) => replay([id], from),
     ready: () => listener.ready(),
     close: () => listener.close(),
   };
 }
 
-export function createLiveResults(options: { url: string; db: Db; pollMs: number }): LiveResults {
+export function createLiveResults(options: { url: string; db: Db; pollMs: number; reconnectMinMs?: number }): LiveResults {
   const done = createDoneWatcher(options);
-  const outputs = createOutputFeed(options.url);
+  const outputs = createOutputFeed(options.url, options.db, options.reconnectMinMs);
   return {
     done,
     outputs,
@@ -55,13 +78,46 @@ export function createLiveResults(options: { url: string; db: Db; pollMs: number
   };
 }
 
-/** The stored result of an ended submission; a failure without one reads as internal_error. */
-export async function storedResult(db: Db, id: string): Promise<RunResult> {
+/**
+ * Waits until the submission has ended, for as long as the HTTP client is there.
+ * Returns false when the client went away: nobody to answer, so the run is cancelled
+ * rather than left to hold one of the account's slots (it stays counted: it started).
+ */
+export async function waitForRunEnd(res: ServerResponse, live: LiveResults, id: string, db: Db, log?: ApiLog): Promise<boolean> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(new Error('client went away'));
+  };
+  res.once('close', onClose);
+  try {
+    await live.done.waitFor(id, gone.signal);
+    return true;
+  } catch (err) {
+    if (!gone.signal.aborted) throw err;
+    await cancelSubmission(db, id).catch((e: Error) => log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
+    return false;
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extraParamsJson: string | null }> {
   const row = await db
     .selectFrom('submissions')
-    .select(['id', 'compiler', 'result', 'extra_params'])
+    .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  if (row.result) return row.result as RunResult;
-  return internalErrorResult(row, 'the run could not be completed');
+  const result = (row.result as RunResult | null) ?? internalErrorResult(row, 'the run could not be completed');
+  return { result, extraParamsJson: row.extra_params_json };
+}
+
+/** The stored result of an ended submission; a failure without one reads as internal_error. */
+export async function storedResult(db: Db, id: string): Promise<RunResult> {
+  return (await storedRow(db, id)).result;
+}
+
+/** The same, as the JSON text every channel answers with (src/result.ts presentResult: field order, extra_params as sent). */
+export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
+  const { result, extraParamsJson } = await storedRow(db, id);
+  return presentResult(result, { ...options, extraParamsJson });
 }

@@ -8,10 +8,12 @@ import { ErrorBody } from './schemas.js';
 const ERROR_TEXT: Record<number, string> = {
   400: 'Bad request: the request is invalid (see error.code and error.message).',
   401: 'Unauthorized: the API key is missing, wrong or revoked.',
-  403: 'Forbidden: the resource is restricted to administrators.',
+  403: 'Forbidden: the resource is restricted to administrators, or the key is a widget key (widget_key: it works only over the WebSocket).',
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
+  415: 'Unsupported media type: the body is not JSON (Piston compatible routes).',
+  422: 'Unprocessable: a field is invalid; each named with its messages (Judge0 compatible routes).',
   426: 'Upgrade required: a WebSocket endpoint reached without the upgrade.',
   429: 'Too many requests; error.code is rate_limited, too_many_pending, monthly_limit or key_monthly_limit (synchronous runs also too_many_running or capacity); Retry-After gives seconds.',
   500: 'Internal server error. Try again later.',
@@ -21,9 +23,15 @@ const ERROR_TEXT: Record<number, string> = {
 /** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
 const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
-export function openApiDocument(routes: RouteDef[]): object {
+/**
+ * The document of runbox's own routes and of the compatible APIs' (src/compat), which
+ * take API keys only: a marketplace call is authenticated by runbox's own routes alone.
+ */
+export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = []): object {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  const compat = new Set(compatRoutes);
+  const all = [...routes, ...compatRoutes];
+  for (const route of all) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
@@ -39,19 +47,21 @@ export function openApiDocument(routes: RouteDef[]): object {
     for (const status of route.errors) {
       responses[String(status)] = {
         description: ERROR_TEXT[status] ?? 'Error.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: { 'application/json': { schema: route.errorBody ? plain(route.errorBody) : { $ref: '#/components/schemas/Error' } } },
       };
     }
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.operationId,
+      ...(route.tags ? { tags: route.tags } : {}),
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      // Routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
-      security: route.auth === 'none' ? [] : route.auth === 'key' ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
+      // runbox's routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
+      security: route.auth === 'none' ? [] : route.auth === 'key' && !compat.has(route) ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
       responses,
     };
   }
+  const tagNames = [...new Set(all.flatMap((r) => r.tags ?? []))];
   return {
     openapi: '3.1.0',
     info: {
@@ -59,6 +69,7 @@ export function openApiDocument(routes: RouteDef[]): object {
       version: '2',
       description: `Online code execution. Compilers: ${COMPILER_IDS.join(', ')}.`,
     },
+    ...(tagNames.length > 0 ? { tags: tagNames.map((name) => ({ name })) } : {}),
     paths,
     components: {
       schemas: { Error: plain(ErrorBody) },

@@ -18,7 +18,7 @@ export interface ApiDeps {
   clock: Clock;
   /** How long one process trusts its last read of the maintenance flag. */
   maintenanceCacheMs?: number;
-  log?: { error(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
+  log?: ApiLog;
   /** Run ends and live output (synchronous runs, WebSocket); startApi provides it. */
   live?: LiveResults;
 }
@@ -32,6 +32,8 @@ export interface ApiState {
   body?: unknown;
   /** Set by admission() (or the route): the counts behind the rate-limit headers. */
   rate?: RateFigures;
+  /** Set by jsonBody() with it: the body's text as received (extra_params is echoed from it verbatim). */
+  rawBody?: string;
   /** Set by admission() on routes that admit a run: the stored submission. */
   submission?: { id: string; units: number };
 }
@@ -63,9 +65,18 @@ export interface RouteDef {
   admits?: SubmissionMode;
   /** Every answer, once the caller is known, carries the X-RateLimit-* headers (src/api/middleware/rate-limit-headers.ts). */
   rateLimitHeaders?: boolean;
+  /** OpenAPI tags (the compatible APIs list their routes under their own). */
+  tags?: string[];
+  /** The error body when it is not runbox's {"error":{code,message}} (the compatible APIs answer in their own shapes). */
+  errorBody?: TSchema;
   /** Documented answers besides the common error answers. */
   responses: Record<number, ResponseDoc>;
   /** Error statuses this route can answer, documented with the common error body. */
   errors: number[];
   handler(deps: ApiDeps): (ctx: ApiContext, next: Koa.Next) => Promise<void>;
+}
+
+export interface ApiLog {
+  error(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
 }

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { createApp, type ApiDeps } from './app.js';
+import { onClientError } from './client-error.js';
 import { createLiveResults } from './live.js';
 import { attachWebSocket } from './ws/attach.js';
 
@@ -18,11 +19,12 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
     given.live ?? createLiveResults({ url: given.config.RUNBOX_DATABASE_URL, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
   const deps = { ...given, live };
   const app = createApp(deps);
-  const server = createServer(app.callback());
+  // Slow clients must not hold sockets forever: the whole request (headers and body)
+  // within RUNBOX_REQUEST_TIMEOUT_MS, checked every second rather than Node's 30 s.
+  const timeoutMs = deps.config.RUNBOX_REQUEST_TIMEOUT_MS;
+  const server = createServer({ requestTimeout: timeoutMs, headersTimeout: timeoutMs, connectionsCheckingInterval: 1000 }, app.callback());
+  server.on('clientError', onClientError);
   const ws = attachWebSocket(server, deps);
-  // Slow clients must not hold sockets forever.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.config.RUNBOX_PORT, deps.config.RUNBOX_HOST, () => {

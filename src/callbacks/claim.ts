@@ -24,9 +24,9 @@ export async function claimDeliveries(db: Db, senderId: string, n: number, lease
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}),
         attempts = d.attempts + 1,
         updated_at = now()
-    FROM due, api_keys k
-    WHERE d.id = due.id AND k.id = d.key_id
-    RETURNING d.id, d.submission_id::text, d.url, d.payload, d.attempts, k.signing_secret
+    FROM due, api_keys k, submissions s
+    WHERE d.id = due.id AND k.id = d.key_id AND s.id = d.submission_id
+    RETURNING d.id, d.submission_id::text, d.url, d.method, d.format, d.payload, s.extra_params::text AS extra_params_json, d.attempts, k.signing_secret
   `.execute(db);
   return rows;
 }

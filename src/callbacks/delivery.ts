@@ -7,7 +7,13 @@ export interface ClaimedDelivery {
   id: string;
   submission_id: string;
   url: string;
+  /** POST for the key's redirect URL; a submission's own target may ask for PUT (Judge0). */
+  method: 'POST' | 'PUT';
+  /** How the body is rendered from the payload (src/callbacks/formats.ts). */
+  format: string;
   payload: unknown;
+  /** The submission's extra_params as the client sent it (JSON text), echoed verbatim. */
+  extra_params_json: string | null;
   /** This attempt's number, from 1. */
   attempts: number;
   /** The key's signing secret, read at send time (never copied into the outbox). */

@@ -12,6 +12,8 @@ import type { AttemptOutcome } from './delivery.js';
 // and judge the status. Redirects are not followed: a 3xx is a failed attempt.
 
 export interface PostOptions {
+  /** POST unless the delivery asks otherwise. */
+  method?: 'POST' | 'PUT';
   timeoutMs: number;
   allowPrivate: boolean;
   headers: Record<string, string>;
@@ -71,7 +73,7 @@ export async function postCallback(url: string, body: string, options: PostOptio
     const req = transport.request(
       target,
       {
-        method: 'POST',
+        method: options.method ?? 'POST',
         lookup: pinned,
         signal,
         agent: false,

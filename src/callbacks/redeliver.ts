@@ -4,22 +4,26 @@ import { CALLBACKS_CHANNEL } from './delivery.js';
 
 /**
  * Queues the submission's result for delivery once more, as a new delivery (new
- * delivery id, attempts from zero) to the key's current redirect URL, keeping the
+ * delivery id, attempts from zero) to the key's current redirect URL (or the
+ * submission's own callback target, when it named one), keeping the
  * earlier deliveries as history. Returns the new delivery id, or null when the
  * submission has no delivery to repeat or its key no longer has a redirect URL.
  */
 export async function redeliver(db: Db, submissionId: string): Promise<string | null> {
   const { rows } = await sql<{ id: string }>`
     WITH last AS (
-      SELECT d.submission_id, d.key_id, d.payload FROM callback_deliveries d
+      SELECT d.submission_id, d.key_id, d.payload, d.url, d.method, d.format, s.callback IS NOT NULL AS own_target
+      FROM callback_deliveries d JOIN submissions s ON s.id = d.submission_id
       WHERE d.submission_id = ${submissionId}
       ORDER BY d.created_at DESC LIMIT 1
     ),
     added AS (
-      INSERT INTO callback_deliveries (submission_id, key_id, url, payload)
-      SELECT last.submission_id, last.key_id, k.redirect_url, last.payload
+      -- A submission that named its own target (Judge0's callback_url) goes there again.
+      INSERT INTO callback_deliveries (submission_id, key_id, url, method, format, payload)
+      SELECT last.submission_id, last.key_id, CASE WHEN last.own_target THEN last.url ELSE k.redirect_url END,
+             last.method, last.format, last.payload
       FROM last JOIN api_keys k ON k.id = last.key_id
-      WHERE k.redirect_url IS NOT NULL AND k.redirect_url <> ''
+      WHERE last.own_target OR (k.redirect_url IS NOT NULL AND k.redirect_url <> '')
       RETURNING id
     )
     SELECT id::text, pg_notify(${CALLBACKS_CHANNEL}, id::text) FROM added

@@ -6,10 +6,11 @@ import { outboxWaker, startOutboxLoop, workerId } from '../queue/outbox-loop.js'
 import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
 import { CALLBACKS_CHANNEL, type ClaimedDelivery } from './delivery.js';
+import { renderBody } from './formats.js';
 import { postCallback } from './post.js';
 import { signatureHeader } from './sign.js';
 
-// The callback sender: claims due deliveries from the outbox, POSTs each signed result
+// The callback sender: claims due deliveries from the outbox, POSTs (or PUTs) each signed result
 // and records the outcome. Woken by NOTIFY when a delivery is enqueued, by a timer at
 // the next retry's time, and by a poll behind both. Any number of senders may run
 // (one per API host): claims are leased and SKIP LOCKED. Everything it needs is in
@@ -41,8 +42,9 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
 
   const deliver = async (d: ClaimedDelivery) => {
     const dlog = log.child({ submission: d.submission_id, delivery: d.id, attempt: d.attempts });
-    const body = JSON.stringify(d.payload);
+    const body = renderBody(d);
     const outcome = await postCallback(d.url, body, {
+      method: d.method,
       timeoutMs,
       allowPrivate: config.RUNBOX_CALLBACK_ALLOW_PRIVATE,
       headers: {

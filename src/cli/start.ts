@@ -9,6 +9,7 @@ import { watchQueue } from '../metrics/registry.js';
 import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
+import { claimForRunner } from '../runner/uid-range.js';
 import { systemClock } from '../util/clock.js';
 
 // `npm start`: the API, the runner and the callback sender in one process, as chosen
@@ -44,8 +45,13 @@ try {
   watchQueue(handle.db);
 
   if (wanted.has('runner')) {
-    const sandbox = await createSandbox(config);
-    const runner = await startRunner({ db: handle.db, config, sandbox, log });
+    // The sandbox uids of this runner's slots, claimed against every other runner on the host.
+    const uids = await claimForRunner(config);
+    started.push({ name: 'sandbox uid range', stop: () => uids.release() });
+    log.info({ first: uids.first, last: uids.last, lock: uids.file }, 'sandbox uids claimed');
+    const claimed = { ...config, RUNBOX_SANDBOX_UID_BASE: uids.first };
+    const sandbox = await createSandbox(claimed);
+    const runner = await startRunner({ db: handle.db, config: claimed, sandbox, log });
     started.push({ name: 'runner', stop: () => runner.stop() });
   }
 

@@ -69,6 +69,35 @@ export interface KeyUsageTable {
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
 export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
 
+/** A file written beside the main source (content base64: any bytes). */
+export interface RunFile {
+  name: string;
+  content_base64: string;
+}
+
+/** One stage's limits, below RUN_LIMITS (the API clamps them). */
+export interface StageLimits {
+  timeout_ms?: number;
+  memory_bytes?: number;
+}
+
+/** Options of a run beyond code and input (migration 0010; set by the compatible routes). */
+export interface RunOptions {
+  files?: RunFile[];
+  /** Passed to the program after its run command. */
+  args?: string[];
+  compile?: StageLimits;
+  run?: StageLimits;
+}
+
+/** A per-submission callback target that replaces the key's redirect URL. */
+export interface CallbackTarget {
+  url: string;
+  method: 'POST' | 'PUT';
+  /** How the sender renders the body: 'runbox' (the result as is) or a compatible API's shape. */
+  format: string;
+}
+
 export interface SubmissionsTable {
   id: Generated<string>;
   account_id: Id;
@@ -78,6 +107,10 @@ export interface SubmissionsTable {
   input: string | null;
   tests: Json<{ input: string }[] | null>;
   extra_params: Json<Record<string, unknown> | null>;
+  run_options: Json<RunOptions | null>;
+  callback: Json<CallbackTarget | null>;
+  /** What a compatible route keeps to answer in its own shape. */
+  compat: Json<Record<string, unknown> | null>;
   mode: Generated<SubmissionMode>;
   priority: Generated<number>;
   state: Generated<SubmissionState>;
@@ -94,6 +127,8 @@ export interface SubmissionsTable {
   finished_at: NullableTimestamp;
   result: Json<unknown>;
   last_error: string | null;
+  /** The caller went away: the run is stopped (migration 0008). */
+  cancelled_at: NullableTimestamp;
 }
 
 export interface RunnersTable {
@@ -106,6 +141,17 @@ export interface RunnersTable {
   stopped_at: NullableTimestamp;
   /** {compiler id: version} of the images this runner can run; null before it reported. */
   compilers: Json<Record<string, string> | null>;
+  /** The runner's process id on its host (migration 0008); null for rows written before. */
+  pid: number | null;
+}
+
+/** Live output of WebSocket runs, for replay after a lost notification (migration 0008). */
+export interface SubmissionOutputTable {
+  submission_id: string;
+  seq: number;
+  stream: 'stdout' | 'stderr' | null;
+  data: string;
+  created_at: Generated<Date>;
 }
 
 export interface SettingsTable {
@@ -121,6 +167,8 @@ export interface CallbackDeliveriesTable {
   submission_id: string;
   key_id: Id;
   url: string;
+  method: Generated<'POST' | 'PUT'>;
+  format: Generated<string>;
   payload: Json<unknown>;
   state: Generated<DeliveryState>;
   attempts: Generated<number>;
@@ -159,6 +207,8 @@ export interface UsageEmailsTable {
   last_error: string | null;
   created_at: Generated<Date>;
   sent_at: NullableTimestamp;
+  /** sent, or dead after the last attempt (migration 0009). */
+  state: Generated<'pending' | 'sent' | 'dead'>;
 }
 
 export interface Database {
@@ -168,6 +218,7 @@ export interface Database {
   account_usage: AccountUsageTable;
   key_usage: KeyUsageTable;
   submissions: SubmissionsTable;
+  submission_output: SubmissionOutputTable;
   runners: RunnersTable;
   settings: SettingsTable;
   callback_deliveries: CallbackDeliveriesTable;

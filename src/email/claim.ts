@@ -16,15 +16,17 @@ export interface ClaimedEmail {
 }
 
 /**
- * Claims up to `n` unsent usage emails that are due and not held (or whose holder's
+ * Claims up to `n` pending usage emails that are due and not held (or whose holder's
  * lease ran out) for `mailerId`, in one statement. SKIP LOCKED lets several mailers
- * work side by side; the attempt is counted at the claim.
+ * work side by side; the attempt is counted at the claim, so an attempt cut short by
+ * a crash still counts (buryExhaustedEmails ends those out of attempts).
  */
-export async function claimEmails(db: Db, mailerId: string, n: number, leaseMs: number): Promise<ClaimedEmail[]> {
+export async function claimEmails(db: Db, mailerId: string, n: number, leaseMs: number, maxAttempts: number): Promise<ClaimedEmail[]> {
   const { rows } = await sql<ClaimedEmail>`
     WITH due AS (
       SELECT id FROM usage_emails
-      WHERE sent_at IS NULL AND run_at <= now() AND (lease_expires_at IS NULL OR lease_expires_at < now())
+      WHERE state = 'pending' AND run_at <= now() AND (lease_expires_at IS NULL OR lease_expires_at < now())
+        AND attempts < ${maxAttempts}
       ORDER BY run_at
       LIMIT ${n}
       FOR UPDATE SKIP LOCKED

@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readManifest, type ImageManifest } from '../compilers/availability.js';
 import type { ImageRecipe } from '../compilers/recipe.js';
@@ -8,9 +8,10 @@ import { installDotnetSdk } from './dotnet.js';
 import { writeManifest } from './manifest.js';
 import { mountsUnder } from './mounts.js';
 import { probeVersion } from './probe.js';
-import { recipeHash } from './recipes.js';
-import { installStaging, makeStaging } from './store.js';
+import { builtFrom, recipeHash } from './recipes.js';
+import { installStaging } from './store.js';
 import { treeDigest, treeSize } from './tree.js';
+import { makeWorkDir, removeStaleWorkDirs, removeWorkTree, type WorkDir } from './work-dirs.js';
 
 // Builds one image from its recipe: debootstrap a minimal Debian tree with the recipe's
 // packages, clean it (clean.ts), probe each compiler's real version inside it, write the
@@ -18,7 +19,8 @@ import { treeDigest, treeSize } from './tree.js';
 
 export interface BuildOptions {
   imagesDir: string;
-  mirror: string;
+  /** The Debian mirror (RUNBOX_DEBIAN_MIRROR, else the host's): asked only when something is built. */
+  mirror: () => string;
   /** Rebuild even when the installed image was built from this very recipe. */
   force?: boolean;
   /** Progress lines (stderr in the CLI). */
@@ -38,7 +40,7 @@ export interface BuildResult {
 }
 
 /** Work trees and debootstrap processes of builds under way, so that an interrupted build can remove its own. */
-const workTrees = new Set<string>();
+const workTrees = new Set<WorkDir>();
 const children = new Set<ReturnType<typeof execa>>();
 
 /** Stops the builds under way and removes their work trees (the CLI calls it on SIGINT/SIGTERM). */
@@ -53,21 +55,13 @@ export async function abandonBuilds(log: (line: string) => void): Promise<void> 
     }
   }
   await Promise.allSettled([...children]);
-  for (const path of workTrees) await removeWorkTree(path).catch((e: Error) => log(`could not remove ${path}: ${e.message}`));
+  for (const dir of workTrees) {
+    await removeWorkTree(dir.path).then(dir.done, (e: Error) => log(`could not remove ${dir.path}: ${e.message}`));
+  }
   workTrees.clear();
 }
 
-/** Removes a work tree, refusing while anything is still mounted inside it. */
-export async function removeWorkTree(path: string): Promise<void> {
-  for (const point of mountsUnder(path)) {
-    await execa('umount', ['-l', '--', point], { reject: false });
-  }
-  const left = mountsUnder(path);
-  if (left.length) throw new Error(`not removing ${path}: still mounted inside it: ${left.join(', ')}`);
-  await rm(path, { recursive: true, force: true });
-}
-
-async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, log: (line: string) => void): Promise<void> {
+async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, lockFd: number, log: (line: string) => void): Promise<void> {
   const args = ['--variant=minbase'];
   if (recipe.packages.length) args.push(`--include=${recipe.packages.join(',')}`);
   // debootstrap takes no `--`: the positionals are checked instead (suite is one of the
@@ -76,7 +70,10 @@ async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, 
   args.push(recipe.suite, rootfs, mirror);
   log(`debootstrap ${args.join(' ')}`);
   // The child's output is progress: it goes to our log (stderr), never to the JSON on stdout.
-  const child = execa('debootstrap', args, { stdin: 'ignore', reject: false, all: true, buffer: false, detached: true });
+  // It is handed the work directory's lock (fd 3): should this process be killed,
+  // debootstrap and its children go on writing into the tree, which must then count as
+  // in use until they are gone too.
+  const child = execa('debootstrap', args, { stdio: ['ignore', 'pipe', 'pipe', lockFd] as unknown as ['ignore', 'pipe', 'pipe'], reject: false, all: true, buffer: false, detached: true });
   children.add(child);
   void child.finally(() => children.delete(child));
   const tail: string[] = [];
@@ -93,21 +90,25 @@ async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, 
 }
 
 export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promise<BuildResult> {
+  // What killed builds and imports left behind goes first, whatever this build does.
+  await removeStaleWorkDirs(opts.imagesDir, opts.log);
   const hash = recipeHash(recipe);
   const installed = readManifest(opts.imagesDir, recipe.image);
-  if (!opts.force && installed?.recipeHash === hash) {
+  if (!opts.force && installed && builtFrom(installed.recipeHash, recipe)) {
     opts.log(`${recipe.image}: up to date`);
-    return { image: recipe.image, status: 'up to date', recipeHash: hash, digest: installed.digest, compilers: installed.compilers };
+    return { image: recipe.image, status: 'up to date', recipeHash: installed.recipeHash, digest: installed.digest, compilers: installed.compilers };
   }
 
   const started = Date.now();
   const log = (line: string) => opts.log(`${recipe.image}: ${line}`);
-  const staging = await makeStaging(opts.imagesDir, `.build-${recipe.image}-`);
-  workTrees.add(staging);
+  const mirror = opts.mirror();
+  const work = await makeWorkDir(opts.imagesDir, '.build-', recipe.image);
+  const staging = work.path;
+  workTrees.add(work);
   const rootfs = join(staging, 'rootfs');
   try {
     await mkdir(rootfs);
-    await debootstrap(recipe, rootfs, opts.mirror, log);
+    await debootstrap(recipe, rootfs, mirror, work.lock.fd, log);
     if (mountsUnder(rootfs).length) throw new Error(`debootstrap left mounts inside ${rootfs}: ${mountsUnder(rootfs).join(', ')}`);
     if (recipe.dotnetSdk) await installDotnetSdk(rootfs, log);
 
@@ -146,13 +147,14 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
     await chmod(staging, 0o755);
     const sizeBytes = await treeSize(rootfs);
     await installStaging(opts.imagesDir, recipe.image, staging);
+    await work.done();
     const seconds = Math.round((Date.now() - started) / 100) / 10;
     log(`installed (${(sizeBytes / 1e6).toFixed(0)} MB, ${seconds} s)`);
     return { image: recipe.image, status: 'built', recipeHash: hash, digest, compilers, sizeBytes, seconds, versionMismatches };
   } catch (err) {
-    await removeWorkTree(staging).catch((e: Error) => log(`could not remove ${staging}: ${e.message}`));
+    await removeWorkTree(staging).then(work.done, (e: Error) => log(`could not remove ${staging}: ${e.message}`));
     throw err;
   } finally {
-    workTrees.delete(staging);
+    workTrees.delete(work);
   }
 }

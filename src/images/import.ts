@@ -4,12 +4,13 @@ import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { ImageManifest } from '../compilers/availability.js';
+import type { Config } from '../config.js';
 import { openArchive } from './archive.js';
-import { removeWorkTree } from './build.js';
 import { auditTree } from './clean.js';
 import { parseManifest } from './manifest.js';
-import { installStaging, lstatOrNull, makeStaging } from './store.js';
+import { installStaging, lstatOrNull } from './store.js';
 import { treeDigest } from './tree.js';
+import { makeWorkDir, removeWorkTree } from './work-dirs.js';
 
 // `image import`: unpacks an archive from elsewhere into a private work directory and
 // installs it only when every entry is safe and the tree matches the manifest's digest.
@@ -21,6 +22,23 @@ import { treeDigest } from './tree.js';
 // O_CREAT|O_EXCL|O_NOFOLLOW, and an entry whose parent is a symlink is refused.
 
 export class ImportRefused extends Error {}
+
+/**
+ * What one archive may unpack to. A small compressed archive can expand without bound
+ * (a bomb); it is refused at the first entry over either cap, before that entry is
+ * written, and its work directory removed.
+ */
+export interface ImportCaps {
+  /** Sum of the regular files' sizes. */
+  maxUnpackedBytes: number;
+  /** Entries of every kind. */
+  maxEntries: number;
+}
+
+/** The caps from RUNBOX_IMAGE_IMPORT_MAX_MB and RUNBOX_IMAGE_IMPORT_MAX_ENTRIES. */
+export function importCaps(config: Pick<Config, 'RUNBOX_IMAGE_IMPORT_MAX_MB' | 'RUNBOX_IMAGE_IMPORT_MAX_ENTRIES'>): ImportCaps {
+  return { maxUnpackedBytes: config.RUNBOX_IMAGE_IMPORT_MAX_MB * 1024 * 1024, maxEntries: config.RUNBOX_IMAGE_IMPORT_MAX_ENTRIES };
+}
 
 /** Debian's first ordinary user and group id (adduser.conf FIRST_UID). */
 const FIRST_ORDINARY_ID = 1000;
@@ -151,14 +169,23 @@ export interface ImportResult {
 }
 
 /** Unpacks and checks an archive into a new directory under imagesDir; the caller installs or removes it. */
-export async function unpackChecked(file: string, staging: string): Promise<{ manifest: ImageManifest; entries: number }> {
+export async function unpackChecked(file: string, staging: string, caps: ImportCaps): Promise<{ manifest: ImageManifest; entries: number }> {
   const source = await openArchive(file);
   const extract = tar.extract();
   const feeding = pipeline(source.stream, extract).catch((err: Error) => err);
   let entries = 0;
+  let bytes = 0;
   try {
     for await (const entry of extract) {
-      await extractEntry(staging, entry.header, entry as unknown as EntryData);
+      const header = entry.header;
+      if (entries + 1 > caps.maxEntries) throw new ImportRefused(`the archive has more than ${caps.maxEntries} entries (RUNBOX_IMAGE_IMPORT_MAX_ENTRIES)`);
+      bytes += (header.type ?? 'file') === 'file' ? (header.size ?? 0) : 0;
+      if (bytes > caps.maxUnpackedBytes) {
+        throw new ImportRefused(
+          `the archive unpacks to more than ${Math.floor(caps.maxUnpackedBytes / 1024 / 1024)} MiB (RUNBOX_IMAGE_IMPORT_MAX_MB), at ${JSON.stringify(header.name)}`,
+        );
+      }
+      await extractEntry(staging, header, entry as unknown as EntryData);
       entries++;
     }
   } catch (err) {
@@ -194,17 +221,19 @@ export async function unpackChecked(file: string, staging: string): Promise<{ ma
   return { manifest, entries };
 }
 
-export async function importImage(file: string, imagesDir: string, log: (line: string) => void = () => {}): Promise<ImportResult> {
-  const staging = await makeStaging(imagesDir, '.import-');
+export async function importImage(file: string, imagesDir: string, caps: ImportCaps, log: (line: string) => void = () => {}): Promise<ImportResult> {
+  const work = await makeWorkDir(imagesDir, '.import-');
+  const staging = work.path;
   try {
     log(`unpacking ${file}`);
-    const { manifest, entries } = await unpackChecked(file, staging);
+    const { manifest, entries } = await unpackChecked(file, staging, caps);
     await chmod(staging, 0o755);
     await installStaging(imagesDir, manifest.image, staging);
+    await work.done();
     log(`installed ${manifest.image} (${entries} entries, digest verified)`);
     return { image: manifest.image, digest: manifest.digest, compilers: manifest.compilers, entries };
   } catch (err) {
-    await removeWorkTree(staging).catch(() => {});
+    await removeWorkTree(staging).then(work.done, () => {});
     throw err;
   }
 }

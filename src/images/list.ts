@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { readManifest, type ImageManifest } from '../compilers/availability.js';
-import { currentRecipeHash } from './recipes.js';
+import { builtFrom, currentRecipe } from './recipes.js';
 import { installedImages } from './store.js';
 import { treeSize } from './tree.js';
 
@@ -26,8 +26,8 @@ export async function listImages(imagesDir: string): Promise<InstalledImage[]> {
       out.push({ image, state: 'broken' });
       continue;
     }
-    const current = currentRecipeHash(image);
-    const state = current === undefined ? 'no recipe' : current === manifest.recipeHash ? 'up to date' : 'stale';
+    const recipe = currentRecipe(image);
+    const state = recipe === undefined ? 'no recipe' : builtFrom(manifest.recipeHash, recipe) ? 'up to date' : 'stale';
     const sizeBytes = await treeSize(join(imagesDir, image, 'rootfs')).catch(() => undefined);
     out.push({
       image,

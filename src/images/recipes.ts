@@ -26,14 +26,42 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * The part of a recipe that the built image depends on: the Debian suite and packages,
+ * the .NET SDK copy, and which compilers the manifest records with their probes (a
+ * probe's answer is written into the manifest). How a compiler compiles and runs a
+ * program (compile, run, artifacts, source, env, hello, the stated version, the
+ * description) is read from the recipe at run time, so editing it needs no rebuild.
+ */
+export function buildInputs(recipe: ImageRecipe): unknown {
+  return {
+    image: recipe.image,
+    suite: recipe.suite,
+    packages: recipe.packages,
+    dotnetSdk: recipe.dotnetSdk === true,
+    compilers: Object.fromEntries(Object.entries(recipe.compilers).map(([id, c]) => [id, { probe: c.probe }])),
+  };
+}
+
+/** The hash an image's manifest records: of buildInputs, canonically. */
 export function recipeHash(recipe: ImageRecipe): string {
+  return createHash('sha256').update(canonicalJson(buildInputs(recipe))).digest('hex');
+}
+
+/** Images built before the hash covered only buildInputs recorded the whole recipe's. */
+function wholeRecipeHash(recipe: ImageRecipe): string {
   return createHash('sha256').update(canonicalJson(recipe)).digest('hex');
 }
 
-/** The hash of rootfs/<image>.json as it is on disk now, or undefined when there is no recipe. */
-export function currentRecipeHash(image: string, dir: string = RECIPES_DIR): string | undefined {
+/** Whether an image whose manifest records `hash` was built from what `recipe` asks for now. */
+export function builtFrom(hash: string, recipe: ImageRecipe): boolean {
+  return hash === recipeHash(recipe) || hash === wholeRecipeHash(recipe);
+}
+
+/** rootfs/<image>.json as it is on disk now, or undefined when there is none. */
+export function currentRecipe(image: string, dir: string = RECIPES_DIR): ImageRecipe | undefined {
   try {
-    return recipeHash(JSON.parse(readFileSync(join(dir, `${image}.json`), 'utf8')) as ImageRecipe);
+    return JSON.parse(readFileSync(join(dir, `${image}.json`), 'utf8')) as ImageRecipe;
   } catch {
     return undefined;
   }

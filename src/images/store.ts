@@ -7,7 +7,7 @@ import { assertImageName } from './recipes.js';
 //
 //   <imagesDir>/<image>            symlink -> .store/<image>@<id>
 //   <imagesDir>/.store/<image>@<id>/rootfs, manifest.json
-//   <imagesDir>/.build-<image>-<rand>, .import-<rand>   work in progress
+//   <imagesDir>/.build-<image>-<rand>, .import-<rand>   work in progress (work-dirs.ts)
 //
 // Readers open <imagesDir>/<image>/rootfs and <imagesDir>/<image>/manifest.json. A new
 // version is switched in by renaming one symlink over the old one, so a reader sees

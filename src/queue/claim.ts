@@ -40,7 +40,7 @@ const claimOne = (db: Db, runnerId: string, leaseSeconds: number) =>
           started_at = now()
       FROM pick, slot
       WHERE s.id = pick.id AND slot.id = pick.account_id
-      RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params,
+      RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params, s.run_options,
                 s.mode, s.units, s.month, s.attempts, s.max_attempts
     )
     SELECT (SELECT count(*) FROM pick)::int AS picked,

@@ -6,6 +6,8 @@ export interface RunnerInfo {
   hostname: string;
   slots: number;
   launcher: string;
+  /** The runner's process id on its host: a later runner there can tell it is gone. */
+  pid?: number;
   /** Compiler id → version this runner can run (its installed images); published for API hosts. */
   compilers?: Record<string, string>;
 }
@@ -27,11 +29,11 @@ export async function heartbeat(
 ): Promise<{ id: string; attempt: number }[]> {
   const { rows } = await sql<{ id: string; attempt: number }>`
     WITH alive AS (
-      INSERT INTO runners (id, hostname, slots, launcher, compilers, last_seen, stopped_at)
+      INSERT INTO runners (id, hostname, slots, launcher, compilers, pid, last_seen, stopped_at)
       VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher},
-              ${runner.compilers ? JSON.stringify(runner.compilers) : null}::jsonb, now(), NULL)
+              ${runner.compilers ? JSON.stringify(runner.compilers) : null}::jsonb, ${runner.pid ?? null}::int, now(), NULL)
       ON CONFLICT (id) DO UPDATE
-      SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher,
+      SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher, pid = coalesce(excluded.pid, runners.pid),
           compilers = coalesce(excluded.compilers, runners.compilers), last_seen = now(), stopped_at = NULL
       RETURNING id
     )

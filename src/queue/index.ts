@@ -8,3 +8,4 @@ export { DONE_CHANNEL, JOBS_CHANNEL, type ClaimedJob, type JobRef } from './job.
 export { reapExpired, type Reaped } from './reap.js';
 export { release } from './release.js';
 export { createWaker, type WakeReason, type Waker, type WakerOptions } from './waker.js';
+export { CANCEL_CHANNEL, cancelSubmission, cancelledAmong, type Cancelled } from './cancel.js';

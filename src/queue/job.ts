@@ -1,4 +1,4 @@
-import type { SubmissionMode } from '../db/schema.js';
+import type { RunOptions, SubmissionMode } from '../db/schema.js';
 
 // What a runner gets when it claims a submission: everything needed to run it and to
 // report back. Column names as in the submissions table.
@@ -11,6 +11,8 @@ export interface ClaimedJob {
   input: string | null;
   tests: { input: string }[] | null;
   extra_params: Record<string, unknown> | null;
+  /** Extra files, program arguments and lower stage limits; null for plain runs. */
+  run_options: RunOptions | null;
   mode: SubmissionMode;
   units: number;
   month: string;

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
-import type { Database, SubmissionMode } from '../db/schema.js';
+import type { CallbackTarget, Database, RunOptions, SubmissionMode } from '../db/schema.js';
 import { enqueueUsageEmails } from '../email/enqueue.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { retryOnConflict } from '../queue/retry.js';
@@ -23,6 +23,14 @@ export interface AdmissionRequest {
   /** Multi-test request: each test is billed as one submission. */
   tests: { input: string }[] | null;
   extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), stored as is so results echo it unchanged; default: extraParams serialized. */
+  extraParamsJson?: string;
+  /** Extra files, program arguments, lower stage limits (the compatible routes). */
+  runOptions?: RunOptions | null;
+  /** A callback target of this submission's own, instead of the key's redirect URL. */
+  callback?: CallbackTarget | null;
+  /** What a compatible route keeps with the submission to answer in its own shape. */
+  compat?: Record<string, unknown> | null;
   mode?: SubmissionMode;
   maxAttempts: number;
   /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
@@ -39,9 +47,9 @@ export const REJECTION_REASONS = [
   'rate_limited',
   'too_many_pending',
   'too_many_tests',
-  /** Synchronous runs only: every one of the account's run slots is taken. */
+  /** Synchronous and WebSocket runs only: every one of the account's run slots is taken. */
   'too_many_running',
-  /** Synchronous runs only: every runner slot of the deployment is taken. */
+  /** Synchronous and WebSocket runs only: every runner slot of the deployment is taken. */
   'capacity',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
@@ -54,6 +62,9 @@ export type Admission =
 const PENDING_RETRY_SECONDS = 5;
 /** Seconds to wait when a synchronous run finds no free slot. */
 const BUSY_RETRY_SECONDS = 2;
+
+/** Modes whose caller waits for the result: refused rather than queued when no slot is free. */
+export const WAITING_MODES: readonly SubmissionMode[] = ['sync', 'ws', 'piston'];
 
 /** Claim order (lower first): interactive runs go ahead of queued asynchronous ones. */
 export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, piston: -10, judge0: 0, async: 0 };
@@ -149,7 +160,8 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
       );
     }
 
-    if (req.mode === 'sync') {
+    // Interactive runs (synchronous, Piston and WebSocket) are refused rather than left waiting.
+    if (req.mode !== undefined && WAITING_MODES.includes(req.mode)) {
       const busy = await syncBusy(trx, req.accountId, req.runnerFreshSeconds ?? 60);
       if (busy) return reject(busy.reason, busy.message, BUSY_RETRY_SECONDS);
     }
@@ -161,10 +173,13 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     // notification is delivered to listening runners only when this transaction commits.
     const { rows: insertedRows } = await sql<{ id: string }>`
       WITH job AS (
-        INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, mode, units, month, max_attempts, created_at)
+        INSERT INTO submissions (id, priority, account_id, key_id, compiler, code, input, tests, extra_params, run_options, callback, compat,
+                                 mode, units, month, max_attempts, created_at)
         VALUES (coalesce(${req.id ?? null}::uuid, gen_random_uuid()), ${MODE_PRIORITY[req.mode ?? 'async']}, ${req.accountId}, ${req.keyId},
                 ${req.compiler}, ${req.code}, ${req.input}, ${req.tests ? JSON.stringify(req.tests) : null}::jsonb,
-                ${req.extraParams ? JSON.stringify(req.extraParams) : null}::jsonb, ${req.mode ?? 'async'}, ${units}, ${month},
+                ${req.extraParams ? (req.extraParamsJson ?? JSON.stringify(req.extraParams)) : null}::json,
+                ${req.runOptions ? JSON.stringify(req.runOptions) : null}::jsonb, ${req.callback ? JSON.stringify(req.callback) : null}::jsonb,
+                ${req.compat ? JSON.stringify(req.compat) : null}::jsonb, ${req.mode ?? 'async'}, ${units}, ${month},
                 ${req.maxAttempts}, ${req.now})
         RETURNING id
       ),
@@ -198,7 +213,7 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
 }
 
 /**
- * Whether a synchronous run would have to wait (it is refused instead; spec 4.4).
+ * Whether a synchronous or WebSocket run would have to wait (it is refused instead; spec 4.4).
  * Account: a synchronous job does not queue behind the account's asynchronous jobs
  * (it goes first), but it does behind the account's interactive jobs still queued:
  * those take the next free slots. So the account is busy when its running jobs plus
@@ -217,7 +232,7 @@ async function syncBusy(
   const { rows: acct } = await sql<{ running_now: number; running_limit: number; queued_interactive: number }>`
     SELECT a.running_now, coalesce(a.running, p.running) AS running_limit,
            (SELECT count(*) FROM submissions s
-             WHERE s.account_id = a.id AND s.state = 'queued' AND s.mode IN ('sync', 'ws'))::int AS queued_interactive
+             WHERE s.account_id = a.id AND s.state = 'queued' AND s.mode IN ('sync', 'ws', 'piston'))::int AS queued_interactive
       FROM accounts a JOIN plans p ON p.name = a.plan
      WHERE a.id = ${accountId}
   `.execute(trx);
@@ -233,7 +248,7 @@ async function syncBusy(
     SELECT coalesce((SELECT sum(slots) FROM runners
                       WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})), 0)::int AS capacity,
            (SELECT count(*) FROM submissions
-             WHERE state = 'running' OR (state = 'queued' AND mode = 'sync'))::int AS busy
+             WHERE state = 'running' OR (state = 'queued' AND mode = ANY(${WAITING_MODES as SubmissionMode[]})))::int AS busy
   `.execute(trx);
   const c = server[0]!;
   if (c.busy >= c.capacity) {

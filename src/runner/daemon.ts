@@ -8,6 +8,9 @@ import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox } from '../sandbox/spec.js';
+import { pruneOutput } from '../queue/output-store.js';
+import { watchCancellations } from './cancellations.js';
+import { requeueDeadSiblings } from './dead-siblings.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
@@ -47,7 +50,7 @@ export interface Runner {
 /** Long enough for a compile stage and a run stage that use their whole budgets. */
 const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
 
-type Stop = 'shutdown' | 'lease_lost';
+type Stop = 'shutdown' | 'lease_lost' | 'cancelled';
 
 /** One claim of a job: a job requeued and claimed again by this runner is a new claim. */
 const claimKey = (job: ClaimedJob) => `${job.id}/${job.attempts}`;
@@ -74,13 +77,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
   const active = new Map<string, Active>();
   let stopping = false;
 
+  // Jobs of an earlier runner on this host whose process is gone go back to the queue now.
+  const orphans = await requeueDeadSiblings(db, info.hostname).catch((err: Error) => {
+    rlog.warn({ err: err.message }, 'checking for dead runners on this host failed');
+    return null;
+  });
+  if (orphans) rlog.info(orphans, 'requeued the jobs of dead runners on this host');
   // Registers the runner before claiming, so its row exists while it holds jobs.
   await heartbeat(db, info, leaseSeconds, []);
 
@@ -89,6 +98,16 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     pollMs: config.RUNBOX_POLL_MS,
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
+  });
+  // A caller that went away stops its run (the job is completed as cancelled, so its slot frees).
+  const cancellations = watchCancellations({
+    url: config.RUNBOX_DATABASE_URL,
+    db,
+    running: () => [...active.values()].map((a) => a.job.id),
+    onCancel: (subId) => {
+      for (const a of active.values()) if (a.job.id === subId) a.abort.abort('cancelled' satisfies Stop);
+    },
+    onError: (err) => rlog.warn({ err: err.message }, 'checking for cancelled runs failed'),
   });
   let wakeStopped: () => void = () => {};
   const stopRequested = new Promise<void>((r) => (wakeStopped = r));
@@ -118,6 +137,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     } catch (err) {
       rlog.warn({ err: (err as Error).message }, 'reaping expired leases failed');
     }
+    // Stored live output of WebSocket runs long over.
+    await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
     beating = false;
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
@@ -139,9 +160,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         problem = err as Error;
       }
       // Everything streamed goes out before the job's end is recorded.
-      await publisher?.finish();
+      await publisher?.finish(result && { stdout: result.stdout_truncated, stderr: result.stderr_truncated });
       const why = abort.signal.aborted ? (abort.signal.reason as Stop) : undefined;
       if (why === 'lease_lost') return;
+      if (why === 'cancelled') {
+        // Counted (it started); the slot frees with the job's end.
+        const ok = await complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled'));
+        if (ok) jlog.info('job stopped: its caller went away');
+        return;
+      }
       if (why === 'shutdown') {
         // Cut short by shutdown: another runner will run it from the start.
         await release(db, id, ref);
@@ -181,6 +208,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       waker.kick();
     });
     active.set(claimKey(job), a);
+    if (cancellations.has(job.id)) abort.abort('cancelled' satisfies Stop);
   };
 
   const loop = (async () => {
@@ -231,6 +259,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         await drained;
       }
       clearInterval(beatTimer);
+      await cancellations.close();
       // The slots' prepared stages go, and the job cgroups still being removed are waited for.
       await sandbox.close?.().catch(() => {});
       await markStopped(db, id).catch(() => {});

@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { compilerEntry } from '../compilers/catalogue.js';
 import { imageRootfs } from '../compilers/availability.js';
 import { isCompilerId } from '../compilers/ids.js';
+import type { RunOptions, StageLimits } from '../db/schema.js';
+import { clampStageLimit } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
-import { outputText } from './output-text.js';
+import { outputText, wholeCharacters } from './output-text.js';
 import { artifactNames, CLASS_FILES, placeSource, substituteMain } from './source-file.js';
 import { executionFields, NotStarted } from './verdict.js';
 
@@ -22,7 +24,8 @@ export interface ExecuteDeps {
   onOutput?: SandboxSpec['onOutput'];
 }
 
-export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'>;
+export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'> &
+  Partial<Pick<ClaimedJob, 'run_options'>>;
 
 const SOURCE_MODE = 0o644;
 
@@ -34,9 +37,14 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
 
   const { fileName, main } = placeSource(entry, job.code);
   const source: StageFile = { name: fileName, mode: SOURCE_MODE, content: Buffer.from(job.code, 'utf8') };
+  const options = job.run_options ?? {};
+  // Files sent with the source are written beside it, in both stages.
+  const beside = besideFiles(options, fileName);
   const stage = (argv: string[], files: StageFile[], stdin: string, collect?: string[]): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
     const spec: SandboxSpec = { rootfs, argv, files, stdin, slot: deps.slot };
+    const limits = stageLimits(collect ? options.compile : options.run);
+    if (limits) spec.limits = limits;
     if (entry.env) spec.env = entry.env;
     if (collect) spec.collect = collect;
     else if (deps.onOutput) spec.onOutput = deps.onOutput;
@@ -45,24 +53,28 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   };
 
   const base = { id: job.id, compiler: job.compiler, extra_params: job.extra_params ?? null };
-  let runFiles: StageFile[] = [source];
+  let runFiles: StageFile[] = [source, ...beside];
   let compileOutput: string | null = null;
 
   if (entry.compile) {
     const wanted = entry.artifacts ?? [];
     // Named artifacts must appear; {classes} is a superset of what javac may write.
     const required = substituteMain(wanted.filter((a) => a !== CLASS_FILES), main);
-    const compiled = await stage(substituteMain(entry.compile, main), [source], '', artifactNames(wanted, main, job.code));
+    const compiled = await stage(substituteMain(entry.compile, main), [source, ...beside], '', artifactNames(wanted, main, job.code));
     const fields = executionFields(compiled);
-    compileOutput = outputText(Buffer.concat([compiled.stdout, compiled.stderr]));
+    compileOutput = outputText(
+      Buffer.concat([compiled.stdoutTruncated ? wholeCharacters(compiled.stdout) : compiled.stdout, compiled.stderr]),
+      compiled.stderrTruncated,
+    );
     const missing = required.filter((name) => !compiled.collected.some((f) => f.name === name));
     if (fields.status !== 'success' || missing.length > 0) {
       return compileError(base, compiled, fields, compileOutput, fields.status === 'success' ? missing : []);
     }
-    runFiles = [source, ...compiled.collected];
+    // What the compiler made wins over a file of the same name sent beside the source.
+    runFiles = [source, ...beside.filter((f) => !compiled.collected.some((c) => c.name === f.name)), ...compiled.collected];
   }
 
-  const runArgv = substituteMain(entry.run, main);
+  const runArgv = [...substituteMain(entry.run, main), ...(options.args ?? [])];
   const inputs = job.tests && job.tests.length > 0 ? job.tests.map((t) => t.input) : [job.input ?? ''];
   const runs: { fields: TestResult; outcome: SandboxOutcome }[] = [];
   for (const input of inputs) {
@@ -78,6 +90,22 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     compile_output: compileOutput,
     ...(job.tests && job.tests.length > 0 ? { tests: runs.map((r) => r.fields) } : {}),
   };
+}
+
+/** The run's extra files as stage files; one named like the main source cannot replace it. */
+function besideFiles(options: RunOptions, sourceName: string): StageFile[] {
+  return (options.files ?? [])
+    .filter((f) => f.name !== sourceName)
+    .map((f) => ({ name: f.name, mode: SOURCE_MODE, content: Buffer.from(f.content_base64, 'base64') }));
+}
+
+/** A stage's own limits, never above the service's (the API clamps them; this holds for any row). */
+function stageLimits(given: StageLimits | undefined): SandboxSpec['limits'] | undefined {
+  if (!given) return undefined;
+  const limits: NonNullable<SandboxSpec['limits']> = {};
+  if (given.timeout_ms !== undefined) limits.timeoutMs = clampStageLimit('timeoutMs', given.timeout_ms);
+  if (given.memory_bytes !== undefined) limits.memoryBytes = clampStageLimit('memoryBytes', given.memory_bytes);
+  return Object.keys(limits).length > 0 ? limits : undefined;
 }
 
 function compileError(

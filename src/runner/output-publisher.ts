@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { OUTPUT_CHANNEL, splitOutput, type OutputMessage } from '../queue/output-channel.js';
+import { splitOutput, type OutputMessage } from '../queue/output-channel.js';
+import { publishOutput } from '../queue/output-store.js';
 
 // Publishes a WebSocket run's output as it is written (only the kept bytes: the
 // sandbox calls onOutput with those alone). Chunks written while a NOTIFY is under
@@ -9,8 +9,11 @@ import { OUTPUT_CHANNEL, splitOutput, type OutputMessage } from '../queue/output
 
 export interface OutputPublisher {
   push(stream: 'stdout' | 'stderr', chunk: Buffer): void;
-  /** Sends what is left and the end marker; resolves once they are out. */
-  finish(): Promise<void>;
+  /**
+   * Sends what is left and the end marker; resolves once they are out. A stream cut at
+   * the retention limit drops its half character, as the result does.
+   */
+  finish(truncated?: { stdout: boolean; stderr: boolean }): Promise<void>;
 }
 
 export function createOutputPublisher(db: Db, submissionId: string, onError: (err: Error) => void): OutputPublisher {
@@ -20,7 +23,8 @@ export function createOutputPublisher(db: Db, submissionId: string, onError: (er
   let seq = 0;
   let running: Promise<void> | undefined;
 
-  const notify = (m: OutputMessage) => sql`SELECT pg_notify(${OUTPUT_CHANNEL}, ${JSON.stringify(m)})`.execute(db);
+  // Stored as well as notified: an API host that missed a notification replays it.
+  const notify = (m: OutputMessage) => publishOutput(db, m);
 
   const drain = async () => {
     while (pending.length > 0) {
@@ -48,9 +52,9 @@ export function createOutputPublisher(db: Db, submissionId: string, onError: (er
 
   return {
     push: (stream, chunk) => add(stream, decoders[stream].decode(chunk, { stream: true })),
-    finish: async () => {
-      add('stdout', decoders.stdout.decode());
-      add('stderr', decoders.stderr.decode());
+    finish: async (truncated) => {
+      if (!truncated?.stdout) add('stdout', decoders.stdout.decode());
+      if (!truncated?.stderr) add('stderr', decoders.stderr.decode());
       while (running) await running;
       await notify({ i: submissionId, n: seq, end: true }).catch((err: Error) => onError(err));
     },

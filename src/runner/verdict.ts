@@ -37,8 +37,8 @@ export function executionFields(outcome: SandboxOutcome): TestResult {
   }
   return {
     status,
-    output: outputText(outcome.stdout),
-    error: outputText(outcome.stderr),
+    output: outputText(outcome.stdout, outcome.stdoutTruncated),
+    error: outputText(outcome.stderr, outcome.stderrTruncated),
     exit_code: outcome.exitCode,
     signal: outcome.signal,
     time: outcome.cpuMs === null ? null : outcome.cpuMs / 1000,

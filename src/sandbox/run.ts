@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
@@ -37,7 +40,8 @@ const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
-/** The stdio of a prepared shim: 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of argv. */
+/** The stdio of a prepared shim: 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of argv,
+ *  then the program's cgroup.procs files (opened here, as root), which runbox-init joins. */
 const ARGV_FD = 6;
 const STDIO_COUNT = 7;
 
@@ -49,6 +53,8 @@ export interface Prepared {
   /** Settles when the shim (later the launcher) has exited or could not start. */
   gone: Promise<void>;
   spawnError: Error | null;
+  /** Descriptors (in the shim, passed down to runbox-init) of the program's cgroup.procs files. */
+  programCgroupFds: number[];
 }
 
 export function jobLimits(limits: JobLimits): JobLimits {
@@ -63,13 +69,18 @@ export async function prepare(ctx: RunContext, limits: JobLimits): Promise<Prepa
   for (const f of job.procsFiles) args.push('--cgroup', f);
   args.push('--argv-fd', String(ARGV_FD));
   let child: ChildProcess;
+  const opened: number[] = [];
   try {
-    child = spawn(ctx.shimPath, args, { stdio: Array(STDIO_COUNT).fill('pipe'), env: {} });
+    for (const f of job.programProcsFiles) opened.push(openSync(f, 'w'));
+    child = spawn(ctx.shimPath, args, { stdio: [...Array(STDIO_COUNT).fill('pipe'), ...opened], env: {} });
   } catch (e) {
     await job.remove();
     throw e;
+  } finally {
+    for (const fd of opened) closeSync(fd);
   }
-  const prepared: Prepared = { job, limits, child, spawnError: null, gone: Promise.resolve() };
+  const programCgroupFds = opened.map((_, i) => STDIO_COUNT + i);
+  const prepared: Prepared = { job, limits, child, spawnError: null, gone: Promise.resolve(), programCgroupFds };
   prepared.gone = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     child.once('error', (e) => {
@@ -111,14 +122,26 @@ function shimArgs(plan: LaunchPlan, limits: SandboxLimits, uid: number): string[
   return [...args, '--', ...plan.argv];
 }
 
+// Launcher config files (nsjail's) live in a directory of this process, readable by
+// root only, one file per run, removed when the run ends.
+let configDir: string | null = null;
+let configSeq = 0;
+function newConfigPath(): string {
+  if (!configDir) {
+    configDir = mkdtempSync(join(tmpdir(), 'runbox-launch-'));
+    process.once('exit', () => rmSync(configDir!, { recursive: true, force: true }));
+  }
+  return join(configDir, `run-${++configSeq}.cfg`);
+}
+
 /** Runs one stage, in `prepared` when it fits (same job limits, still waiting), else afresh. */
 export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared): Promise<SandboxOutcome> {
   const limits: SandboxLimits = { ...RUN_LIMITS, ...spec.limits };
   let p = prepared;
+  let configPath: string | undefined;
   try {
     if (!Number.isInteger(spec.slot) || spec.slot < 0) throw new Error(`bad slot ${spec.slot}`);
     const uid = ctx.uidBase + spec.slot;
-    const plan = ctx.plan({ spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath });
     const stageIn = encodeStageIn(spec.files ?? []);
     const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
     if (p && !usable(p, jobLimits(limits))) {
@@ -126,11 +149,24 @@ export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Pr
       p = undefined;
     }
     p ??= await prepare(ctx, jobLimits(limits));
+    configPath = newConfigPath();
+    const plan = ctx.plan({
+      spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath, programCgroupFds: p.programCgroupFds,
+    });
+    if (plan.configText === undefined) configPath = undefined;
+    else writeFileSync(configPath, plan.configText, { mode: 0o600 });
     return await supervise(spec, limits, plan, p, shimArgs(plan, limits, uid), stageIn, stdin);
   } finally {
     if (p) {
       await p.job.killAll().catch(() => {});
       removeLater(p.job);
+    }
+    if (configPath) {
+      try {
+        unlinkSync(configPath);
+      } catch {
+        // not written
+      }
     }
   }
 }

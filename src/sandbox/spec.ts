@@ -31,7 +31,8 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   PWD: SANDBOX_LAYOUT.workspace,
 };
 
-export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof RUN_LIMITS)[K] };
+// Numbers widen (a stage may run under lower limits than RUN_LIMITS); flags keep their literal.
+export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof RUN_LIMITS)[K] extends number ? number : (typeof RUN_LIMITS)[K] };
 
 /** A file placed in the workspace before the program starts, or brought back after it. */
 export interface StageFile {

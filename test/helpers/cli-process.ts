@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 
@@ -12,10 +14,26 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
+let lockDir: string | undefined;
+
+/**
+ * The runners of one test process claim their sandbox uid ranges in a lock directory
+ * of their own: the fixed bases tests give them must not clash with another person's
+ * run of the same test on this host.
+ */
+function testLockDir(): string {
+  if (!lockDir) {
+    const dir = mkdtempSync(join(tmpdir(), 'runbox-test-locks-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    lockDir = dir;
+  }
+  return lockDir;
+}
+
 /** Starts dist/src/cli/<entry> with info-level logs and `env` over this process's environment. */
 export function spawnCli(entry: string, env: Record<string, string>): CliProcess {
   const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
-    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', RUNBOX_LOCK_DIR: testLockDir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

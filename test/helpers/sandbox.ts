@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { parseProcCgroup, parseMountInfo } from '../../src/sandbox/cgroups/detect.js';
-import { createSandbox, findNsjail, releasePreparedStages, type LauncherName } from '../../src/sandbox/index.js';
+import { createSandbox, findNsjail, releasePreparedStages, runnerCgroups, type LauncherName } from '../../src/sandbox/index.js';
+import { NATIVE_BUILD_DIR } from '../../src/util/paths.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
 
 // Shared by the sandbox integration suites: real images, real launchers, real cgroups,
@@ -24,12 +25,47 @@ export function imageRootfs(image: string): { rootfs: string } | { skip: string 
   return { skip: `image ${image} is not installed in ${dir} (runbox-admin image build)` };
 }
 
+/**
+ * Why bubblewrap cannot run here, or null: it needs unprivileged user namespaces, which
+ * some hosts turn off (kernel.unprivileged_userns_clone, user.max_user_namespaces, an
+ * AppArmor restriction). Probed by running it as an unprivileged uid, as the runner does.
+ */
+function bwrapUnusable(): string | null {
+  const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+  if (!bwrap) return 'bwrap not found on PATH';
+  const uid = String(loadConfig().RUNBOX_SANDBOX_UID_BASE + TEST_SLOT_BASE + 99);
+  const r = spawnSync(join(NATIVE_BUILD_DIR, 'runbox-shim'), ['--uid', uid, '--gid', uid, '--', bwrap, '--unshare-user', '--ro-bind', '/', '/', '/bin/true'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return r.status === 0 ? null : `bwrap cannot make a user namespace as an unprivileged user here: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+}
+
 /** The sandbox for `launcher`, or the reason it cannot be had on this host. */
 export async function sandboxOrSkip(launcher: LauncherName): Promise<Sandbox | string> {
   const config = loadConfig();
   if (process.getuid?.() !== 0) return 'sandbox tests need root';
   if (launcher === 'nsjail' && !(await findNsjail(config))) return 'nsjail not found (RUNBOX_NSJAIL or PATH)';
+  if (launcher === 'bwrap') {
+    const why = bwrapUnusable();
+    if (why) return why;
+  }
   return createSandbox(config, { launcher });
+}
+
+/**
+ * Whether this host's job cgroups report peak memory: cgroup v1 always does; v2 only
+ * from Linux 5.19 (memory.peak). Probed in a job cgroup made for the purpose.
+ */
+export async function hostReportsMemoryPeak(): Promise<boolean> {
+  const cgroups = await runnerCgroups();
+  if (cgroups.version === 1) return true;
+  const job = await cgroups.createJob({ memoryBytes: 64 << 20, cpuCores: 1, maxTasks: 8 });
+  try {
+    return existsSync(join(job.procsFiles[0]!, '..', 'memory.peak'));
+  } finally {
+    await job.remove();
+  }
 }
 
 /**

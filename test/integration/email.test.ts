@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
@@ -9,6 +11,7 @@ import { crossedThresholds } from '../../src/email/thresholds.js';
 import { fakeImagesDir, testConfig, type FakeImages } from '../helpers/api.js';
 import { spawnApiProcess, type ApiProcess } from '../helpers/api-process.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 // Usage emails (spec 6.3): written by admission exactly once per account or key,
 // month and threshold, even when two API processes admit concurrently, and sent by
@@ -76,6 +79,15 @@ function decodeWords(header: string): string {
 }
 const quiet = pino({ level: 'silent' });
 
+/** The real runbox-admin as a child process. */
+function adminCli(url: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli/admin.js'), ...args], { env: { ...process.env, RUNBOX_DATABASE_URL: url } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
 describe('usage email thresholds', () => {
   it('are reached when usage moves from below to at or above 80% and 100%', () => {
     expect(crossedThresholds(7, 8, 10)).to.deep.equal([80]);
@@ -110,6 +122,8 @@ describe('usage emails', function () {
     images?.remove();
     await t?.drop();
   });
+
+  const admin = (...args: string[]) => adminCli(t.url, args);
 
   async function submit(api: ApiProcess, key: CreatedKey): Promise<number> {
     const res = await fetch(`${api.url}/api/v2/run-code/`, {
@@ -186,8 +200,8 @@ describe('usage emails', function () {
       .execute();
     smtp.refuse.add('busy@example.test');
     const busyMails = () => smtp.mails.filter((m) => m.to.includes('busy@example.test')).length;
-    const config = testConfig(t.url, images.dir, { RUNBOX_SMTP_URL: smtp.url, RUNBOX_POLL_MS: '100' });
-    mailers.push(await startMailer({ db: t.db, config, log: quiet, backoffMs: 200 }));
+    const config = testConfig(t.url, images.dir, { RUNBOX_SMTP_URL: smtp.url, RUNBOX_POLL_MS: '100', RUNBOX_MAIL_BACKOFF_MS: '200' });
+    mailers.push(await startMailer({ db: t.db, config, log: quiet }));
     await until('two failed attempts', async () => {
       const r = await t.db.selectFrom('usage_emails').select(['attempts', 'last_error']).where('account_id', '=', account.id).executeTakeFirstOrThrow();
       return r.attempts >= 2 && /451/.test(r.last_error ?? '');
@@ -196,10 +210,50 @@ describe('usage emails', function () {
     smtp.refuse.delete('busy@example.test');
     await until('the email sent', () => smtp.mails.some((m) => m.to.includes('busy@example.test')));
     await until('marked sent', async () => {
-      const r = await t.db.selectFrom('usage_emails').select(['sent_at']).where('account_id', '=', account.id).executeTakeFirstOrThrow();
-      return r.sent_at !== null;
+      const r = await t.db.selectFrom('usage_emails').select(['sent_at', 'state']).where('account_id', '=', account.id).executeTakeFirstOrThrow();
+      return r.sent_at !== null && r.state === 'sent';
     });
     expect(smtp.mails.filter((m) => m.to.includes('busy@example.test'))).to.have.length(1);
+  });
+
+  it('an email refused on every attempt ends dead; runbox-admin lists it and resends it', async () => {
+    const account = await createAccount(t.db, 'gone@example.test');
+    const { id } = await t.db
+      .insertInto('usage_emails')
+      .values({ account_id: account.id, key_id: null, month: '2026-11', threshold: 100, used: 10, monthly_limit: 10, to_address: 'gone@example.test' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    smtp.refuse.add('gone@example.test');
+    const config = testConfig(t.url, images.dir, {
+      RUNBOX_SMTP_URL: smtp.url,
+      RUNBOX_POLL_MS: '100',
+      RUNBOX_MAIL_BACKOFF_MS: '50',
+      RUNBOX_MAIL_MAX_ATTEMPTS: '3',
+    });
+    mailers.push(await startMailer({ db: t.db, config, log: quiet }));
+    const row = () => t.db.selectFrom('usage_emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await until('the email dead', async () => (await row()).state === 'dead');
+    // Dead stays dead: no further attempt however long the mailer runs.
+    await new Promise((r) => setTimeout(r, 1500));
+    const dead = await row();
+    expect(dead).to.include({ state: 'dead', attempts: 3, sent_at: null });
+    expect(dead.last_error).to.match(/451/);
+
+    const listed = await admin('email', 'list', '--state', 'dead', '--account', String(account.id));
+    expect(listed.code, listed.stderr).to.equal(0);
+    const rows = JSON.parse(listed.stdout) as { id: string; state: string; attempts: number; last_error: string; to_address: string }[];
+    expect(rows.map((r) => [r.id, r.state, r.attempts, r.to_address])).to.deep.equal([[String(id), 'dead', 3, 'gone@example.test']]);
+    expect(rows[0]!.last_error).to.match(/451/);
+    expect((await admin('email', 'list', '--state', 'lost')).stderr).to.match(/--state must be one of pending, sent, dead/);
+    expect((await admin('email', 'resend', '--id', '999999999')).stderr).to.match(/no usage email 999999999/);
+
+    smtp.refuse.delete('gone@example.test');
+    const resent = await admin('email', 'resend', '--id', String(id));
+    expect(resent.code, resent.stderr).to.equal(0);
+    expect(JSON.parse(resent.stdout)).to.include({ id: String(id), state: 'pending', attempts: 0 });
+    await until('the resent email sent', async () => (await row()).state === 'sent');
+    expect(smtp.mails.filter((m) => m.to.includes('gone@example.test'))).to.have.length(1);
+    expect((await row()).attempts).to.equal(1);
   });
 
   it('without RUNBOX_SMTP_URL the emails stay in the outbox and are logged', async () => {

@@ -8,7 +8,8 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { readManifest } from '../../src/compilers/availability.js';
-import { importImage, ImportRefused } from '../../src/images/import.js';
+import { importCaps, importImage, ImportRefused, type ImportCaps } from '../../src/images/import.js';
+import { loadConfig } from '../../src/config.js';
 import { writeManifest } from '../../src/images/manifest.js';
 import { packImage } from '../../src/images/pack.js';
 import { installedImages, installStaging, makeStaging } from '../../src/images/store.js';
@@ -20,6 +21,8 @@ import { PROJECT_ROOT } from '../../src/util/paths.js';
 // Runs as root (the importer restores owners); no debootstrap needed.
 
 const HEX = 'ab'.repeat(32);
+/** The configured caps (defaults unless the environment sets them). */
+const CAPS = importCaps(loadConfig());
 
 /** A small image tree with what real images have: absolute and relative symlinks, a hard link. */
 async function syntheticImage(dir: string): Promise<string> {
@@ -117,7 +120,7 @@ describe('image pack and import', function () {
       if (compression === 'gzip') expect(head.subarray(0, 2).toString('hex')).to.equal('1f8b');
 
       const target = join(imagesB, compression);
-      const result = await importImage(file, target);
+      const result = await importImage(file, target, CAPS);
       expect(result.image).to.equal('synthetic');
       const rootfs = join(target, 'synthetic', 'rootfs');
       expect(await treeDigest(rootfs)).to.equal(readManifest(imagesA, 'synthetic')!.digest);
@@ -139,9 +142,9 @@ describe('image pack and import', function () {
     const file = join(work, 'synthetic-none.tar');
     const target = join(imagesB, 'none');
     const before = await readlink(join(target, 'synthetic'));
-    await importImage(file, target);
+    await importImage(file, target, CAPS);
     const middle = await readlink(join(target, 'synthetic'));
-    await importImage(file, target);
+    await importImage(file, target, CAPS);
     const after = await readlink(join(target, 'synthetic'));
     expect(new Set([before, middle, after]).size).to.equal(3);
     const stores = (await readdir(join(target, '.store'))).sort();
@@ -159,13 +162,13 @@ describe('image pack and import', function () {
       await writeFile(join(outside, 'victim'), 'original\n');
     });
 
-    async function expectRefused(label: string, entries: CraftedEntry[], why: RegExp, compression: 'none' | 'gzip' = 'none') {
+    async function expectRefused(label: string, entries: CraftedEntry[], why: RegExp, compression: 'none' | 'gzip' = 'none', caps: ImportCaps = CAPS) {
       const images = join(work, `refused-${label}`);
       const file = join(work, `${label}.tar`);
       await writeArchive(file, entries, compression);
       let error: unknown;
       try {
-        await importImage(file, images);
+        await importImage(file, images, caps);
       } catch (err) {
         error = err;
       }
@@ -181,7 +184,25 @@ describe('image pack and import', function () {
       const file = join(work, 'base.tar');
       await writeArchive(file, base);
       const images = join(work, 'base-images');
-      expect((await importImage(file, images)).image).to.equal('crafted');
+      expect((await importImage(file, images, CAPS)).image).to.equal('crafted');
+    });
+
+    it('more entries than the cap, before writing the one over it', async () => {
+      const many = Array.from({ length: 40 }, (_, i) => ({ header: { name: `rootfs/usr/d${i}`, type: 'directory' as const, mode: 0o755 } }));
+      const caps = { ...CAPS, maxEntries: base.length + 10 };
+      await expectRefused('entries', [...base, { header: { name: 'rootfs/usr', type: 'directory', mode: 0o755 } }, ...many], /more than \d+ entries \(RUNBOX_IMAGE_IMPORT_MAX_ENTRIES\)/, 'none', caps);
+      // The same archive under the default cap is refused only for its digest.
+      await expectRefused('entries-default', [...base, { header: { name: 'rootfs/usr', type: 'directory', mode: 0o755 } }, ...many], /digest mismatch/);
+    });
+
+    it('a compressed archive that unpacks past the size cap (a bomb), however small it is', async () => {
+      const zeros = Buffer.alloc(24 * 1024 * 1024);
+      const entries: CraftedEntry[] = [...base, { header: { name: 'rootfs/usr', type: 'directory', mode: 0o755 } }, { header: { name: 'rootfs/usr/zeros', type: 'file' }, content: zeros }];
+      await expectRefused('bomb', entries, /unpacks to more than 16 MiB \(RUNBOX_IMAGE_IMPORT_MAX_MB\), at "rootfs\/usr\/zeros"/, 'gzip', { ...CAPS, maxUnpackedBytes: 16 * 1024 * 1024 });
+      expect((await lstat(join(work, 'bomb.tar'))).size).to.be.below(1024 * 1024);
+      // Many files each under the cap count together.
+      const parts = Array.from({ length: 5 }, (_, i) => ({ header: { name: `rootfs/part${i}`, type: 'file' as const }, content: Buffer.alloc(1000, i) }));
+      await expectRefused('sum', [...base, ...parts], /unpacks to more than 0 MiB .*at "rootfs\/part3"/, 'none', { ...CAPS, maxUnpackedBytes: 3500 });
     });
 
     it('an absolute path', async () => {
@@ -264,7 +285,7 @@ describe('image pack and import', function () {
       const images = join(work, 'refused-garbage');
       const file = join(work, 'garbage.tar');
       await writeFile(file, Buffer.alloc(5000, 0x41));
-      const err = await importImage(file, images).catch((e: unknown) => e);
+      const err = await importImage(file, images, CAPS).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(ImportRefused);
       expect(await readdir(images)).to.deep.equal([]);
     });
@@ -289,5 +310,12 @@ describe('image pack and import', function () {
     const again = await execa('node', [cli, 'image', 'remove', 'synthetic'], { env: envB, reject: false });
     expect(again.exitCode).to.equal(1);
     expect(again.stderr).to.match(/not installed/);
+
+    // The caps come from the environment; a refused import leaves nothing behind.
+    const capped = await execa('node', [cli, 'image', 'import', file], { env: { ...envB, RUNBOX_IMAGE_IMPORT_MAX_ENTRIES: '10' }, reject: false });
+    expect(capped.exitCode).to.equal(1);
+    expect(capped.stderr).to.match(/more than 10 entries/);
+    expect(await readdir(target)).to.deep.equal(['.store']);
+    expect(await readdir(join(target, '.store'))).to.deep.equal([]);
   });
 });

@@ -94,8 +94,13 @@ describe('runner processes', function () {
     expect(maxOverlap(intervals(one)), 'limit-1 account').to.equal(1);
     expect(maxOverlap(intervals(two)), 'limit-2 account').to.be.at.most(2);
 
-    // Each job's log line names it, and each job was finished by exactly one process.
-    const finishedBy = [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished').map((l) => l.submission);
+    // Each job's log line names it, and each job was finished by exactly one process. The
+    // line is written after the commit the states were read from, so wait for all of them.
+    const finishedLines = () => [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished');
+    while (finishedLines().length < jobs.length && a.child.exitCode === null && b.child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const finishedBy = finishedLines().map((l) => l.submission);
     expect([...finishedBy].sort()).to.deep.equal(jobs.map((j) => j.id).sort());
 
     a.child.kill('SIGTERM');
@@ -117,6 +122,10 @@ describe('runner processes', function () {
     const doomed = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'doomed', RUNBOX_SANDBOX_UID_BASE: '61200' });
     procs.push(doomed);
     await waitForLog(doomed, /job started/);
+    // Frozen, not dead: it stops heart-beating at once (so its job cannot end there however
+    // slow the host is), yet its process is alive, so the survivor's start-up finds nothing to
+    // requeue and the job must come back through the lease.
+    doomed.child.kill('SIGSTOP');
     const survivor = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'survivor', RUNBOX_SANDBOX_UID_BASE: '61300' });
     procs.push(survivor);
     await waitForLog(survivor, /runner started/);
@@ -130,6 +139,43 @@ describe('runner processes', function () {
     expect(logs(survivor).some((l) => l.msg === 'reaped jobs of runners that stopped responding')).to.equal(true);
     survivor.child.kill('SIGTERM');
     expect(await survivor.exited).to.equal(0);
+    await expectNoDrift(t.db);
+  });
+
+  it("a runner starting on a host requeues at once the jobs of an earlier runner there whose process is gone", async function () {
+    needSandbox(this);
+    const acct = await makeAccount(t.db, { running: 1 });
+    const first = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(2)\nprint("first")\n' });
+    const second = await enqueue(t.db, acct, { code: 'print("second")\n' });
+    // The default lease (60 s): without the check at start-up the account's only slot
+    // would stay taken by the dead runner's job for that long.
+    const common = { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: '1', RUNBOX_LEASE_SECONDS: '60' };
+    const crashed = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'crashed', RUNBOX_SANDBOX_UID_BASE: '63000' });
+    procs.push(crashed);
+    await waitForLog(crashed, /job started/);
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
+    const held = await t.db.selectFrom('submissions').select(['state', 'locked_by']).where('id', '=', first).executeTakeFirstOrThrow();
+    expect(held).to.deep.equal({ state: 'running', locked_by: 'crashed' });
+
+    const next = spawnCli('runner.js', { ...common, RUNBOX_RUNNER_ID: 'next', RUNBOX_SANDBOX_UID_BASE: '63100' });
+    procs.push(next);
+    const requeued = await waitForLog(next, /requeued the jobs of dead runners/);
+    expect(requeued['runners']).to.deep.equal(['crashed']);
+    expect((requeued['reaped'] as { requeued: string[] }).requeued).to.deep.equal([first]);
+    // Done before the runner started claiming: the slot was free at once.
+    await waitForLog(next, /runner started/);
+    const dead = await t.db.selectFrom('runners').select('stopped_at').where('id', '=', 'crashed').executeTakeFirstOrThrow();
+    expect(dead.stopped_at).to.be.instanceOf(Date);
+
+    await waitForStates(t.db, [first, second], ['finished', 'failed']);
+    const rows = await t.db.selectFrom('submissions').selectAll().where('id', 'in', [first, second]).execute();
+    const one = rows.find((r) => r.id === first)!;
+    expect(one).to.include({ state: 'finished', locked_by: 'next', attempts: 2, refunded: false });
+    expect((one.result as RunResult).output).to.equal('first\n');
+    expect((rows.find((r) => r.id === second)!.result as RunResult).output).to.equal('second\n');
+    next.child.kill('SIGTERM');
+    expect(await next.exited).to.equal(0);
     await expectNoDrift(t.db);
   });
 

@@ -111,20 +111,49 @@ describe('synchronous runs', function () {
     await waitForStates(s.db.db, await idsOf(s, busy.accountId, 3), ['finished']);
   });
 
-  it('a client that goes away leaves no slot occupied: the run ends normally', async () => {
+  it('a client that goes away stops its run: cancelled, counted, and the slot is free again', async () => {
     const { accountId, key } = await keyFor(s.db, { limits: { running: 1 } });
     const abort = new AbortController();
-    const pending = sync(key.key, { code: sleeper(1), compiler: PY }, abort.signal).catch((err: Error) => err);
+    const pending = sync(key.key, { code: 'while True: pass\n', compiler: PY }, abort.signal).catch((err: Error) => err);
     await untilRunning(s, accountId, 1);
     abort.abort();
     expect(await pending).to.be.an.instanceOf(Error);
     const [id] = await idsOf(s, accountId, 1);
     await waitForStates(s.db.db, [id!], ['finished']);
+    const row = await s.db.db.selectFrom('submissions').select(['result', 'cancelled_at', 'refunded']).where('id', '=', id!).executeTakeFirstOrThrow();
+    // Stopped, not run to its 30 s timeout.
+    expect((row.result as RunResult).status).to.equal('cancelled');
+    expect(row.cancelled_at).to.not.equal(null);
+    expect(row.refunded).to.equal(false);
     expect(await runningNow(s)).to.equal(0);
+    const usage = await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    expect(usage.submissions).to.equal(1);
     // The account's only slot is free again.
     const again = await sync(key.key, { code: 'print("again")', compiler: PY });
     expect(again.status).to.equal(200);
     expect(((await again.json()) as RunResult).output).to.equal('again\n');
+  });
+
+  it('a client that goes away while its run is still queued withdraws it, refunded', async () => {
+    await s.runner!.stop();
+    await sql`INSERT INTO runners (id, hostname, slots, launcher) VALUES ('idle-host-2', 'idle', 2, 'bwrap')`.execute(s.db.db);
+    try {
+      const { accountId, key } = await keyFor(s.db);
+      const abort = new AbortController();
+      const pending = sync(key.key, { code: 'print(1)', compiler: PY }, abort.signal).catch((err: Error) => err);
+      const [id] = await idsOf(s, accountId, 1);
+      abort.abort();
+      expect(await pending).to.be.an.instanceOf(Error);
+      await waitForStates(s.db.db, [id!], ['failed']);
+      const row = await s.db.db.selectFrom('submissions').select(['result', 'refunded']).where('id', '=', id!).executeTakeFirstOrThrow();
+      expect((row.result as RunResult).status).to.equal('cancelled');
+      expect(row.refunded).to.equal(true);
+      const usage = await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      expect(usage.submissions).to.equal(0);
+    } finally {
+      await sql`DELETE FROM runners WHERE id = 'idle-host-2'`.execute(s.db.db);
+      s.runner = await s.startRunner();
+    }
   });
 });
 

@@ -2,6 +2,13 @@ import { once } from 'node:events';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { createKey } from '../../src/accounts/keys.js';
+import { sql } from 'kysely';
+import { createLiveResults } from '../../src/api/live.js';
+import { startApi } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config.js';
+import { systemClock } from '../../src/util/clock.js';
+import { testConfig } from '../helpers/api.js';
+import { waitForStates } from '../helpers/queue-rows.js';
 import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 
 // The WebSocket interface end to end: a real client, the real API, a real runner and
@@ -46,6 +53,7 @@ class Client {
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleeper = (seconds: number) => `import time\ntime.sleep(${seconds})\nprint("slept")\n`;
 
 describe('WebSocket runs', function () {
   let s: ResultsStack;
@@ -61,6 +69,22 @@ describe('WebSocket runs', function () {
     wsUrl = `ws://127.0.0.1:${s.api.port}/api/v2/ws/`;
   });
   after(async () => s?.close());
+
+  async function untilRunning(accountId: string, n: number): Promise<void> {
+    for (;;) {
+      const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).where('state', '=', 'running').execute();
+      if (rows.length >= n) return;
+      await pause(50);
+    }
+  }
+
+  /** Backends of this database LISTENing for live output (the API hosts' output feeds). */
+  async function listenerPids(): Promise<number[]> {
+    const { rows } = await sql<{ pid: number }>`
+      SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_output'
+    `.execute(s.db.db);
+    return rows.map((r) => r.pid);
+  }
 
   it('streams output as the program writes it, before the result', async () => {
     const { key } = await keyFor(s.db);
@@ -206,6 +230,96 @@ describe('WebSocket runs', function () {
     expect(refusal).to.include({ type: 'error', code: 'codeoutput', reason: 'rate_limited' });
     expect(refusal['message']).to.match(/too many runs in the last minute/);
     w.close();
+  });
+
+  it('closing the connection mid-run stops the run: cancelled, and the slot is free again', async () => {
+    const { accountId, key } = await keyFor(s.db, { limits: { running: 1 } });
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    c.send({ type: 'run', id: 'spin', code: 'while True: pass\n', compiler: PY });
+    let id: string | undefined;
+    while (!id) {
+      const row = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).where('state', '=', 'running').executeTakeFirst();
+      id = row?.id;
+      if (!id) await pause(50);
+    }
+    c.close();
+    await waitForStates(s.db.db, [id], ['finished']);
+    const row = await s.db.db.selectFrom('submissions').select('result').where('id', '=', id).executeTakeFirstOrThrow();
+    expect((row.result as { status: string }).status).to.equal('cancelled');
+    const account = await s.db.db.selectFrom('accounts').select('running_now').where('id', '=', accountId).executeTakeFirstOrThrow();
+    expect(account.running_now).to.equal(0);
+    const again = await Client.open(wsUrl, { Authorization: key.key });
+    again.send({ type: 'run', id: 'next', code: 'print("next")', compiler: PY });
+    expect(await again.until((m) => m.type === 'result')).to.include({ status: 'success', output: 'next\n' });
+    again.close();
+  });
+
+  it("a run that finds the account's slots busy is refused at once: too_many_running", async () => {
+    const { accountId, key } = await keyFor(s.db, { limits: { running: 1 } });
+    const first = await Client.open(wsUrl, { Authorization: key.key });
+    first.send({ type: 'run', id: 'long', code: sleeper(3), compiler: PY });
+    await untilRunning(accountId, 1);
+    const second = await Client.open(wsUrl, { Authorization: key.key });
+    second.send({ type: 'run', id: 'busy', code: 'print(1)', compiler: PY });
+    const refused = await second.until((m) => m.id === 'busy');
+    expect(refused).to.include({ type: 'error', code: 'too_many_running' });
+    expect(refused['retry_after']).to.be.a('number');
+    second.close();
+    expect(await first.until((m) => m.type === 'result')).to.include({ status: 'success', output: 'slept\n' });
+    first.close();
+    const stored = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+    expect(stored).to.have.length(1);
+  });
+
+  it('a run that finds every runner slot busy is refused at once: capacity', async () => {
+    const busy = await keyFor(s.db, { limits: { running: 5 } });
+    for (let i = 0; i < 2; i++) {
+      const res = await postJson(`${s.url}/api/v2/run-code/`, busy.key.key, { code: sleeper(2), compiler: PY });
+      expect(res.status).to.equal(200);
+    }
+    await untilRunning(busy.accountId, 2);
+    const other = await keyFor(s.db);
+    const c = await Client.open(wsUrl, { Authorization: other.key.key });
+    c.send({ type: 'run', id: 'full', code: 'print(1)', compiler: PY });
+    expect(await c.until((m) => m.id === 'full')).to.include({ type: 'error', code: 'capacity' });
+    c.close();
+    const stored = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', other.accountId).execute();
+    expect(stored).to.have.length(0);
+    const ids = (await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', busy.accountId).execute()).map((r) => r.id);
+    await waitForStates(s.db.db, ids, ['finished']);
+  });
+
+  it('no output is lost when the API\'s listener connection drops mid-run: missed chunks are replayed in order', async () => {
+    // A second API whose output listener reconnects only after 1.5 s, so chunks are
+    // certainly notified while it is down.
+    const live = createLiveResults({ url: s.db.url, db: s.db.db, pollMs: 200, reconnectMinMs: 1500 });
+    const config = testConfig(s.db.url, loadConfig().RUNBOX_IMAGES_DIR, s.env);
+    const api = await startApi({ db: s.db.db, config, clock: systemClock, maintenanceCacheMs: 0, live, log: { error: () => {} } });
+    try {
+      await live.outputs.ready();
+      const { key } = await keyFor(s.db);
+      const c = await Client.open(`ws://127.0.0.1:${api.port}/api/v2/ws/`, { Authorization: key.key });
+      const code = 'import time\nprint("first", flush=True)\ntime.sleep(0.5)\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.1)\n';
+      c.send({ type: 'run', id: 'drop', code, compiler: PY });
+      await c.until((m) => m.type === 'output');
+      const before = await listenerPids();
+      expect(before).to.have.length.of.at.least(1);
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY(${before}::int[])`.execute(s.db.db);
+      const result = await c.until((m) => m.type === 'result');
+      c.close();
+      const expected = 'first\n' + Array.from({ length: 30 }, (_, i) => `${i}\n`).join('');
+      expect(result).to.include({ status: 'success', output: expected });
+      const outputs = c.messages.filter((m) => m.type === 'output');
+      expect(outputs.map((m) => m['seq'])).to.deep.equal(outputs.map((_, i) => i));
+      expect(outputs.map((m) => m['data']).join('')).to.equal(expected);
+      expect(c.messages.indexOf(result)).to.equal(c.messages.length - 1);
+      // The listener came back on a new connection.
+      const after = await listenerPids();
+      expect(after.filter((p) => !before.includes(p))).to.have.length.of.at.least(1);
+    } finally {
+      await api.close();
+      await live.close();
+    }
   });
 
   it('a plain GET of the WebSocket path answers 426', async () => {

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { catalogue, DEFAULT_IMAGES, loadRecipes } from '../../src/compilers/catalogue.js';
 import { COMPILER_IDS } from '../../src/compilers/ids.js';
 import { entryComponents, ImportRefused, symlinkStaysInside } from '../../src/images/import.js';
 import { versionFromProbe } from '../../src/images/probe.js';
-import { canonicalJson, recipeHash, selectRecipes } from '../../src/images/recipes.js';
+import { builtFrom, canonicalJson, recipeHash, selectRecipes } from '../../src/images/recipes.js';
 
 describe('image recipes', () => {
   it('load, and together serve all ten identifiers of the contract', () => {
@@ -35,6 +36,44 @@ describe('image recipes', () => {
     expect(recipeHash(reordered)).to.equal(recipeHash(recipe));
     expect(recipeHash({ ...recipe, packages: [...recipe.packages, 'extra'] })).to.not.equal(recipeHash(recipe));
     expect(recipeHash(recipe)).to.match(/^[0-9a-f]{64}$/);
+  });
+
+  it('hash only what changes the built image: run-only edits need no rebuild', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'gcc')!;
+    const hash = recipeHash(recipe);
+    const [id, compiler] = Object.entries(recipe.compilers)[0]!;
+    const withCompiler = (c: object) => ({ ...recipe, compilers: { ...recipe.compilers, [id]: { ...compiler, ...c } } });
+    // How programs compile and run, and what is said about the image, are read at run time.
+    const runOnly = {
+      'run command': withCompiler({ run: ['/usr/bin/env', 'true'] }),
+      'compile command': withCompiler({ compile: ['/usr/bin/gcc', '-O0', 'main.c'] }),
+      artifacts: withCompiler({ artifacts: ['main', 'other'] }),
+      'source file name': withCompiler({ source: 'prog.c' }),
+      'run-time env': withCompiler({ env: { LANG: 'C.UTF-8', EXTRA: '1' } }),
+      'hello program': withCompiler({ hello: { code: 'x', output: 'y' } }),
+      'stated version': withCompiler({ version: '99.9' }),
+      description: { ...recipe, description: 'another description' },
+    };
+    for (const [what, edited] of Object.entries(runOnly)) expect(recipeHash(edited), what).to.equal(hash);
+    // What goes into the tree or the manifest does change it.
+    const buildInputs = {
+      packages: { ...recipe, packages: [...recipe.packages, 'extra'] },
+      suite: { ...recipe, suite: 'bookworm' as const },
+      'the .NET SDK': { ...recipe, dotnetSdk: true },
+      probe: withCompiler({ probe: ['/usr/bin/gcc', '--version', '-v'] }),
+      'a compiler more': { ...recipe, compilers: { ...recipe.compilers, 'gcc-extra': compiler } },
+      'a compiler fewer': { ...recipe, compilers: Object.fromEntries(Object.entries(recipe.compilers).slice(1)) },
+    };
+    for (const [what, edited] of Object.entries(buildInputs)) expect(recipeHash(edited), what).to.not.equal(hash);
+  });
+
+  it('take an image whose manifest records the hash of the whole, unchanged recipe (before the hash covered build inputs only) as built from it', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'python3.9')!;
+    const whole = createHash('sha256').update(canonicalJson(recipe)).digest('hex');
+    expect(builtFrom(whole, recipe)).to.equal(true);
+    expect(builtFrom(recipeHash(recipe), recipe)).to.equal(true);
+    expect(builtFrom(whole, { ...recipe, description: 'edited' })).to.equal(false);
+    expect(builtFrom('ab'.repeat(32), recipe)).to.equal(false);
   });
 
   it('select by compiler id, image name, all and the default set', () => {

@@ -64,11 +64,19 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
     expect(read(join(root, `cpu/${name}/cpu.cfs_quota_us`))).to.equal('200000');
     expect(read(join(root, `cpu/${name}/cpu.cfs_period_us`))).to.equal('100000');
 
+    // The program's own cgroups below the job, in the memory and cpuacct hierarchies only:
+    // the launcher stays in the job, limited with the program but not counted.
+    expect(job.programProcsFiles).to.deep.equal([join(mem, 'program/cgroup.procs'), join(root, 'cpuacct', name, 'program/cgroup.procs')]);
+    expect(existsSync(join(root, 'pids', name, 'program'))).to.equal(false);
+
     writeFileSync(join(mem, 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n');
-    writeFileSync(join(mem, 'memory.max_usage_in_bytes'), '4096\n');
+    writeFileSync(join(mem, 'program/memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 1\n');
+    writeFileSync(join(mem, 'memory.max_usage_in_bytes'), '9999\n');
+    writeFileSync(join(mem, 'program/memory.max_usage_in_bytes'), '4096\n');
     writeFileSync(join(root, `pids/${name}/pids.events`), 'max 5\n');
-    writeFileSync(join(root, `cpuacct/${name}/cpuacct.usage`), '123456789\n');
-    expect(await job.counters()).to.deep.equal({ oomKills: 2, taskLimitHits: 5, cpuNs: 123456789, memoryPeakBytes: 4096 });
+    writeFileSync(join(root, `cpuacct/${name}/cpuacct.usage`), '999999999\n');
+    writeFileSync(join(root, `cpuacct/${name}/program/cpuacct.usage`), '123456789\n');
+    expect(await job.counters()).to.deep.equal({ oomKills: 3, taskLimitHits: 5, cpuNs: 123456789, memoryPeakBytes: 4096 });
   });
 });
 

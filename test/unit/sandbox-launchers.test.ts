@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { RUN_LIMITS } from '../../src/limits.js';
 import { bwrapPlan } from '../../src/sandbox/launchers/bwrap.js';
 import type { LaunchRequest } from '../../src/sandbox/launchers/common.js';
-import { NSJAIL_LOG_FD, nsjailPlan } from '../../src/sandbox/launchers/nsjail.js';
+import { NSJAIL_LOG_FD, nsjailConfig, nsjailMounts, nsjailPlan, protoString } from '../../src/sandbox/launchers/nsjail.js';
+import { DEV_LINKS, DEV_NODES, procMasks } from '../../src/sandbox/launchers/world.js';
 import { BASE_ENV } from '../../src/sandbox/spec.js';
 
 // The launchers are pure argv builders; these pin the flags that carry the isolation.
@@ -14,6 +15,7 @@ const req = (over: Partial<LaunchRequest['spec']> = {}): LaunchRequest => ({
   gid: 61003,
   helpersDir: '/opt/runbox/native/build',
   launcherPath: '/usr/bin/launcher',
+  configPath: '/run/x/run-1.cfg',
 });
 
 /** The value after `flag` (first occurrence). */
@@ -39,8 +41,9 @@ describe('bwrap launch plan', () => {
 
   it('mounts the image read-only and sizes each tmpfs right before it', () => {
     expect(after(a, '--ro-bind', 2)).to.deep.equal(['/var/lib/runbox/images/python3.9/rootfs', '/']);
-    const tmpfs = opts.flatMap((x, i) => (x === '--tmpfs' ? [opts.slice(i - 2, i + 2)] : []));
+    const tmpfs = opts.flatMap((x, i) => (x === '--tmpfs' && opts[i - 2] === '--size' ? [opts.slice(i - 2, i + 2)] : []));
     expect(tmpfs).to.deep.equal([
+      ['--size', String(RUN_LIMITS.shmBytes), '--tmpfs', '/dev/shm'],
       ['--size', String(RUN_LIMITS.workspaceBytes), '--tmpfs', '/box'],
       ['--size', String(RUN_LIMITS.tmpBytes), '--tmpfs', '/tmp'],
     ]);
@@ -49,6 +52,16 @@ describe('bwrap launch plan', () => {
     expect(after(a, '--chdir')).to.deep.equal(['/box']);
     expect(after(a, '--proc')).to.deep.equal(['/proc']);
     expect(after(a, '--dev')).to.deep.equal(['/dev']);
+  });
+
+  it('makes /dev read-only once /dev/shm is mounted, and masks the /proc entries that describe the host', () => {
+    const ro = opts.flatMap((x, i) => (x === '--remount-ro' ? [opts[i + 1]] : []));
+    expect(ro).to.include('/dev');
+    expect(opts.indexOf('/dev/shm')).to.be.lessThan(opts.lastIndexOf('/dev'));
+    const masks = procMasks();
+    expect(masks.files).to.include('/proc/cmdline');
+    for (const f of masks.files) expect(opts.slice(opts.indexOf(f) - 2, opts.indexOf(f) + 1)).to.deep.equal(['--ro-bind', '/dev/null', f]);
+    for (const d of masks.dirs) expect(ro).to.include(d);
   });
 
   it('passes exactly BASE_ENV plus the spec env', () => {
@@ -78,40 +91,64 @@ describe('bwrap launch plan', () => {
 
 describe('nsjail launch plan', () => {
   const plan = nsjailPlan(req());
-  const a = plan.argv;
+  const config = plan.configText!;
+  const mounts = nsjailMounts(req());
+  const mount = (dst: string) => mounts.filter((m) => m.dst === dst);
 
-  it('runs once, as root that drops to the slot uid, with its log off stderr', () => {
-    expect(a[0]).to.equal('/usr/bin/launcher');
+  it('runs nsjail on a config file written for the run, as root that drops to the slot uid', () => {
+    expect(plan.argv).to.deep.equal(['/usr/bin/launcher', '--config', '/run/x/run-1.cfg']);
     expect(plan.dropPrivileges).to.equal(false);
-    expect(after(a, '--mode')).to.deep.equal(['o']);
-    expect(after(a, '--user')).to.deep.equal(['61003']);
-    expect(after(a, '--group')).to.deep.equal(['61003']);
-    expect(after(a, '--log_fd')).to.deep.equal([String(NSJAIL_LOG_FD)]);
-    expect(a).to.include('--quiet');
     expect(plan.fixedProcesses).to.equal(2);
+    expect(config).to.include('mode: ONCE\n');
+    expect(config).to.include('uidmap {\n  inside_id: "61003"\n}\n');
+    expect(config).to.include('gidmap {\n  inside_id: "61003"\n}\n');
+    expect(config).to.include('clone_newuser: false\n');
+    expect(config).to.include(`log_fd: ${NSJAIL_LOG_FD}\n`);
+    expect(() => nsjailPlan({ ...req(), configPath: undefined })).to.throw(/config/);
   });
 
-  it('overrides nsjail defaults that would cut programs short', () => {
-    expect(after(a, '--chroot')).to.deep.equal(['/var/lib/runbox/images/python3.9/rootfs']);
-    expect(after(a, '--time_limit')).to.deep.equal(['0']);
-    expect(after(a, '--rlimit_as')).to.deep.equal(['inf']);
-    expect(after(a, '--rlimit_fsize')).to.deep.equal([String(RUN_LIMITS.fileSizeBytes / 1024 / 1024)]);
-    expect(after(a, '--rlimit_nofile')).to.deep.equal([String(RUN_LIMITS.openFiles)]);
-    expect(after(a, '--rlimit_cpu')).to.deep.equal([String(RUN_LIMITS.cpuTimeRlimitSeconds)]);
-    expect(after(a, '--seccomp_policy')).to.deep.equal(['/opt/runbox/native/build/seccomp.kafel']);
+  it('overrides the nsjail defaults that differ from bubblewrap: nice 19, its rlimits, a time limit', () => {
+    expect(config).to.include('nice_level: 0\n');
+    expect(config).to.include('disable_rl: true\n');
+    expect(config).to.include('time_limit: 0\n');
+    expect(config).to.include('seccomp_policy_file: "/opt/runbox/native/build/seccomp.kafel"\n');
+    expect(config).to.include('mount_proc: false\n');
   });
 
-  it('passes the stage fds, sized tmpfs owned by the slot, and the helpers read-only', () => {
-    const passed = a.flatMap((x, i) => (x === '--pass_fd' ? [a[i + 1]] : []));
-    expect(passed).to.deep.equal(['3', '4']);
-    const mounts = a.flatMap((x, i) => (x === '--mount' ? [a[i + 1]] : []));
-    expect(mounts).to.include(`none:/box:tmpfs:size=${RUN_LIMITS.workspaceBytes},uid=61003,gid=61003,mode=0700`);
-    expect(mounts).to.include(`none:/tmp:tmpfs:size=${RUN_LIMITS.tmpBytes},uid=61003,gid=61003,mode=0700`);
-    expect(mounts).to.include(`none:/dev/shm:tmpfs:size=${RUN_LIMITS.tmpBytes},uid=61003,gid=61003,mode=0700`);
-    expect(after(a, '--bindmount_ro')).to.deep.equal(['/opt/runbox/native/build:/.runbox']);
-    const env = a.flatMap((x, i) => (x === '--env' ? [a[i + 1]] : []));
-    expect(env).to.deep.equal(Object.entries(BASE_ENV).map(([k, v]) => `${k}=${v}`));
-    expect(a.slice(a.indexOf('--') + 1, a.indexOf('--') + 2)).to.deep.equal(['/.runbox/init']);
+  it('mounts what bubblewrap mounts, with the same flags', () => {
+    expect(mount('/')).to.deep.equal([{ src: '/var/lib/runbox/images/python3.9/rootfs', dst: '/', is_bind: true, rw: false, nosuid: true, nodev: true, is_dir: true }]);
+    expect(mount('/proc')).to.deep.equal([{ src: 'proc', dst: '/proc', fstype: 'proc', rw: true, nosuid: true, nodev: true, noexec: true }]);
+    const owner = 'mode=755,uid=61003,gid=61003';
+    expect(mount('/dev')).to.deep.equal([{ src: 'tmpfs', dst: '/dev', fstype: 'tmpfs', options: owner, rw: false, nosuid: true, nodev: true }]);
+    for (const [dst, bytes] of [['/dev/shm', RUN_LIMITS.shmBytes], ['/box', RUN_LIMITS.workspaceBytes], ['/tmp', RUN_LIMITS.tmpBytes]] as const) {
+      expect(mount(dst)).to.deep.equal([{ src: 'tmpfs', dst, fstype: 'tmpfs', options: `size=${bytes},${owner}`, rw: true, nosuid: true, nodev: true }]);
+    }
+    for (const n of DEV_NODES) expect(mount(`/dev/${n}`)).to.deep.equal([{ src: `/dev/${n}`, dst: `/dev/${n}`, is_bind: true, rw: true, nosuid: true, is_dir: false }]);
+    for (const [n, target] of DEV_LINKS) expect(mount(`/dev/${n}`)).to.deep.equal([{ src: target, dst: `/dev/${n}`, is_symlink: true }]);
+    expect(mount('/dev/pts')[0]).to.include({ fstype: 'devpts', nosuid: true, noexec: true });
+    expect(mount('/.runbox')).to.deep.equal([{ src: '/opt/runbox/native/build', dst: '/.runbox', is_bind: true, rw: false, nosuid: true, nodev: true, is_dir: true }]);
+    for (const f of procMasks().files) expect(mount(f)).to.deep.equal([{ src: '/dev/null', dst: f, is_bind: true, rw: false, nosuid: true, nodev: true, is_dir: false }]);
+    for (const d of procMasks().dirs) expect(mount(d)[0]).to.include({ fstype: 'tmpfs', rw: false });
+    // A mount point's parent is mounted before it.
+    const order = mounts.map((m) => m.dst);
+    expect(order.indexOf('/dev')).to.be.lessThan(order.indexOf('/dev/shm'));
+    expect(order.indexOf('/proc')).to.be.lessThan(order.indexOf('/proc/cmdline'));
+  });
+
+  it('passes the stage fds, exactly BASE_ENV plus the spec env, and runs runbox-init', () => {
+    const c = nsjailConfig(req({ env: { PYTHONHASHSEED: '0' } }));
+    expect(c.match(/^pass_fd: .*$/gm)).to.deep.equal(['pass_fd: 3', 'pass_fd: 4']);
+    const env = c.match(/^envar: .*$/gm)!.map((l) => JSON.parse(l.slice('envar: '.length)) as string);
+    expect(env).to.deep.equal(Object.entries({ ...BASE_ENV, PYTHONHASHSEED: '0' }).map(([k, v]) => `${k}=${v}`));
+    expect(c).to.include('exec_bin {\n  path: "/.runbox/init"\n  arg: "--collect-max"\n');
+    expect(c).to.include('  arg: "--"\n  arg: "python3"\n  arg: "main.py"\n}\n');
+  });
+
+  it('writes any argument as a protobuf string literal', () => {
+    expect(protoString('a"b\\c')).to.equal('"a\\"b\\\\c"');
+    expect(protoString('é\n')).to.equal('"\\303\\251\\012"');
+    const c = nsjailConfig(req({ argv: ['sh', '-c', 'echo "x"\n}'] }));
+    expect(c).to.include('  arg: "echo \\"x\\"\\012}"\n');
   });
 
   it('refuses a relative chroot', () => {

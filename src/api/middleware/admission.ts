@@ -1,7 +1,11 @@
 import type Koa from 'koa';
+import type { CompilerId } from '../../compilers/ids.js';
 import { availabilityCache } from '../../compilers/deployment.js';
+import type { CallbackTarget, RunOptions, SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
+import type { RateFigures } from '../../quota/usage.js';
+import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
 import type { RunCodeRequest } from '../schemas.js';
@@ -11,9 +15,64 @@ import type { RunCodeRequest } from '../schemas.js';
 // job (src/quota/admit.ts), so they hold exactly under concurrency; this middleware
 // turns a refusal into its HTTP answer. Nothing is counted for a refused request.
 
-export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {
+/** A run to admit, as every route that admits one (runbox's own and the compatible ones) describes it. */
+export interface RunToAdmit {
+  compiler: CompilerId;
+  code: string;
+  input: string | null;
+  tests: { input: string }[] | null;
+  extraParams: Record<string, unknown> | null;
+  runOptions?: RunOptions | null;
+  callback?: CallbackTarget | null;
+  compat?: Record<string, unknown> | null;
+}
+
+/** Who a run is admitted for: a key's context, or a marketplace subscriber (no key). */
+export type RunCaller = NonNullable<ApiState['auth']>;
+
+/**
+ * Admits one run, or throws the ApiError of its refusal (400 compiler_unavailable,
+ * too_many_tests; 429). `state`, when given, receives the counts behind the rate-limit
+ * headers, for a refusal as well as an admission.
+ */
+export type AdmitRun = (
+  auth: RunCaller,
+  run: RunToAdmit,
+  mode: SubmissionMode,
+  state?: { rate?: RateFigures },
+) => Promise<{ id: string; units: number }>;
+
+export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
   const availableNow = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
+  return async (auth, run, mode, state) => {
+    if (!(await availableNow()).has(run.compiler)) {
+      // 400, not 503: the request names something this deployment does not offer;
+      // retrying it unchanged will not help until an operator installs the image.
+      throw new ApiError(400, 'compiler_unavailable', `compiler ${run.compiler} is not installed on this service (see GET /api/compilers/)`);
+    }
+    const result = await admitSubmission(deps.db, {
+      accountId: auth.accountId,
+      keyId: auth.keyId,
+      ...run,
+      mode,
+      maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+      runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
+      now: deps.clock.now(),
+    });
+    if (result.figures && state) state.rate = result.figures;
+    if (!result.admitted) {
+      if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
+      rejections.inc({ reason: result.reason });
+      throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
+    }
+    deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: run.compiler, mode, units: result.units }, 'submission admitted');
+    return { id: result.id, units: result.units };
+  };
+}
+
+export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {
+  const admit = runAdmitter(deps);
   return async (ctx, next) => {
     if (!route.admits) return next();
     const body = ctx.state.body as RunCodeRequest;
@@ -22,32 +81,24 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     if (body.input !== undefined && body.tests !== undefined) {
       throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
     }
-    if (!(await availableNow()).has(body.compiler)) {
-      // 400, not 503: the request names something this deployment does not offer;
-      // retrying it unchanged will not help until an operator installs the image.
-      throw new ApiError(400, 'compiler_unavailable', `compiler ${body.compiler} is not installed on this service (see GET /api/compilers/)`);
-    }
-    const result = await admitSubmission(deps.db, {
-      accountId: auth.accountId,
-      keyId: auth.keyId,
-      compiler: body.compiler,
-      code: body.code,
-      input: body.tests ? null : (body.input ?? null),
-      tests: body.tests ?? null,
-      extraParams: body.extra_params ?? null,
-      mode: route.admits,
-      maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
-      runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
-      now: deps.clock.now(),
-    });
-    if (result.figures) ctx.state.rate = result.figures;
-    if (!result.admitted) {
-      if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
-      rejections.inc({ reason: result.reason });
-      throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
-    }
-    ctx.state.submission = { id: result.id, units: result.units };
-    deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: body.compiler, mode: route.admits, units: result.units }, 'submission admitted');
+    ctx.state.submission = await admit(
+      auth,
+      {
+        compiler: body.compiler,
+        code: body.code,
+        input: body.tests ? null : (body.input ?? null),
+        tests: body.tests ?? null,
+        extraParams: body.extra_params ?? null,
+      },
+      route.admits,
+      ctx.state,
+    );
     await next();
   };
+}
+
+/** extra_params as the client wrote it, for results to echo unchanged. */
+export function rawExtraParams(rawBody: string): { extraParamsJson?: string } {
+  const raw = rawMember(rawBody, 'extra_params');
+  return raw === undefined ? {} : { extraParamsJson: raw };
 }

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { findKeyByHash } from '../../accounts/accounts.js';
+import { findKeyByHash, type KeyContext } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
 import { hashKey } from '../../accounts/keys.js';
 import { MARKETPLACE_HEADERS, subscriberAccount, validSubscriber, type Marketplace } from '../../accounts/marketplace.js';
@@ -36,31 +36,35 @@ async function marketplaceCaller(ctx: Koa.Context, db: Db, marketplace: Marketpl
   return { kind: 'marketplace', keyId: null, accountId, keyMonthlyLimit: null, revoked: false, allowedOrigins: [], subscriber: user, plan };
 }
 
+/**
+ * The context of a working API key for the REST API (runbox's own and the compatible
+ * ones): 401 for a missing, unknown or revoked key, 403 for a widget key.
+ */
+export async function apiKeyContext(db: Db, key: string): Promise<KeyContext> {
+  const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
+  if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
+  // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
+  const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(db, hashKey(key)) : undefined;
+  if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
+  if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
+  // Widget keys sit in public pages: they work only over the WebSocket, from their
+  // allowed origins (src/api/ws/attach.ts), never on a REST API.
+  if (found.kind === 'widget') {
+    throw new ApiError(
+      403,
+      'widget_key',
+      'this is a widget key: it works only in the <runbox-widget> element (WebSocket /api/v2/ws/) on its allowed origins; use an API key for the REST API',
+    );
+  }
+  return found;
+}
+
 // 401 for a missing, unknown or revoked key on routes that take one (or a marketplace
-// call without the right proxy secret); sets ctx.state.auth.
+// call without the right proxy secret), 403 for a widget key; sets ctx.state.auth.
 export function authenticate(route: RouteDef, db: Db, marketplace: Marketplace | null = null): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
-    const viaMarketplace = route.auth === 'key' ? await marketplaceCaller(ctx, db, marketplace) : undefined;
-    if (viaMarketplace) {
-      ctx.state.auth = viaMarketplace;
-    } else if (route.auth === 'key') {
-      const key = keyFromHeader(ctx.get('Authorization'));
-      const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
-      if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
-      // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
-      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(db, hashKey(key)) : undefined;
-      if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
-      if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
-      // Widget keys sit in public pages: they work only over the WebSocket, from their
-      // allowed origins (src/api/ws/attach.ts), never on the REST API.
-      if (found.kind === 'widget') {
-        throw new ApiError(
-          403,
-          'widget_key',
-          'this is a widget key: it works only in the <runbox-widget> element (WebSocket /api/v2/ws/) on its allowed origins; use an API key for the REST API',
-        );
-      }
-      ctx.state.auth = found;
+    if (route.auth === 'key') {
+      ctx.state.auth = (await marketplaceCaller(ctx, db, marketplace)) ?? (await apiKeyContext(db, keyFromHeader(ctx.get('Authorization'))));
     }
     if (route.auth === 'admin') {
       const key = keyFromHeader(ctx.get('Authorization'));

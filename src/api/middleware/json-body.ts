@@ -103,45 +103,53 @@ export function validate<T>(schema: TSchema, value: unknown): T {
   return value as T;
 }
 
+/**
+ * Reads the request's JSON body with every check above. `acceptText`: a body sent as
+ * text/plain (or with no Content-Type) is read as JSON too, for clients that cannot
+ * set the header (the Piston compatible routes).
+ */
+export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boolean } = {}): Promise<unknown> {
+  const typeOk = ctx.request.is('application/json') || (options.acceptText && (!ctx.get('Content-Type') || ctx.request.is('text/plain')));
+  if (!typeOk) {
+    throw bad('unsupported_content_type', `Content-Type must be application/json, not ${ctx.get('Content-Type') || '(none)'}`);
+  }
+  const charset = ctx.request.charset;
+  if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+    throw bad('unsupported_charset', `the body must be UTF-8, not ${charset}`);
+  }
+  const max = REQUEST_LIMITS.bodyMaxBytes;
+  const tooLarge = bad('body_too_large', `the body is larger than ${max} bytes`);
+  const declared = Number(ctx.get('Content-Length') || '0');
+  if (declared > DISCARD_MAX_BYTES) {
+    ctx.set('Connection', 'close');
+    throw tooLarge;
+  }
+  const raw = await readRaw(ctx.req, max);
+  if (raw === 'too_large') {
+    ctx.set('Connection', 'close');
+    throw tooLarge;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw bad('invalid_utf8', 'the body is not valid UTF-8');
+  }
+  if (text.trim() === '') throw bad('invalid_json', 'the body is empty; a JSON object is required');
+  if (jsonDepth(text) > REQUEST_LIMITS.jsonMaxDepth) {
+    throw bad('too_deeply_nested', `the JSON body is nested deeper than ${REQUEST_LIMITS.jsonMaxDepth} levels`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw bad('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
 export function jsonBody(route: RouteDef): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     if (!route.body) return next();
-    if (!ctx.request.is('application/json')) {
-      throw bad('unsupported_content_type', `Content-Type must be application/json, not ${ctx.get('Content-Type') || '(none)'}`);
-    }
-    const charset = ctx.request.charset;
-    if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
-      throw bad('unsupported_charset', `the body must be UTF-8, not ${charset}`);
-    }
-    const max = REQUEST_LIMITS.bodyMaxBytes;
-    const tooLarge = bad('body_too_large', `the body is larger than ${max} bytes`);
-    const declared = Number(ctx.get('Content-Length') || '0');
-    if (declared > DISCARD_MAX_BYTES) {
-      ctx.set('Connection', 'close');
-      throw tooLarge;
-    }
-    const raw = await readRaw(ctx.req, max);
-    if (raw === 'too_large') {
-      ctx.set('Connection', 'close');
-      throw tooLarge;
-    }
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-    } catch {
-      throw bad('invalid_utf8', 'the body is not valid UTF-8');
-    }
-    if (text.trim() === '') throw bad('invalid_json', 'the body is empty; a JSON object is required');
-    if (jsonDepth(text) > REQUEST_LIMITS.jsonMaxDepth) {
-      throw bad('too_deeply_nested', `the JSON body is nested deeper than ${REQUEST_LIMITS.jsonMaxDepth} levels`);
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      throw bad('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
-    }
-    ctx.state.body = validate(route.body, value);
+    ctx.state.body = validate(route.body, await readJsonBody(ctx));
     await next();
   };
 }

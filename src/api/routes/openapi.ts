@@ -1,3 +1,4 @@
+import { compatRoutes } from '../../compat/index.js';
 import { openApiDocument } from '../openapi.js';
 import type { RouteDef } from '../route.js';
 import { routes } from './index.js';
@@ -14,7 +15,7 @@ export const openApiRoute: RouteDef = {
   handler: () => {
     let doc: object | undefined;
     return async (ctx) => {
-      doc ??= openApiDocument(routes());
+      doc ??= openApiDocument(routes(), compatRoutes());
       ctx.body = doc;
     };
   },

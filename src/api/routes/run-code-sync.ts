@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResultJson, waitForRunEnd } from '../live.js';
 import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
@@ -7,8 +7,9 @@ import { RunResultSchema } from '../../result.js';
 
 // POST /api/v2/run-code-sync/: admitted like any run (mode 'sync': refused at once when
 // no slot is free, claimed ahead of queued asynchronous jobs), then the request waits
-// for the run to end and answers with the result. A client that goes away stops only
-// the waiting: the job ends normally and frees its slot like any other.
+// for the run to end and answers with the result. A client that goes away stops the
+// run (src/queue/cancel.ts): its runner kills the sandbox at once and the account's
+// slot frees; the run stays counted.
 export const runCodeSyncRoute: RouteDef = {
   method: 'POST',
   path: '/api/v2/run-code-sync/',
@@ -30,24 +31,13 @@ export const runCodeSyncRoute: RouteDef = {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
     const id = ctx.state.submission!.id;
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!ctx.res.writableFinished) gone.abort(new Error('client went away'));
-    };
-    ctx.res.once('close', onClose);
-    try {
-      await live.done.waitFor(id, gone.signal);
-    } catch (err) {
-      if (gone.signal.aborted) {
-        // Nobody to answer; the job runs to its end without us.
-        ctx.respond = false;
-        return;
-      }
-      throw err;
-    } finally {
-      ctx.res.off('close', onClose);
+    if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log))) {
+      // Nobody to answer: the run was cancelled (it stays counted).
+      ctx.respond = false;
+      return;
     }
     ctx.set('X-Submission-Id', id);
-    ctx.body = await storedResult(deps.db, id);
+    ctx.type = 'application/json';
+    ctx.body = await storedResultJson(deps.db, id);
   },
 };

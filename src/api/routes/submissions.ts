@@ -1,8 +1,9 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
-import { storedResult } from '../live.js';
+import { storedResultJson } from '../live.js';
 import type { RouteDef } from '../route.js';
 import { RunResultSchema } from '../../result.js';
+import { orderedJson, RawJson } from '../../util/raw-json.js';
 
 // GET /api/v2/submissions/:id: a submission of the caller's account, its state and
 // times, its result once it has ended and its latest callback delivery. Anything
@@ -49,7 +50,7 @@ export const submissionsRoute: RouteDef = {
       if (!UUID.test(id)) throw notFound;
       const row = await db
         .selectFrom('submissions')
-        .select(['id', 'state', 'created_at', 'started_at', 'finished_at', 'result', 'account_id'])
+        .select(['id', 'state', 'created_at', 'started_at', 'finished_at', 'account_id'])
         .where('id', '=', id)
         .where('account_id', '=', auth.accountId)
         .executeTakeFirst();
@@ -62,22 +63,27 @@ export const submissionsRoute: RouteDef = {
         .orderBy('id', 'desc')
         .executeTakeFirst();
       const ended = row.state === 'finished' || row.state === 'failed';
-      ctx.body = {
-        id: row.id,
-        state: row.state,
-        created_at: iso(row.created_at),
-        started_at: iso(row.started_at),
-        finished_at: iso(row.finished_at),
-        ...(ended ? { result: row.result ?? (await storedResult(db, id)) } : {}),
-        callback: delivery
-          ? {
-              state: delivery.state,
-              attempts: delivery.attempts,
-              last_status: delivery.last_status,
-              last_error: delivery.last_error,
-              next_attempt_at: delivery.state === 'pending' ? iso(delivery.run_at) : null,
-            }
-          : null,
-      };
+      // The result in its documented field order, extra_params as sent (src/result.ts).
+      ctx.type = 'application/json';
+      ctx.body = orderedJson([
+        ['id', row.id],
+        ['state', row.state],
+        ['created_at', iso(row.created_at)],
+        ['started_at', iso(row.started_at)],
+        ['finished_at', iso(row.finished_at)],
+        ['result', ended ? new RawJson(await storedResultJson(db, id)) : undefined],
+        [
+          'callback',
+          delivery
+            ? {
+                state: delivery.state,
+                attempts: delivery.attempts,
+                last_status: delivery.last_status,
+                last_error: delivery.last_error,
+                next_attempt_at: delivery.state === 'pending' ? iso(delivery.run_at) : null,
+              }
+            : null,
+        ],
+      ]);
     },
 };

@@ -38,6 +38,9 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
   const available = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node's HTTP server stops listening for errors on an upgraded socket; a reset
+    // during the key lookup below would otherwise take the whole process down.
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!WS_PATHS.has(url.pathname)) return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}`);
     const key = keyFromHeader(req.headers.authorization ?? '') || (url.searchParams.get('key') ?? '');

@@ -4,7 +4,7 @@ import { REQUEST_LIMITS } from '../../limits.js';
 import { CompilerIdSchema, ExtraParams, Utf8Text } from '../schemas.js';
 
 // The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler"}.
-// Server to client: {"type":"output","id","stream","data"} as the program writes,
+// Server to client: {"type":"output","id","seq","stream","data"} as the program writes,
 // then {"type":"result","id",...result,"submission_id"}; or {"type":"error","id","code","message"}.
 
 export const WsRunMessage = Type.Object({

@@ -3,9 +3,11 @@ import type { WebSocket } from 'ws';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { OutputMessage } from '../../queue/output-channel.js';
+import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
-import { storedResult, type LiveResults } from '../live.js';
+import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { parseClientMessage, type WsRunMessage } from './messages.js';
 import { widgetRefusalText } from './widget-text.js';
@@ -13,7 +15,7 @@ import { widgetRefusalText } from './widget-text.js';
 // One WebSocket connection: each run message is admitted like any run (mode 'ws'),
 // its output is relayed as the runner publishes it, in order, and the result follows.
 // A bad message or a refused run is answered with an error message; the connection
-// stays open. Closing it stops the relaying only: runs end normally.
+// stays open. Closing it stops the runs still going (src/queue/cancel.ts).
 
 /** After the run's end is seen, how long to wait for output messages still on their way. */
 const OUTPUT_GRACE_MS = 1000;
@@ -32,10 +34,22 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   };
   const error = (id: string | null, code: string, message: string, extra: object = {}) => send({ type: 'error', id, code, message, ...extra });
 
-  ws.on('close', () => closed.abort(new Error('connection closed')));
+  // A malformed frame (unmasked, bad UTF-8, reserved bits, over maxPayload) is an
+  // 'error' here: ws has already closed this connection with the matching code
+  // (1002, 1007, 1009). Without a listener it would be thrown and end the process.
+  ws.on('error', (err) => deps.log?.info?.({ err: err.message }, 'WebSocket connection closed on a protocol error'));
+  // Runs admitted on this connection and not yet answered.
+  const inFlight = new Set<string>();
+  ws.on('close', () => {
+    closed.abort(new Error('connection closed'));
+    for (const id of inFlight) {
+      cancelSubmission(deps.db, id).catch((e: Error) => deps.log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
+    }
+  });
   ws.on('message', (data, isBinary) => {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
-    const parsed = parseClientMessage(data.toString('utf8'));
+    const text = data.toString('utf8');
+    const parsed = parseClientMessage(text);
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
     const now = performance.now();
     if (now - lastRunAt < 1000 / WEBSOCKET_RUNS_PER_SECOND) {
@@ -43,13 +57,13 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       return error(parsed.message.id, 'rate_limited', `at most ${WEBSOCKET_RUNS_PER_SECOND} run per second per connection`);
     }
     lastRunAt = now;
-    run(parsed.message).catch((err: Error) => {
+    run(parsed.message, text).catch((err: Error) => {
       deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
       error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
     });
   });
 
-  async function run(msg: WsRunMessage): Promise<void> {
+  async function run(msg: WsRunMessage, raw: string): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
@@ -61,11 +75,12 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     const ended = new Promise<void>((r) => (endSeen = r));
     const early = new Map<number, OutputMessage>();
     const relay = (m: OutputMessage) => {
+      if (m.n < expected) return; // already relayed (a replay repeats what arrived live)
       early.set(m.n, m);
       for (let next = early.get(expected); next; next = early.get(expected)) {
         early.delete(expected);
         if ('end' in next) endAt = next.n;
-        else send({ type: 'output', id: msg.id, stream: next.s, data: next.d });
+        else send({ type: 'output', id: msg.id, seq: next.n, stream: next.s, data: next.d });
         expected++;
       }
       if (endAt !== null && expected > endAt) endSeen();
@@ -81,8 +96,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         input: msg.input ?? null,
         tests: null,
         extraParams: msg.extra_params ?? null,
+        ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
         mode: 'ws',
         maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+        runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
         now: deps.clock.now(),
       });
       if (!admission.admitted) {
@@ -95,15 +112,33 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         return error(msg.id, admission.reason, admission.message, { retry_after: admission.retryAfterSeconds });
       }
       try {
+        inFlight.add(submissionId);
+        // Closed while admitting: the close handler did not see this run.
+        if (closed.signal.aborted) {
+          await cancelSubmission(deps.db, submissionId);
+          return;
+        }
         await deps.live.done.waitFor(submissionId, closed.signal);
       } catch {
-        return; // the connection is gone
+        return; // the connection is gone; its close handler stops the run
+      } finally {
+        inFlight.delete(submissionId);
       }
+      // Whatever notifications missed (the listener reconnected meanwhile) comes from the store.
+      await deps.live.outputs.replay(submissionId, expected).catch(() => {});
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
       clearTimeout(timer);
-      const result = await storedResult(deps.db, submissionId);
-      send({ ...result, type: 'result', id: msg.id, submission_id: submissionId });
+      // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
+      const result = await storedResultJson(deps.db, submissionId, {
+        first: [
+          ['type', 'result'],
+          ['id', msg.id],
+        ],
+        omit: ['id'],
+        last: [['submission_id', submissionId]],
+      });
+      if (ws.readyState === ws.OPEN) ws.send(result);
     } finally {
       unsubscribe();
     }

@@ -1,12 +1,14 @@
 import { execa } from 'execa';
 import { resolve } from 'node:path';
+import { debianMirror } from '../../images/apt-sources.js';
 import type { Compression } from '../../images/archive.js';
 import { abandonBuilds, buildImage, type BuildResult } from '../../images/build.js';
-import { importImage } from '../../images/import.js';
+import { importCaps, importImage } from '../../images/import.js';
 import { listImages } from '../../images/list.js';
 import { packImage } from '../../images/pack.js';
 import { assertImageName, selectRecipes } from '../../images/recipes.js';
 import { removeImage } from '../../images/store.js';
+import { removeStaleWorkDirs } from '../../images/work-dirs.js';
 import { type Command, UsageError } from '../command.js';
 
 // runbox-admin image …: build, list, remove, pack and import compiler images.
@@ -57,7 +59,7 @@ export const imageCommands: Command[] = [
           results.push(
             await buildImage(recipe, {
               imagesDir: config.RUNBOX_IMAGES_DIR,
-              mirror: config.RUNBOX_DEBIAN_MIRROR,
+              mirror: () => debianMirror(config.RUNBOX_DEBIAN_MIRROR),
               force: values.force === true,
               log: progress,
             }),
@@ -74,6 +76,11 @@ export const imageCommands: Command[] = [
       }
       return results;
     },
+  },
+  {
+    name: 'image clean',
+    summary: 'Remove the work directories (.build-*, .import-*) that killed builds and imports left behind; running ones are kept.',
+    run: async ({ config }) => ({ removed: await removeStaleWorkDirs(config.RUNBOX_IMAGES_DIR, progress) }),
   },
   {
     name: 'image list',
@@ -118,7 +125,7 @@ export const imageCommands: Command[] = [
     allowPositionals: true,
     run: async ({ positionals, config }) => {
       if (positionals.length !== 1) throw new UsageError('name exactly one archive file');
-      return importImage(resolve(positionals[0]!), config.RUNBOX_IMAGES_DIR, progress);
+      return importImage(resolve(positionals[0]!), config.RUNBOX_IMAGES_DIR, importCaps(config), progress);
     },
   },
 ];

@@ -89,9 +89,17 @@ export async function sweepStaleJobs(parents: readonly string[], ownPid: number)
       const m = JOB_NAME.exec(e);
       if (!m || Number(m[1]) === ownPid || isAlive(Number(m[1]))) continue;
       const dir = join(parent, e);
-      await killUntilEmpty(join(dir, 'cgroup.procs'));
-      await removeDir(dir);
-      swept.push(dir);
+      try {
+        // The program's cgroup below the job goes first (rmdir needs an empty job).
+        const below = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(dir, d.name));
+        for (const d of [...below, dir]) await killUntilEmpty(join(d, 'cgroup.procs'));
+        for (const d of [...below, dir]) await removeDir(d);
+        swept.push(dir);
+      } catch {
+        // Best effort: another process on this host may be sweeping the same cgroup, or the
+        // kernel may still be releasing it. A leftover costs nothing but a directory and is
+        // retried at the next start; refusing to start over it would cost the host a runner.
+      }
     }
   }
   return swept;

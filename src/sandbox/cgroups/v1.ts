@@ -10,6 +10,9 @@ export const V1_CONTROLLERS = ['memory', 'pids', 'cpu', 'cpuacct'] as const;
 export type V1Controller = (typeof V1_CONTROLLERS)[number];
 
 const CPU_PERIOD_US = 100_000;
+/** The program's cgroup below the job in the memory and cpuacct hierarchies: the
+ *  launcher (nsjail, bwrap) stays in the job, limited with the program but not counted. */
+const PROGRAM = 'program';
 let jobSeq = 0;
 
 // Cgroup files are read and written synchronously: see kill.ts.
@@ -55,9 +58,10 @@ export class CgroupV1 implements CgroupBackend {
     const dirs = {} as Record<V1Controller, string>;
     for (const c of V1_CONTROLLERS) dirs[c] = join(this.own[c], name);
     const unique = [...new Set(Object.values(dirs))];
-    const job = new JobV1(dirs, unique);
+    const program = [...new Set([dirs.memory, dirs.cpuacct])].map((d) => join(d, PROGRAM));
+    const job = new JobV1(dirs, unique, program);
     try {
-      for (const d of unique) mkdirSync(d);
+      for (const d of [...unique, ...program]) mkdirSync(d);
       writeFileSync(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
       // No swap: memsw (memory + swap) gets the same cap, when the kernel accounts swap.
       const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
@@ -75,12 +79,15 @@ export class CgroupV1 implements CgroupBackend {
 
 class JobV1 implements JobCgroup {
   readonly procsFiles: readonly string[];
+  readonly programProcsFiles: readonly string[];
 
   constructor(
     private readonly dirs: Readonly<Record<V1Controller, string>>,
     private readonly unique: readonly string[],
+    private readonly program: readonly string[],
   ) {
     this.procsFiles = unique.map((d) => join(d, 'cgroup.procs'));
+    this.programProcsFiles = program.map((d) => join(d, 'cgroup.procs'));
   }
 
   async processIds(): Promise<number[]> {
@@ -88,21 +95,23 @@ class JobV1 implements JobCgroup {
   }
 
   async counters(): Promise<JobCounters> {
+    // v1 counts an OOM kill where the victim lives: the program's cgroup or the job.
+    const memory = join(this.dirs.memory, PROGRAM);
     return {
-      oomKills: readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill'),
+      oomKills: readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill') + readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
       taskLimitHits: readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
-      cpuNs: readNumber(join(this.dirs.cpuacct, 'cpuacct.usage')),
-      memoryPeakBytes: readNumber(join(this.dirs.memory, 'memory.max_usage_in_bytes')),
+      cpuNs: readNumber(join(this.dirs.cpuacct, PROGRAM, 'cpuacct.usage')),
+      memoryPeakBytes: readNumber(join(memory, 'memory.max_usage_in_bytes')),
     };
   }
 
   async killAll(spare?: number): Promise<void> {
     // Every hierarchy holds the same processes once joined; a process that had joined
     // only some of them (a failed shim) is caught by checking each.
-    for (const f of this.procsFiles) await killUntilEmpty(f, spare);
+    for (const f of [...this.programProcsFiles, ...this.procsFiles]) await killUntilEmpty(f, spare);
   }
 
   async remove(): Promise<void> {
-    for (const d of this.unique) await removeDir(d);
+    for (const d of [...this.program, ...this.unique]) await removeDir(d);
   }
 }

@@ -56,6 +56,9 @@ export class CgroupV2 implements CgroupBackend {
 
 export class JobV2 implements JobCgroup {
   readonly procsFiles: readonly string[];
+  // One hierarchy: a program cgroup below the job would need the launcher in a leaf of
+  // its own too (no processes in inner cgroups); the job is measured as a whole.
+  readonly programProcsFiles: readonly string[] = [];
 
   constructor(readonly dir: string) {
     this.procsFiles = [join(dir, 'cgroup.procs')];

@@ -1,8 +1,10 @@
 import { SANDBOX_LAYOUT } from '../spec.js';
 import { checkRootfs, initArgv, sandboxEnv, type LaunchPlan, type LaunchRequest } from './common.js';
+import { procMasks } from './world.js';
 
 // bubblewrap (Debian 0.8), run unprivileged: the shim has already dropped to the slot's
-// uid, and bwrap maps that same uid inside a new user namespace.
+// uid, and bwrap maps that same uid inside a new user namespace. Its `--dev` makes the
+// /dev that world.ts describes (and nsjail copies).
 
 /** bwrap's outer process and runbox-init (PID 1 inside, so the program is not). */
 export const BWRAP_FIXED_PROCESSES = 2;
@@ -30,11 +32,16 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--clearenv',
   ];
   for (const [k, v] of sandboxEnv(spec)) argv.push('--setenv', k, v);
+  argv.push('--ro-bind', checkRootfs(spec.rootfs), '/', '--proc', '/proc');
+  const masks = procMasks();
+  for (const f of masks.files) argv.push('--ro-bind', '/dev/null', f);
+  for (const d of masks.dirs) argv.push('--tmpfs', d, '--remount-ro', d);
   argv.push(
-    '--ro-bind', checkRootfs(spec.rootfs), '/',
-    '--proc', '/proc',
     '--dev', '/dev',
-    // --size applies to the --tmpfs right after it.
+    // --size applies to the --tmpfs right after it. /dev itself is read-only: only
+    // /dev/shm (and the workspace and /tmp) can be written, each within its size.
+    '--size', String(limits.shmBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
     '--size', String(limits.workspaceBytes), '--tmpfs', SANDBOX_LAYOUT.workspace,
     '--size', String(limits.tmpBytes), '--tmpfs', SANDBOX_LAYOUT.tmp,
     '--ro-bind', req.helpersDir, SANDBOX_LAYOUT.helpers,

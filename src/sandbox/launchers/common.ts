@@ -14,6 +14,10 @@ export interface LaunchRequest {
   helpersDir: string;
   /** Absolute path of the launcher binary. */
   launcherPath: string;
+  /** Where a launcher that takes a config file (nsjail) finds it: private to this run. */
+  configPath?: string;
+  /** Descriptors of the program's cgroup.procs files, which runbox-init joins first. */
+  programCgroupFds?: number[];
 }
 
 export interface LaunchPlan {
@@ -23,6 +27,8 @@ export interface LaunchPlan {
   dropPrivileges: boolean;
   /** The launcher's own processes in the job cgroup, runbox-init included: not the program's. */
   fixedProcesses: number;
+  /** Written to LaunchRequest.configPath before the launcher starts, removed after. */
+  configText?: string;
 }
 
 export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
@@ -32,6 +38,7 @@ export function initArgv(req: LaunchRequest): string[] {
   const { spec, limits } = req;
   if (spec.argv.length === 0) throw new Error('empty argv');
   const out = [INIT_PATH, '--collect-max', String(limits.collectBytes)];
+  for (const fd of req.programCgroupFds ?? []) out.push('--cgroup-fd', String(fd));
   for (const name of spec.collect ?? []) {
     if (!isPlainName(name)) throw new Error(`collect name is not a plain name: ${JSON.stringify(name)}`);
     out.push('--collect', name);

@@ -1,0 +1,159 @@
+import Type from 'typebox';
+import { ApiError } from '../../api/errors.js';
+import type { RunToAdmit } from '../../api/middleware/admission.js';
+import type { CallbackTarget, RunOptions } from '../../db/schema.js';
+import { clampStageLimit, REQUEST_LIMITS } from '../../limits.js';
+import { compilerOfLanguage } from './languages.js';
+import type { Judge0Kept } from './view.js';
+
+// A Judge0 submission request (app/models/submission.rb's validations, with its
+// messages) turned into a runbox run. Limits above runbox's are clamped, never raised:
+// the run's wall timer is the lowest of wall_time_limit and cpu_time_limit +
+// cpu_extra_time (seconds), memory_limit is in KB. What runbox cannot do (additional
+// files archives, compiler options, network) is refused rather than ignored.
+
+/** Judge0's validation answer: 422 {"field": ["message", …]}. */
+export class Judge0FieldErrors extends ApiError {
+  constructor(readonly fields: Record<string, string[]>) {
+    super(422, 'invalid_fields', Object.entries(fields).map(([f, m]) => `${f} ${m.join(', ')}`).join('; '));
+  }
+}
+
+const Num = (description: string) => Type.Optional(Type.Union([Type.Number(), Type.String()], { description }));
+const Text = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+
+export const Judge0SubmissionRequest = Type.Object(
+  {
+    source_code: Type.String({ description: 'Base64 encoded with ?base64_encoded=true.' }),
+    language_id: Type.Union([Type.Integer(), Type.String()], { description: 'A Judge0 CE language id (GET /judge0/languages).' }),
+    stdin: Text('Base64 encoded with ?base64_encoded=true.'),
+    expected_output: Text('Judged against stdout: Accepted or Wrong Answer. Base64 encoded with ?base64_encoded=true.'),
+    cpu_time_limit: Num('Seconds.'),
+    cpu_extra_time: Num('Seconds.'),
+    wall_time_limit: Num('Seconds.'),
+    memory_limit: Num('KB.'),
+    stack_limit: Num('Accepted; runbox applies its own.'),
+    max_processes_and_or_threads: Num('Accepted; runbox applies its own.'),
+    max_file_size: Num('Accepted; runbox applies its own.'),
+    number_of_runs: Num('Accepted; runbox runs once.'),
+    command_line_arguments: Text('Split at whitespace and passed to the program.'),
+    redirect_stderr_to_stdout: Type.Optional(Type.Boolean()),
+    callback_url: Text("Receives the finished submission by PUT, through runbox's signed, retried callback sender."),
+  },
+  { description: 'A Judge0 CE submission.' },
+);
+
+export const Judge0BatchRequest = Type.Object({ submissions: Type.Array(Judge0SubmissionRequest) });
+
+export interface Judge0Run {
+  run: RunToAdmit;
+}
+
+const isBlank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+
+function decodeText(value: unknown, base64: boolean): string | null | 'invalid' {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') return 'invalid';
+  if (!base64) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'base64'));
+  } catch {
+    return 'invalid';
+  }
+}
+
+export function judge0Run(body: unknown, base64: boolean): Judge0Run {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Judge0FieldErrors({ submission: ['must be a JSON object'] });
+  const b = body as Record<string, unknown>;
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+
+  const code = decodeText(b['source_code'], base64);
+  if (isBlank(b['source_code'])) add('source_code', "can't be blank");
+  else if (code === 'invalid' || code === null || code.includes('\u0000')) add('source_code', base64 ? 'is not Base64 encoded UTF-8 text' : 'must be UTF-8 text without NUL characters');
+  else if (Buffer.byteLength(code) > REQUEST_LIMITS.codeMaxBytes) add('source_code', `is too long (maximum is ${REQUEST_LIMITS.codeMaxBytes} bytes)`);
+
+  let compiler: ReturnType<typeof compilerOfLanguage>;
+  const languageId = typeof b['language_id'] === 'string' && /^\d+$/.test(b['language_id']) ? Number(b['language_id']) : b['language_id'];
+  if (isBlank(b['language_id'])) add('language_id', "can't be blank");
+  else if (typeof languageId !== 'number' || !Number.isInteger(languageId) || !(compiler = compilerOfLanguage(languageId))) {
+    add('language_id', `language with id ${String(b['language_id'])} doesn't exist`);
+  }
+
+  const texts: Record<'stdin' | 'expected_output', string | null> = { stdin: null, expected_output: null };
+  for (const field of ['stdin', 'expected_output'] as const) {
+    const value = decodeText(b[field], base64);
+    if (value === 'invalid' || (value !== null && value.includes('\u0000'))) add(field, base64 ? 'is not Base64 encoded UTF-8 text' : 'must be UTF-8 text without NUL characters');
+    else if (value !== null && Buffer.byteLength(value) > REQUEST_LIMITS.inputMaxBytes) add(field, `is too long (maximum is ${REQUEST_LIMITS.inputMaxBytes} bytes)`);
+    else texts[field] = value;
+  }
+
+  const numbers: Record<string, number | null> = {};
+  for (const field of ['cpu_time_limit', 'cpu_extra_time', 'wall_time_limit', 'memory_limit', 'stack_limit', 'max_processes_and_or_threads', 'max_file_size', 'number_of_runs']) {
+    const v = b[field];
+    if (v === undefined || v === null || v === '') {
+      numbers[field] = null;
+      continue;
+    }
+    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+    if (!Number.isFinite(n)) add(field, 'is not a number');
+    else if (n < 0) add(field, 'must be greater than or equal to 0');
+    else numbers[field] = n;
+  }
+
+  const argsText = b['command_line_arguments'];
+  if (argsText !== undefined && argsText !== null && (typeof argsText !== 'string' || argsText.length > 512 || argsText.includes('\u0000'))) {
+    add('command_line_arguments', 'is too long (maximum is 512 characters)');
+  }
+  let callback: CallbackTarget | null = null;
+  const url = b['callback_url'];
+  if (!isBlank(url)) {
+    let parsed: URL | undefined;
+    try {
+      parsed = typeof url === 'string' ? new URL(url) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || (url as string).length > 2048) add('callback_url', 'is not a valid http or https URL');
+    else callback = { url: url as string, method: 'PUT', format: 'judge0' };
+  }
+  if (!isBlank(b['additional_files'])) add('additional_files', 'are not supported by this service');
+  if (!isBlank(b['compiler_options'])) add('compiler_options', 'are not supported by this service');
+  if (b['enable_network'] === true) add('enable_network', 'this option cannot be enabled');
+  if (Object.keys(errors).length > 0) throw new Judge0FieldErrors(errors);
+
+  const options: RunOptions = {};
+  const args = typeof argsText === 'string' ? argsText.split(/\s+/).filter((a) => a !== '') : [];
+  if (args.length > 0) options.args = args;
+  const wall = numbers['wall_time_limit'] ?? null;
+  const cpu = numbers['cpu_time_limit'] ?? null;
+  const timeouts = [wall, cpu === null ? null : cpu + (numbers['cpu_extra_time'] ?? 0)].filter((t): t is number => t !== null && t !== undefined && t > 0);
+  if (timeouts.length > 0 || numbers['memory_limit']) {
+    options.run = {};
+    if (timeouts.length > 0) options.run.timeout_ms = clampStageLimit('timeoutMs', Math.min(...timeouts) * 1000);
+    if (numbers['memory_limit']) options.run.memory_bytes = clampStageLimit('memoryBytes', numbers['memory_limit'] * 1024);
+  }
+  const kept: Judge0Kept = {
+    language_id: languageId as number,
+    expected_output: texts.expected_output,
+    callback_url: callback?.url ?? null,
+    command_line_arguments: typeof argsText === 'string' ? argsText : null,
+    cpu_time_limit: cpu,
+    cpu_extra_time: numbers['cpu_extra_time'] ?? null,
+    wall_time_limit: wall,
+    memory_limit: numbers['memory_limit'] ?? null,
+    redirect_stderr_to_stdout: b['redirect_stderr_to_stdout'] === true,
+  };
+  return {
+    run: {
+      compiler: compiler!,
+      code: code as string,
+      input: texts.stdin,
+      tests: null,
+      extraParams: null,
+      runOptions: Object.keys(options).length > 0 ? options : null,
+      callback,
+      compat: kept as unknown as Record<string, unknown>,
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import type Koa from 'koa';
+import { deploymentAvailability } from '../../compilers/deployment.js';
+import { compilerEntry } from '../../compilers/catalogue.js';
+import { ApiError } from '../../api/errors.js';
+import { runAdmitter } from '../../api/middleware/admission.js';
+import { apiKeyContext, keyFromHeader } from '../../api/middleware/authenticate.js';
+import { readJsonBody } from '../../api/middleware/json-body.js';
+import { storedResult, waitForRunEnd } from '../../api/live.js';
+import type { ApiDeps, RouteDef } from '../../api/route.js';
+import type { CompatApi } from '../mount.js';
+import { PistonExecuteRequest, pistonJob } from './request.js';
+import { PistonError, PistonExecuteResponse, PistonRuntimeList, pistonResponse } from './response.js';
+import { pistonRuntimes } from './runtimes.js';
+
+// Piston v2 (engineer-man/piston api/src/api/v2.js) at /piston/api/v2/: the runtimes
+// and execute. An execute is a synchronous runbox run of mode 'piston': admitted,
+// counted and limited like POST /api/v2/run-code-sync/, answered in Piston's shape.
+// The key comes in Authorization, or, for clients that cannot set a header (the npm
+// piston-client sends none), as the path segment after /piston/.
+
+const TAGS = ['Piston v2 compatible'];
+const KEY_IN_PATH = /^\/piston\/(?!api(?:\/|$))[^/]+/;
+
+const availableRuntimes = (deps: ApiDeps) => async () =>
+  pistonRuntimes(await deploymentAvailability(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS));
+
+export const pistonRuntimesRoute: RouteDef = {
+  method: 'GET',
+  path: '/piston/api/v2/runtimes',
+  operationId: 'pistonRuntimes',
+  tags: TAGS,
+  summary: "Piston's runtimes: one per installed compiler, under Piston's language names and aliases.",
+  auth: 'none',
+  responses: { 200: { description: 'The runtimes.', schema: PistonRuntimeList } },
+  errors: [404, 405, 500],
+  errorBody: PistonError,
+  handler: (deps) => {
+    const runtimes = availableRuntimes(deps);
+    return async (ctx) => {
+      ctx.body = (await runtimes()).map(({ language, version, aliases, runtime }) => ({ language, version, aliases, ...(runtime ? { runtime } : {}) }));
+    };
+  },
+};
+
+export const pistonExecuteRoute: RouteDef = {
+  method: 'POST',
+  path: '/piston/api/v2/execute',
+  operationId: 'pistonExecute',
+  tags: TAGS,
+  summary: 'Run code the way Piston does and answer with its result.',
+  description: [
+    'Piston v2 execute. The key goes in Authorization, or as the path segment after /piston/ (/piston/{key}/api/v2/execute) for',
+    'clients that cannot set a header; a key in the path appears in access logs. A text/plain body (or none) that parses as JSON',
+    "is accepted. Counted and limited like a synchronous run; limits above runbox's are clamped. 429 answers carry Retry-After.",
+  ].join(' '),
+  auth: 'key',
+  maintenance: true,
+  body: PistonExecuteRequest,
+  responses: { 200: { description: "The result in Piston's shape.", schema: PistonExecuteResponse } },
+  errors: [400, 401, 403, 404, 405, 415, 429, 500, 503],
+  errorBody: PistonError,
+  handler: (deps) => {
+    const runtimes = availableRuntimes(deps);
+    const admit = runAdmitter(deps);
+    return async (ctx) => {
+      const live = deps.live;
+      if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
+      const key = typeof ctx.params['key'] === 'string' ? ctx.params['key'] : keyFromHeader(ctx.get('Authorization'));
+      const auth = await apiKeyContext(deps.db, key);
+      const job = pistonJob(await readJsonBody(ctx, { acceptText: true }), await runtimes());
+      const { id } = await admit(auth, job.run, 'piston');
+      if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log))) {
+        ctx.respond = false;
+        return;
+      }
+      ctx.set('X-Submission-Id', id);
+      ctx.body = pistonResponse(await storedResult(deps.db, id), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
+    };
+  },
+};
+
+function renderError(ctx: Koa.Context, err: ApiError): void {
+  // Piston answers a body of another type with 415 (its v2 router's first check).
+  ctx.status = err.code === 'unsupported_content_type' ? 415 : err.status;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.type = 'application/json';
+  ctx.body = { message: err.message };
+}
+
+export const pistonApi: CompatApi = {
+  prefix: '/piston',
+  routes: [pistonRuntimesRoute, pistonExecuteRoute],
+  // Each route also at /piston/<key>/api/v2/...
+  pathsOf: (route) => [route.path, route.path.replace(/^\/piston\//, '/piston/:key/')].flatMap((p) => [p, `${p}/`]),
+  renderError,
+  loggedPath: (path) => path.replace(KEY_IN_PATH, '/piston/<key>'),
+};

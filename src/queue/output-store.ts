@@ -1,0 +1,40 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { OUTPUT_CHANNEL, type OutputMessage } from './output-channel.js';
+
+// Live output of WebSocket runs is stored as it is notified (table submission_output,
+// migration 0008), so an API host that missed notifications (its LISTEN connection
+// dropped) replays the chunks it lacks, in order. Rows go a while after the run.
+
+/** How long chunks are kept after they were written: far beyond a run's end. */
+const KEEP_MINUTES = 10;
+
+/** Stores one message and notifies it, in one statement (the notification leaves with the commit). */
+export async function publishOutput(db: Db, m: OutputMessage): Promise<void> {
+  const stream = 'end' in m ? null : m.s;
+  const data = 'end' in m ? '' : m.d;
+  await sql`
+    WITH stored AS (
+      INSERT INTO submission_output (submission_id, seq, stream, data) VALUES (${m.i}, ${m.n}, ${stream}, ${data})
+      ON CONFLICT DO NOTHING
+    )
+    SELECT pg_notify(${OUTPUT_CHANNEL}, ${JSON.stringify(m)})
+  `.execute(db);
+}
+
+/** The stored messages of these submissions from sequence number `from` on, in order. */
+export async function storedOutput(db: Db, ids: string[], from = 0): Promise<OutputMessage[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ i: string; n: number; s: 'stdout' | 'stderr' | null; d: string }>`
+    SELECT submission_id::text AS i, seq AS n, stream AS s, data AS d FROM submission_output
+     WHERE submission_id = ANY(${ids}::uuid[]) AND seq >= ${from}
+     ORDER BY submission_id, seq
+  `.execute(db);
+  return rows.map((r) => (r.s === null ? { i: r.i, n: r.n, end: true as const } : { i: r.i, n: r.n, s: r.s, d: r.d }));
+}
+
+/** Drops chunks old enough that no one can still be waiting for them. */
+export async function pruneOutput(db: Db): Promise<number> {
+  const res = await sql`DELETE FROM submission_output WHERE created_at < now() - make_interval(mins => ${KEEP_MINUTES})`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}

@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import type { CompilerAvailability } from '../../src/compilers/availability.js';
+import { judge0Run, Judge0FieldErrors } from '../../src/compat/judge0/request.js';
+import { judge0Verdict } from '../../src/compat/judge0/statuses.js';
+import { pistonJob } from '../../src/compat/piston/request.js';
+import { pistonResponse } from '../../src/compat/piston/response.js';
+import { findRuntime, pistonRuntimes } from '../../src/compat/piston/runtimes.js';
+import { RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../../src/limits.js';
+import { successResult } from '../helpers/run-result.js';
+
+// The translation tables of the compatible APIs, on every verdict runbox has: what
+// the end-to-end suites cannot provoke cheaply (memory and output limits, internal
+// errors) is checked here from recorded results.
+
+const installed: CompilerAvailability[] = [
+  { id: 'python-3.9.7', language: 'python', image: 'python3.9', version: '3.9.2', available: true },
+  { id: 'python-2.7.18', language: 'python', image: 'python2.7', version: '2.7.18', available: true },
+  { id: 'g++-4.9', language: 'c++', image: 'gcc', version: '9.3.0', available: true },
+  { id: 'openjdk-11', language: 'java', image: 'openjdk-11', version: null, available: false },
+];
+const runtimes = pistonRuntimes(installed);
+
+describe('Piston translation', () => {
+  it('finds runtimes by name or alias and semver range, the highest first; uninstalled ones are absent', () => {
+    expect(findRuntime(runtimes, 'python', '*')!.compiler).to.equal('python-3.9.7');
+    expect(findRuntime(runtimes, 'python', '2.x')!.compiler).to.equal('python-2.7.18');
+    expect(findRuntime(runtimes, 'py2', '*')!.compiler).to.equal('python-2.7.18');
+    expect(findRuntime(runtimes, 'cpp', '9.3.0')!.compiler).to.equal('g++-4.9');
+    expect(findRuntime(runtimes, 'python', 'not a range')).to.equal(undefined);
+    expect(findRuntime(runtimes, 'java', '*')).to.equal(undefined);
+  });
+
+  it('clamps limits to runbox\'s and its floors; never above', () => {
+    const job = pistonJob(
+      { language: 'python', version: '*', files: [{ content: 'x' }], run_timeout: 1e9, compile_timeout: 1, run_memory_limit: 1e15, compile_memory_limit: -1 },
+      runtimes,
+    );
+    expect(job.run.runOptions).to.deep.equal({
+      run: { timeout_ms: RUN_LIMITS.timeoutMs, memory_bytes: RUN_LIMITS.memoryBytes },
+      compile: { timeout_ms: STAGE_LIMIT_FLOORS.timeoutMs },
+    });
+  });
+
+  it('maps every runbox verdict to a status letter', () => {
+    const rt = { language: 'python', version: '3.9.2' };
+    const run = (more: Parameters<typeof successResult>[1]) => pistonResponse(successResult('x', more), rt, false).run;
+    expect(run({}).status).to.equal(null);
+    expect(run({ status: 'runtime_error', exit_code: 1 })).to.include({ status: 'RE', code: 1 });
+    expect(run({ status: 'runtime_error', exit_code: 139, signal: 11 })).to.include({ status: 'SG', signal: 'SIGSEGV' });
+    expect(run({ status: 'timeout', signal: 9, exit_code: 137 })).to.include({ status: 'TO', signal: 'SIGKILL' });
+    expect(run({ status: 'memory_limit', signal: 9 })).to.include({ status: 'SG', signal: 'SIGKILL', message: 'Memory limit exceeded' });
+    expect(run({ status: 'output_limit', stdout_truncated: true })).to.include({ status: 'OL' });
+    expect(run({ status: 'output_limit', stderr_truncated: true })).to.include({ status: 'EL' });
+    expect(run({ status: 'internal_error', error: 'boom' })).to.include({ status: 'XX', message: 'boom' });
+    expect(run({ memory: 2, time: 0.25, total: 0.5 })).to.include({ memory: 2048, cpu_time: 250, wall_time: 500 });
+  });
+});
+
+describe('Judge0 translation', () => {
+  it('names every runbox verdict with a Judge0 status', () => {
+    const id = (more: Parameters<typeof successResult>[1], expected: string | null = null) => judge0Verdict(successResult('x', more), expected).status.id;
+    expect(id({})).to.equal(3);
+    expect(id({ output: 'a \nb\n\n' }, 'a\nb')).to.equal(3);
+    expect(id({ output: 'a\n' }, 'b')).to.equal(4);
+    expect(id({ output: '' }, '')).to.equal(3);
+    expect(id({ status: 'compile_error' })).to.equal(6);
+    expect(id({ status: 'timeout' })).to.equal(5);
+    expect(id({ status: 'runtime_error', signal: 11 })).to.equal(7);
+    expect(id({ status: 'runtime_error', signal: 25 })).to.equal(8);
+    expect(id({ status: 'runtime_error', signal: 8 })).to.equal(9);
+    expect(id({ status: 'runtime_error', signal: 6 })).to.equal(10);
+    expect(id({ status: 'runtime_error', exit_code: 1 })).to.equal(11);
+    expect(id({ status: 'runtime_error', signal: 15 })).to.equal(12);
+    expect(id({ status: 'output_limit', signal: 25 })).to.equal(8);
+    expect(id({ status: 'memory_limit' })).to.equal(12);
+    expect(id({ status: 'internal_error' })).to.equal(13);
+  });
+
+  it('collects every field error, as Rails validations do', () => {
+    try {
+      judge0Run({ source_code: '', language_id: 'x', memory_limit: 'lots', enable_network: true }, false);
+      expect.fail('no error');
+    } catch (err) {
+      expect(err).to.be.instanceOf(Judge0FieldErrors);
+      expect((err as Judge0FieldErrors).fields).to.deep.equal({
+        source_code: ["can't be blank"],
+        language_id: ["language with id x doesn't exist"],
+        memory_limit: ['is not a number'],
+        enable_network: ['this option cannot be enabled'],
+      });
+    }
+  });
+
+  it('takes the lower of the wall and CPU limits as the run timeout, clamped; memory in KB', () => {
+    const { run } = judge0Run({ source_code: 'x', language_id: 71, cpu_time_limit: 2, cpu_extra_time: 0.5, wall_time_limit: 10, memory_limit: 65536 }, false);
+    expect(run.runOptions).to.deep.equal({ run: { timeout_ms: 2500, memory_bytes: 64 * 1024 * 1024 } });
+    const big = judge0Run({ source_code: 'x', language_id: 71, wall_time_limit: 1000, memory_limit: 1e12 }, false);
+    expect(big.run.runOptions).to.deep.equal({ run: { timeout_ms: RUN_LIMITS.timeoutMs, memory_bytes: RUN_LIMITS.memoryBytes } });
+  });
+});
