@@ -7,6 +7,7 @@ import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
 import { benchSandbox } from './sandbox.js';
 import { benchThroughput } from './throughput.js';
+import { benchWidget } from './widget.js';
 
 // `npm run bench`: every benchmark in sequence, one combined bench/results/<date>.json
 // and a markdown table (for the README). RUNBOX_BENCH_ONLY=sandbox,latency selects;
@@ -60,6 +61,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   acks: benchAcks,
   queue: benchQueue,
   compilers: benchCompilersRows,
+  widget: benchWidget,
 };
 
 async function main(): Promise<number> {

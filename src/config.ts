@@ -91,6 +91,15 @@ export const CONFIG_VARS = {
   ),
   RUNBOX_ADMIN_HOST: str('Address of the admin listener (metrics); empty disables it.', ''),
   RUNBOX_ADMIN_PORT: int('Port of the admin listener.', 9090, 0, 65535),
+  RUNBOX_MARKETPLACE_PROXY_SECRET: str(
+    'Proxy secret of an API marketplace (RapidAPI): a request whose X-RapidAPI-Proxy-Secret equals it is the marketplace calling for its subscriber X-RapidAPI-User, without an API key. Empty: the marketplace headers mean nothing.',
+    '',
+  ),
+  RUNBOX_MARKETPLACE_PLANS: str(
+    'Marketplace subscription names (X-RapidAPI-Subscription) mapped to runbox plans, NAME:plan comma-separated, e.g. BASIC:free,PRO:pro; names not listed get the Free plan.',
+    '',
+    Type.String({ pattern: '^$|^[^:,\\s]+:[^:,\\s]+(,[^:,\\s]+:[^:,\\s]+)*$' }),
+  ),
   RUNBOX_REQUEST_TIMEOUT_MS: int(
     'How long a client has to send a whole request, headers and body; a stalled one is answered 408 and closed.',
     15_000,

@@ -4,12 +4,15 @@ import { FREE_PLAN_NAME, type PlanLimits } from '../limits.js';
 import { AccountInputError } from './errors.js';
 import { checkPlanFigures } from './plans.js';
 
-// Accounts: an email, a plan, and optional per-account overrides of the plan's figures
+// Accounts: an email (or, for an API-marketplace subscriber, the marketplace's name for them), a plan, and optional per-account overrides of the plan's figures
 // (NULL: the plan's).
 
 export interface AccountView {
   id: string;
-  email: string;
+  /** Null for an API-marketplace subscriber. */
+  email: string | null;
+  /** The marketplace's name for the subscriber; null for accounts of our own. */
+  marketplace_user: string | null;
   plan: string;
   /** Per-account overrides; null means the plan's figure applies. */
   overrides: { [K in keyof PlanLimits]: number | null };
@@ -27,6 +30,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
     .select([
       'a.id',
       'a.email',
+      'a.marketplace_user',
       'a.plan',
       'a.created_at',
       'a.monthly_limit',
@@ -46,6 +50,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
   return {
     id: row.id,
     email: row.email,
+    marketplace_user: row.marketplace_user,
     plan: row.plan,
     overrides: {
       monthlyLimit: row.monthly_limit,
@@ -126,14 +131,23 @@ export interface KeyContext {
   kind: 'api' | 'widget';
   keyMonthlyLimit: number | null;
   revoked: boolean;
+  /** Widget keys: the browser origins the key may be used from (normalised scheme://host[:port]). */
+  allowedOrigins: string[];
 }
 
 export async function findKeyByHash(db: Db, keyHash: Buffer): Promise<KeyContext | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'kind', 'monthly_limit', sql<boolean>`revoked_at is not null`.as('revoked')])
+    .select(['id', 'account_id', 'kind', 'monthly_limit', 'allowed_origins', sql<boolean>`revoked_at is not null`.as('revoked')])
     .where('key_hash', '=', keyHash)
     .executeTakeFirst();
   if (!row) return undefined;
-  return { keyId: row.id, accountId: row.account_id, kind: row.kind, keyMonthlyLimit: row.monthly_limit, revoked: row.revoked };
+  return {
+    keyId: row.id,
+    accountId: row.account_id,
+    kind: row.kind,
+    keyMonthlyLimit: row.monthly_limit,
+    revoked: row.revoked,
+    allowedOrigins: row.allowed_origins,
+  };
 }

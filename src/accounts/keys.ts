@@ -77,6 +77,22 @@ export function validateAllowedOrigins(raw: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * Whether a browser's Origin header names one of a widget key's allowed origins. A
+ * missing or opaque ("null") origin never does: widget keys are public, and the origin
+ * is what keeps them to the sites their owner listed.
+ */
+export function originAllowed(allowed: readonly string[], origin: string | undefined): boolean {
+  if (!origin || origin === 'null') return false;
+  let normalised: string;
+  try {
+    normalised = new URL(origin).origin;
+  } catch {
+    return false;
+  }
+  return allowed.includes(normalised);
+}
+
 export interface NewKeyInput {
   accountId: string;
   appName: string;
@@ -177,6 +193,21 @@ export async function setKeyLimit(db: Db, keyId: string, monthlyLimit: number | 
     .returning(listingColumns)
     .executeTakeFirst();
   if (!row) throw new AccountInputError(`no key ${keyId}`);
+  return toListing(row);
+}
+
+/** Replaces a widget key's allowed origins (an API key takes none). */
+export async function setKeyOrigins(db: Db, keyId: string, origins: readonly string[]): Promise<KeyListing> {
+  const allowedOrigins = validateAllowedOrigins(origins);
+  const key = await db.selectFrom('api_keys').select('kind').where('id', '=', keyId).executeTakeFirst();
+  if (!key) throw new AccountInputError(`no key ${keyId}`);
+  if (key.kind !== 'widget' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  const row = await db
+    .updateTable('api_keys')
+    .set({ allowed_origins: allowedOrigins })
+    .where('id', '=', keyId)
+    .returning(listingColumns)
+    .executeTakeFirstOrThrow();
   return toListing(row);
 }
 

@@ -8,7 +8,7 @@ import { ErrorBody } from './schemas.js';
 const ERROR_TEXT: Record<number, string> = {
   400: 'Bad request: the request is invalid (see error.code and error.message).',
   401: 'Unauthorized: the API key is missing, wrong or revoked.',
-  403: 'Forbidden: the resource is restricted to administrators.',
+  403: 'Forbidden: the resource is restricted to administrators, or the key is a widget key (widget_key: it works only over the WebSocket).',
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
@@ -23,9 +23,15 @@ const ERROR_TEXT: Record<number, string> = {
 /** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
 const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
-export function openApiDocument(routes: RouteDef[]): object {
+/**
+ * The document of runbox's own routes and of the compatible APIs' (src/compat), which
+ * take API keys only: a marketplace call is authenticated by runbox's own routes alone.
+ */
+export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = []): object {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  const compat = new Set(compatRoutes);
+  const all = [...routes, ...compatRoutes];
+  for (const route of all) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
@@ -49,12 +55,13 @@ export function openApiDocument(routes: RouteDef[]): object {
       ...(route.tags ? { tags: route.tags } : {}),
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      security: route.auth === 'none' ? [] : [{ apiKey: [] }],
+      // runbox's routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
+      security: route.auth === 'none' ? [] : route.auth === 'key' && !compat.has(route) ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
       responses,
     };
   }
-  const tagNames = [...new Set(routes.flatMap((r) => r.tags ?? []))];
+  const tagNames = [...new Set(all.flatMap((r) => r.tags ?? []))];
   return {
     openapi: '3.1.0',
     info: {
@@ -72,6 +79,13 @@ export function openApiDocument(routes: RouteDef[]): object {
           in: 'header',
           name: 'Authorization',
           description: 'The API key as the whole header value; `Bearer <key>` is accepted too.',
+        },
+        marketplace: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-RapidAPI-Proxy-Secret',
+          description:
+            'An API marketplace calling for its subscriber (X-RapidAPI-User, plan from X-RapidAPI-Subscription), when the service is configured with RUNBOX_MARKETPLACE_PROXY_SECRET. No key: no callback, no key object in usage.',
         },
       },
     },

@@ -6,6 +6,8 @@ import type { Db } from '../db/connect.js';
 import type { SubmissionMode } from '../db/schema.js';
 import type { Clock } from '../util/clock.js';
 import type { KeyContext } from '../accounts/accounts.js';
+import type { MarketplaceCaller } from '../accounts/marketplace.js';
+import type { RateFigures } from '../quota/usage.js';
 import type { LiveResults } from './live.js';
 
 // What a route declares. app.ts builds each route's middleware stack from these flags,
@@ -25,12 +27,14 @@ export interface ApiDeps {
 }
 
 export interface ApiState {
-  /** Set by authenticate() on routes that take a key. */
-  auth?: KeyContext;
+  /** Set by authenticate() on routes that take a key: the key's, or a marketplace subscriber's (no key). */
+  auth?: KeyContext | MarketplaceCaller;
   /** Set by authenticate() on admin routes: the admin key used. */
   admin?: { id: string; label: string };
   /** Set by jsonBody() on routes that declare a body schema: the validated body. */
   body?: unknown;
+  /** Set by admission() (or the route): the counts behind the rate-limit headers. */
+  rate?: RateFigures;
   /** Set by jsonBody() with it: the body's text as received (extra_params is echoed from it verbatim). */
   rawBody?: string;
   /** Set by admission() on routes that admit a run: the stored submission. */
@@ -62,6 +66,8 @@ export interface RouteDef {
   body?: TSchema;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
+  /** Every answer, once the caller is known, carries the X-RateLimit-* headers (src/api/middleware/rate-limit-headers.ts). */
+  rateLimitHeaders?: boolean;
   /** OpenAPI tags (the compatible APIs list their routes under their own). */
   tags?: string[];
   /** The error body when it is not runbox's {"error":{code,message}} (the compatible APIs answer in their own shapes). */

@@ -22,7 +22,10 @@ export interface PlansTable {
 
 export interface AccountsTable {
   id: GeneratedId;
-  email: string;
+  /** Null for an API-marketplace subscriber's account. */
+  email: string | null;
+  /** The marketplace's name for the subscriber (X-RapidAPI-User); null for accounts of our own. */
+  marketplace_user: ColumnType<string | null, string | null | undefined, string | null>;
   plan: string;
   monthly_limit: number | null;
   per_minute: number | null;

@@ -6,6 +6,7 @@ import { RATE_WINDOW_MS } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
 import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
+import type { RateFigures } from './usage.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
 // transaction that holds the account row's lock (runbox_admit, migration 0011, called
@@ -55,8 +56,8 @@ export const REJECTION_REASONS = [
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 export type Admission =
-  | { admitted: true; id: string; units: number; month: string }
-  | { admitted: false; reason: RejectionReason; message: string; retryAfterSeconds: number };
+  | { admitted: true; id: string; units: number; month: string; figures?: RateFigures }
+  | { admitted: false; reason: RejectionReason; message: string; retryAfterSeconds: number; figures?: RateFigures };
 
 /** Seconds to wait when the pending limit is hit: jobs usually finish within a run's timeout. */
 const PENDING_RETRY_SECONDS = 5;
@@ -94,16 +95,32 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     window_start: new Date(req.now.getTime() - RATE_WINDOW_MS).toISOString(),
     fresh_seconds: req.runnerFreshSeconds ?? 60,
   });
-  if (row.id !== null) return { admitted: true, id: row.id, units, month };
   if (row.reason === 'no_account') throw new Error(`account ${req.accountId} does not exist`);
   // Revoked after the request was authenticated (or while another process still had the key cached).
   if (row.reason === 'revoked_key') throw new RevokedKeyError();
-  return rejection(row, units, req.now);
+  if (row.id !== null) return { admitted: true, id: row.id, units, month, figures: rateFigures(row, req, units) };
+  return { ...rejection(row, units, req.now), figures: rateFigures(row, req, 0) };
+}
+
+/**
+ * The counts as this admission leaves them, for the answer's rate-limit headers: exact,
+ * since runbox_admit read them under the account's lock.
+ */
+function rateFigures(row: AdmitRow, req: AdmissionRequest, added: number): RateFigures {
+  return {
+    perMinute: row.per_minute!,
+    lastMinute: row.last_minute! + (added > 0 ? 1 : 0),
+    oldestInWindow: row.oldest_in_window ? new Date(row.oldest_in_window) : added > 0 ? req.now : null,
+    monthlyLimit: row.monthly_limit!,
+    used: row.used! + added,
+    keyLimit: req.keyId === null ? null : row.key_limit,
+    keyUsed: row.key_used! + (req.keyId === null ? 0 : added),
+  };
 }
 
 /** Why runbox_admit refused, with the figures the message states. */
-function rejection(row: AdmitRow, units: number, now: Date): Admission {
-  const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Admission => ({
+function rejection(row: AdmitRow, units: number, now: Date): Extract<Admission, { admitted: false }> {
+  const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Extract<Admission, { admitted: false }> => ({
     admitted: false,
     reason,
     message,

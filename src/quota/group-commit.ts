@@ -51,6 +51,8 @@ export interface AdmitRow {
   used: number | null;
   key_used: number | null;
   key_limit: number | null;
+  /** Submissions in the rolling minute before this one. */
+  last_minute: number | null;
   oldest_in_window: Date | null;
   capacity: number | null;
 }

@@ -32,7 +32,28 @@ export interface UsageQuery {
   month?: string;
 }
 
+/**
+ * The figures behind the rate-limit headers of run and usage answers: the rolling
+ * minute and the monthly allowance, for the account and (when the call has one) its key.
+ */
+export interface RateFigures {
+  perMinute: number;
+  /** Submissions in the rolling minute. */
+  lastMinute: number;
+  /** The oldest of them: the window frees a slot when it is a minute old. */
+  oldestInWindow: Date | null;
+  monthlyLimit: number;
+  used: number;
+  keyLimit: number | null;
+  keyUsed: number;
+}
+
 export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | undefined> {
+  return (await usageAndRate(db, q))?.record;
+}
+
+/** The usage record and the rate figures, from one read of the counters. */
+export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: UsageRecord; rate: RateFigures } | undefined> {
   const month = q.month ?? monthOf(q.now);
   const windowStart = new Date(q.now.getTime() - RATE_WINDOW_MS);
   const keyId = q.keyId ?? null;
@@ -43,6 +64,7 @@ export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | 
     running_limit: number;
     used: number;
     last_minute: number;
+    oldest_in_window: Date | null;
     pending: number;
     running: number;
     key_used: number;
@@ -53,13 +75,14 @@ export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | 
            coalesce(a.pending, p.pending) AS pending_limit,
            coalesce(a.running, p.running) AS running_limit,
            coalesce((SELECT u.submissions FROM account_usage u WHERE u.account_id = a.id AND u.month = ${month}), 0) AS used,
-           (SELECT count(*) FROM submissions s
-             WHERE s.account_id = a.id AND s.created_at > ${windowStart})::int AS last_minute,
+           w.n AS last_minute, w.oldest AS oldest_in_window,
            (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state IN ('queued', 'running'))::int AS pending,
            (SELECT count(*) FROM submissions s WHERE s.account_id = a.id AND s.state = 'running')::int AS running,
            coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = ${keyId} AND k.month = ${month}), 0) AS key_used,
            (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${keyId}) AS key_limit
-      FROM accounts a JOIN plans p ON p.name = a.plan
+      FROM accounts a JOIN plans p ON p.name = a.plan,
+           LATERAL (SELECT count(*)::int AS n, min(s.created_at) AS oldest FROM submissions s
+                     WHERE s.account_id = a.id AND s.created_at > ${windowStart}) AS w
      WHERE a.id = ${q.accountId}
   `.execute(db);
   const r = rows[0];
@@ -83,5 +106,14 @@ export async function usageRecord(db: Db, q: UsageQuery): Promise<UsageRecord | 
       remaining: r.key_limit === null ? null : Math.max(0, r.key_limit - r.key_used),
     };
   }
-  return record;
+  const rate: RateFigures = {
+    perMinute: r.per_minute,
+    lastMinute: r.last_minute,
+    oldestInWindow: r.oldest_in_window === null ? null : new Date(r.oldest_in_window),
+    monthlyLimit: r.monthly_limit,
+    used: r.used,
+    keyLimit: keyId === null ? null : r.key_limit,
+    keyUsed: r.key_used,
+  };
+  return { record, rate };
 }

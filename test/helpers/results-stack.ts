@@ -79,7 +79,13 @@ let seq = 0;
 
 export async function keyFor(
   db: TestDatabase,
-  opts: { limits?: Partial<PlanLimits>; kind?: KeyKind; monthlyLimit?: number | null; redirectUrl?: string | null } = {},
+  opts: {
+    limits?: Partial<PlanLimits>;
+    kind?: KeyKind;
+    monthlyLimit?: number | null;
+    redirectUrl?: string | null;
+    allowedOrigins?: string[];
+  } = {},
 ): Promise<{ accountId: string; key: CreatedKey }> {
   const account = await createAccount(db.db, `results-${process.pid}-${++seq}-${Date.now()}@example.com`);
   if (opts.limits) await setAccountLimits(db.db, account.id, opts.limits);
@@ -89,6 +95,7 @@ export async function keyFor(
     kind: opts.kind ?? 'api',
     redirectUrl: opts.redirectUrl ?? null,
     monthlyLimit: opts.monthlyLimit ?? null,
+    allowedOrigins: opts.allowedOrigins ?? [],
   });
   return { accountId: account.id, key };
 }

@@ -108,6 +108,20 @@ describe('health, admin API and metrics', function () {
 
     res = await call('PATCH', `/api/admin/keys/${key.id}`, adminKey, { monthly_limit: null });
     expect(((await res.json()) as { monthly_limit: number | null }).monthly_limit).to.equal(null);
+
+    // Widget keys take their allowed origins at creation and may change them.
+    res = await call('POST', `/api/admin/accounts/${account.id}/keys`, adminKey, { app_name: 'blog', kind: 'widget', allowed_origins: ['https://a.example'] });
+    expect(res.status).to.equal(201);
+    const widget = (await res.json()) as { id: string; allowed_origins: string[] };
+    expect(widget.allowed_origins).to.deep.equal(['https://a.example']);
+    res = await call('PATCH', `/api/admin/keys/${widget.id}`, adminKey, { allowed_origins: ['https://a.example', 'https://b.example'] });
+    expect(((await res.json()) as { allowed_origins: string[] }).allowed_origins).to.deep.equal(['https://a.example', 'https://b.example']);
+    res = await call('PATCH', `/api/admin/keys/${widget.id}`, adminKey, { allowed_origins: ['not an origin'] });
+    expect(res.status).to.equal(400);
+    res = await call('PATCH', `/api/admin/keys/${key.id}`, adminKey, { allowed_origins: ['https://a.example'] });
+    expect(res.status).to.equal(400);
+    res = await call('PATCH', `/api/admin/keys/${key.id}`, adminKey, {});
+    expect(res.status).to.equal(400);
     res = await call('DELETE', `/api/admin/keys/${key.id}`, adminKey);
     expect(res.status).to.equal(200);
     expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7' })).status).to.equal(401);

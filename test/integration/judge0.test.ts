@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pino from 'pino';
+import { createKey } from '../../src/accounts/keys.js';
 import { deliveriesOf, redeliver } from '../../src/callbacks/redeliver.js';
 import { startSender, type Sender } from '../../src/callbacks/sender.js';
 import { verifySignature } from '../../src/callbacks/sign.js';
@@ -323,6 +324,27 @@ describe('Judge0 CE compatible API', function () {
       expect(res.status).to.equal(201);
     });
 
+    it('403 {"error"} for a widget key, on every route that takes a key; nothing is stored', async () => {
+      const owner = await keyFor(s.db);
+      const widget = await createKey(s.db.db, { accountId: owner.accountId, appName: 'site', kind: 'widget', allowedOrigins: ['https://a.example'] });
+      const headers = { 'X-Auth-Token': widget.key, Origin: 'https://a.example' };
+      const answers = [
+        await call('POST', '/submissions', { source_code: 'print(1)', language_id: 71 }, headers),
+        await call('POST', '/submissions/batch', { submissions: [{ source_code: 'print(1)', language_id: 71 }] }, headers),
+        await call('GET', '/submissions/batch?tokens=00000000-0000-4000-8000-000000000000', undefined, headers),
+        await call('GET', '/submissions/00000000-0000-4000-8000-000000000000', undefined, headers),
+        await call('POST', '/submissions', { source_code: 'print(1)', language_id: 71 }, { 'X-Auth-Token': '', Authorization: `Bearer ${widget.key}` }),
+      ];
+      for (const res of answers) {
+        expect(res.status).to.equal(403);
+        const body = (await res.json()) as { error: string };
+        expect(Object.keys(body)).to.deep.equal(['error']);
+        expect(body.error).to.match(/widget key/);
+      }
+      const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', owner.accountId).execute();
+      expect(rows).to.have.length(0);
+    });
+
     it("another account's token answers 404, like an unknown one", async () => {
       const done = await submitAndPoll({ source_code: 'print(1)', language_id: 71 });
       const other = await keyFor(s.db);
@@ -354,11 +376,15 @@ describe('Judge0 CE compatible API', function () {
     });
   });
 
-  it('the OpenAPI document lists both compatible APIs under their own tags', async () => {
+  it('the OpenAPI document lists both compatible APIs under their own tags, with API keys only (no marketplace)', async () => {
     const doc = (await (await fetch(`${s.url}/api/openapi.json`)).json()) as {
       tags: { name: string }[];
-      paths: Record<string, Record<string, { tags?: string[]; requestBody?: unknown }>>;
+      paths: Record<string, Record<string, { tags?: string[]; requestBody?: unknown; security?: unknown; responses: Record<string, unknown> }>>;
     };
+    expect(doc.paths['/piston/api/v2/execute']!['post']!.security).to.deep.equal([{ apiKey: [] }]);
+    expect(doc.paths['/judge0/submissions']!['post']!.security).to.deep.equal([{ apiKey: [] }]);
+    expect(doc.paths['/judge0/submissions']!['post']!.responses).to.have.property('403');
+    expect(doc.paths['/api/v2/run-code/']!['post']!.security).to.deep.equal([{ apiKey: [] }, { marketplace: [] }]);
     expect(doc.tags.map((t) => t.name)).to.include.members(['Piston v2 compatible', 'Judge0 CE compatible']);
     expect(doc.paths['/piston/api/v2/execute']!['post']!.tags).to.deep.equal(['Piston v2 compatible']);
     expect(doc.paths['/piston/api/v2/execute']!['post']!.requestBody).to.be.an('object');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import piston from 'piston-client';
+import { createKey } from '../../src/accounts/keys.js';
 import { setMaintenance } from '../../src/api/maintenance.js';
 import { pistonApi } from '../../src/compat/piston/routes.js';
 import { readManifest } from '../../src/compilers/availability.js';
@@ -191,6 +192,19 @@ describe('Piston v2 compatible API', function () {
       res = await raw('/piston/not-a-key/api/v2/execute', { method: 'POST', body: JSON.stringify(valid) });
       expect(res.status).to.equal(401);
       expect(await res.json()).to.deep.equal({ message: 'the API key is wrong' });
+    });
+
+    it('403 for a widget key (header or path): it works only in the widget; nothing is stored', async () => {
+      const widget = await createKey(s.db.db, { accountId, appName: 'site', kind: 'widget', allowedOrigins: ['https://a.example'] });
+      const before = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+      let res = await execute(valid, { Authorization: widget.key, Origin: 'https://a.example' });
+      expect(res.status).to.equal(403);
+      expect(await messageOf(res)).to.match(/widget key/);
+      res = await raw(`/piston/${widget.key}/api/v2/execute`, { method: 'POST', body: JSON.stringify(valid) });
+      expect(res.status).to.equal(403);
+      expect(Object.keys((await res.json()) as object)).to.deep.equal(['message']);
+      const after = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+      expect(after).to.have.length(before.length);
     });
 
     it('404 and 405 in Piston\'s shape; an Accept runbox would refuse is not a 406 here', async () => {

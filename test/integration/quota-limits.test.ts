@@ -70,7 +70,7 @@ describe('quota limits', () => {
     it('counts across all keys of the account', async () => {
       clock.set('2026-05-10T12:00:00Z');
       const { accountId, key } = await accountWithKey(t.db, { limits: { pending: 1000, perMinute: 3 } });
-      const other = await createKey(t.db, { accountId, appName: 'widget', kind: 'widget' });
+      const other = await createKey(t.db, { accountId, appName: 'second' });
       expect((await submit(key.key)).status).to.equal(200);
       expect((await submit(other.key)).status).to.equal(200);
       expect((await submit(key.key)).status).to.equal(200);

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { createKey } from '../../src/accounts/keys.js';
 import { sql } from 'kysely';
 import { createLiveResults } from '../../src/api/live.js';
 import { startApi } from '../../src/api/server.js';
@@ -14,6 +15,8 @@ import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack 
 // sandbox; output travels runner → Postgres NOTIFY → API host → client.
 
 const PY = 'python-3.9.7';
+/** The page a widget key is allowed on. */
+const SITE = 'https://a.example';
 const SLOW = 'import time\nprint("first", flush=True)\ntime.sleep(0.5)\nprint("second", flush=True)\n';
 
 type Msg = Record<string, unknown> & { type: string; id?: string };
@@ -28,8 +31,8 @@ class Client {
       for (const w of this.waiters.splice(0)) w();
     });
   }
-  static async open(url: string, headers: Record<string, string> = {}): Promise<Client> {
-    const ws = new WebSocket(url, { headers });
+  static async open(url: string, headers: Record<string, string> = {}, origin?: string): Promise<Client> {
+    const ws = new WebSocket(url, { headers, ...(origin ? { origin } : {}) });
     const c = new Client(ws);
     await once(ws, 'open');
     return c;
@@ -122,8 +125,8 @@ describe('WebSocket runs', function () {
   });
 
   it('takes the key from ?key= and refuses a connection without a valid key', async () => {
-    const { key } = await keyFor(s.db, { kind: 'widget' });
-    const c = await Client.open(`${wsUrl}?key=${encodeURIComponent(key.key)}`);
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [SITE] });
+    const c = await Client.open(`${wsUrl}?key=${encodeURIComponent(key.key)}`, {}, SITE);
     c.send({ type: 'run', id: 'q', code: 'print(7)', compiler: PY });
     expect(await c.until((m) => m.type === 'result')).to.include({ output: '7\n' });
     c.close();
@@ -132,6 +135,42 @@ describe('WebSocket runs', function () {
     const [, res] = (await once(refused, 'unexpected-response')) as [unknown, { statusCode: number }];
     expect(res.statusCode).to.equal(401);
     refused.terminate();
+  });
+
+  it('a widget key works only from its allowed origins: others are told so, nothing is counted', async () => {
+    const { accountId, key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [SITE, 'https://b.example'] });
+    for (const origin of ['https://evil.example', 'http://a.example', undefined]) {
+      const c = await Client.open(`${wsUrl}?key=${encodeURIComponent(key.key)}`, {}, origin);
+      const closed = once(c.ws, 'close') as Promise<[number, Buffer]>;
+      const refusal = await c.until((m) => m.type === 'error');
+      expect(refusal).to.include({ code: 'origin_not_allowed' });
+      expect(refusal['message']).to.match(/not allowed/);
+      if (origin) expect(refusal['message']).to.include(origin);
+      const [code] = await closed;
+      expect(code).to.equal(1008);
+    }
+    // The Origin header is compared as an origin: case and default ports do not matter.
+    const ok = await Client.open(`${wsUrl}?key=${encodeURIComponent(key.key)}`, {}, 'HTTPS://B.EXAMPLE:443');
+    ok.send({ type: 'run', id: 'b', code: 'print(8)', compiler: PY });
+    expect(await ok.until((m) => m.type === 'result')).to.include({ output: '8\n' });
+    ok.close();
+    const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+    expect(rows).to.have.length(1);
+  });
+
+  it('a widget key on the REST API answers 403 saying what it is for, and counts nothing', async () => {
+    const { accountId, key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [SITE] });
+    for (const path of ['/api/v2/run-code/', '/api/v2/run-code-sync/']) {
+      const res = await postJson(`${s.url}${path}`, key.key, { code: 'print(1)', compiler: PY });
+      expect(res.status).to.equal(403);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).to.equal('widget_key');
+      expect(body.error.message).to.match(/widget key.*WebSocket/);
+    }
+    const usage = await fetch(`${s.url}/api/usage/`, { headers: { Authorization: key.key } });
+    expect(usage.status).to.equal(403);
+    const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+    expect(rows).to.have.length(0);
   });
 
   it('answers bad messages with bad_request and keeps the connection; one run per second', async () => {
@@ -152,12 +191,19 @@ describe('WebSocket runs', function () {
     c.close();
   });
 
-  it('account limits apply; a widget key over its own limit gets codeoutput', async () => {
-    const widget = await keyFor(s.db, { kind: 'widget', monthlyLimit: 0 });
-    const w = await Client.open(wsUrl, { Authorization: widget.key.key });
+  it('account limits apply; a widget key over any limit gets codeoutput in words for the reader', async () => {
+    const widget = await keyFor(s.db, { kind: 'widget', monthlyLimit: 0, allowedOrigins: [SITE] });
+    const w = await Client.open(wsUrl, { Authorization: widget.key.key }, SITE);
     w.send({ type: 'run', id: 'w', code: 'print(1)', compiler: PY });
-    expect(await w.until((m) => m.id === 'w')).to.include({ type: 'error', code: 'codeoutput' });
+    const refusal = await w.until((m) => m.id === 'w');
+    expect(refusal).to.include({ type: 'error', code: 'codeoutput', reason: 'key_monthly_limit' });
+    expect(refusal['message']).to.equal('This code runner has reached its monthly limit. It will work again next month.');
     w.close();
+    const spent = await keyFor(s.db, { kind: 'widget', limits: { monthlyLimit: 0 }, allowedOrigins: [SITE] });
+    const sw = await Client.open(wsUrl, { Authorization: spent.key.key }, SITE);
+    sw.send({ type: 'run', id: 'sw', code: 'print(1)', compiler: PY });
+    expect(await sw.until((m) => m.id === 'sw')).to.include({ type: 'error', code: 'codeoutput', reason: 'monthly_limit' });
+    sw.close();
     const api = await keyFor(s.db, { monthlyLimit: 0 });
     const a = await Client.open(wsUrl, { Authorization: api.key.key });
     a.send({ type: 'run', id: 'a', code: 'print(1)', compiler: PY });
@@ -168,8 +214,22 @@ describe('WebSocket runs', function () {
     f.send({ type: 'run', id: 'f', code: 'print(1)', compiler: PY });
     expect(await f.until((m) => m.id === 'f')).to.include({ type: 'error', code: 'monthly_limit' });
     f.close();
-    const none = await s.db.db.selectFrom('submissions').select('id').where('account_id', 'in', [widget.accountId, api.accountId, full.accountId]).execute();
+    const accounts = [widget.accountId, spent.accountId, api.accountId, full.accountId];
+    const none = await s.db.db.selectFrom('submissions').select('id').where('account_id', 'in', accounts).execute();
     expect(none).to.have.length(0);
+  });
+
+  it('the per-minute limit is shared by the account\'s API keys and widget keys', async () => {
+    const { accountId, key } = await keyFor(s.db, { limits: { perMinute: 2 } });
+    const widget = await createKey(s.db.db, { accountId, appName: 'site', kind: 'widget', allowedOrigins: [SITE] });
+    expect((await postJson(`${s.url}/api/v2/run-code/`, key.key, { code: 'print(1)', compiler: PY })).status).to.equal(200);
+    expect((await postJson(`${s.url}/api/v2/run-code/`, key.key, { code: 'print(1)', compiler: PY })).status).to.equal(200);
+    const w = await Client.open(wsUrl, { Authorization: widget.key }, SITE);
+    w.send({ type: 'run', id: 'm', code: 'print(1)', compiler: PY });
+    const refusal = await w.until((m) => m.id === 'm');
+    expect(refusal).to.include({ type: 'error', code: 'codeoutput', reason: 'rate_limited' });
+    expect(refusal['message']).to.match(/too many runs in the last minute/);
+    w.close();
   });
 
   it('closing the connection mid-run stops the run: cancelled, and the slot is free again', async () => {

@@ -1,10 +1,10 @@
 import type Koa from 'koa';
-import type { KeyContext } from '../../accounts/accounts.js';
 import type { CompilerId } from '../../compilers/ids.js';
 import { availabilityCache } from '../../compilers/deployment.js';
 import type { CallbackTarget, RunOptions, SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission } from '../../quota/admit.js';
+import type { RateFigures } from '../../quota/usage.js';
 import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
@@ -29,13 +29,25 @@ export interface RunToAdmit {
   compat?: Record<string, unknown> | null;
 }
 
-export type AdmitRun = (auth: KeyContext, run: RunToAdmit, mode: SubmissionMode) => Promise<{ id: string; units: number; /** performance.now() before it was stored. */ admittedAt: number }>;
+/** Who a run is admitted for: a key's context, or a marketplace subscriber (no key). */
+export type RunCaller = NonNullable<ApiState['auth']>;
 
-/** Admits one run for an authenticated key, or throws the ApiError of its refusal (400 compiler_unavailable, too_many_tests; 429). */
+/**
+ * Admits one run, or throws the ApiError of its refusal (400 compiler_unavailable,
+ * too_many_tests; 429). `state`, when given, receives the counts behind the rate-limit
+ * headers, for a refusal as well as an admission.
+ */
+export type AdmitRun = (
+  auth: RunCaller,
+  run: RunToAdmit,
+  mode: SubmissionMode,
+  state?: { rate?: RateFigures },
+) => Promise<{ id: string; units: number; /** performance.now() before it was stored. */ admittedAt: number }>;
+
 export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
   const availableNow = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
-  return async (auth, run, mode) => {
+  return async (auth, run, mode, state) => {
     if (!(await availableNow()).has(run.compiler)) {
       // 400, not 503: the request names something this deployment does not offer;
       // retrying it unchanged will not help until an operator installs the image.
@@ -52,6 +64,7 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
       runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
       now: deps.clock.now(),
     });
+    if (result.figures && state) state.rate = result.figures;
     if (!result.admitted) {
       if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
       rejections.inc({ reason: result.reason });
@@ -83,6 +96,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
         ...(body.extra_params !== undefined && ctx.state.rawBody ? rawExtraParams(ctx.state.rawBody) : {}),
       },
       route.admits,
+      ctx.state,
     );
     await next();
   };

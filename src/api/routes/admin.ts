@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { AccountInputError } from '../../accounts/errors.js';
-import { createKey, listKeys, revokeKey, setKeyLimit } from '../../accounts/keys.js';
+import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import type { KeyKind } from '../../db/schema.js';
 import { MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
 import { reapExpired } from '../../queue/reap.js';
@@ -33,16 +33,22 @@ const AccountPatch = Type.Object(
   },
   { additionalProperties: false },
 );
+/** Widget keys: the sites (scheme://host[:port]) the widget may run on. */
+const AllowedOrigins = Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 50 });
 const KeyCreate = Type.Object(
   {
     app_name: Type.String({ minLength: 1, maxLength: 200 }),
     redirect_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     kind: Type.Optional(Type.Enum(['api', 'widget'])),
     monthly_limit: Type.Optional(Limit(MAX_MONTHLY_LIMIT)),
+    allowed_origins: Type.Optional(AllowedOrigins),
   },
   { additionalProperties: false },
 );
-const KeyPatch = Type.Object({ monthly_limit: Limit(MAX_MONTHLY_LIMIT) }, { additionalProperties: false });
+const KeyPatch = Type.Object(
+  { monthly_limit: Type.Optional(Limit(MAX_MONTHLY_LIMIT)), allowed_origins: Type.Optional(AllowedOrigins) },
+  { additionalProperties: false, minProperties: 1 },
+);
 const MaintenanceBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
 function param(ctx: ApiContext, name: string): string {
@@ -120,16 +126,27 @@ export const adminRoutes: RouteDef[] = [
     return listKeys(db, id);
   }),
   adminRoute('POST', 'accounts/:account_id/keys', 'adminCreateKey', 'Create a key; the key and its signing secret are shown once.', async ({ db }, ctx) => {
-    const b = ctx.state.body as { app_name: string; redirect_url?: string | null; kind?: KeyKind; monthly_limit?: number | null };
+    const b = ctx.state.body as { app_name: string; redirect_url?: string | null; kind?: KeyKind; monthly_limit?: number | null; allowed_origins?: string[] };
     const accountId = param(ctx, 'account_id');
     return domain(() =>
-      createKey(db, { accountId, appName: b.app_name, redirectUrl: b.redirect_url ?? null, kind: b.kind ?? 'api', monthlyLimit: b.monthly_limit ?? null }),
+      createKey(db, {
+        accountId,
+        appName: b.app_name,
+        redirectUrl: b.redirect_url ?? null,
+        kind: b.kind ?? 'api',
+        monthlyLimit: b.monthly_limit ?? null,
+        allowedOrigins: b.allowed_origins ?? [],
+      }),
     );
   }, KeyCreate, true),
-  adminRoute('PATCH', 'keys/:key_id', 'adminUpdateKey', "Set or clear (null) a key's own monthly limit.", async ({ db }, ctx) => {
-    const b = ctx.state.body as { monthly_limit: number | null };
+  adminRoute('PATCH', 'keys/:key_id', 'adminUpdateKey', "Set or clear (null) a key's own monthly limit; replace a widget key's allowed origins.", async ({ db }, ctx) => {
+    const b = ctx.state.body as { monthly_limit?: number | null; allowed_origins?: string[] };
     const id = param(ctx, 'key_id');
-    return domain(() => setKeyLimit(db, id, b.monthly_limit));
+    return domain(async () => {
+      let key = b.monthly_limit !== undefined ? await setKeyLimit(db, id, b.monthly_limit) : undefined;
+      if (b.allowed_origins !== undefined) key = await setKeyOrigins(db, id, b.allowed_origins);
+      return key;
+    });
   }, KeyPatch),
   adminRoute('DELETE', 'keys/:key_id', 'adminRevokeKey', 'Revoke a key at once.', async ({ db }, ctx) => {
     const id = param(ctx, 'key_id');
@@ -141,12 +158,12 @@ export const adminRoutes: RouteDef[] = [
     const rows = await db
       .selectFrom('account_usage as u')
       .innerJoin('accounts as a', 'a.id', 'u.account_id')
-      .select(['a.id', 'a.email', 'a.plan', 'u.submissions'])
+      .select(['a.id', 'a.email', 'a.marketplace_user', 'a.plan', 'u.submissions'])
       .where('u.month', '=', month)
       .orderBy('u.submissions', 'desc')
       .orderBy('a.id')
       .execute();
-    return { month, accounts: rows.map((r) => ({ account_id: r.id, email: r.email, plan: r.plan, submissions: r.submissions })) };
+    return { month, accounts: rows.map((r) => ({ account_id: r.id, email: r.email, marketplace_user: r.marketplace_user, plan: r.plan, submissions: r.submissions })) };
   }),
   adminRoute('GET', 'maintenance', 'adminGetMaintenance', 'Whether maintenance mode is on.', async ({ db }) => ({ enabled: await readMaintenance(db) })),
   adminRoute('PUT', 'maintenance', 'adminSetMaintenance', 'Switch maintenance mode (every API host follows within a second).', async ({ db }, ctx) => {

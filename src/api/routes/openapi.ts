@@ -15,7 +15,7 @@ export const openApiRoute: RouteDef = {
   handler: () => {
     let doc: object | undefined;
     return async (ctx) => {
-      doc ??= openApiDocument([...routes(), ...compatRoutes()]);
+      doc ??= openApiDocument(routes(), compatRoutes());
       ctx.body = doc;
     };
   },

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
 import { storedResultJson, waitForRunEnd } from '../live.js';
+import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
@@ -20,11 +21,12 @@ export const runCodeSyncRoute: RouteDef = {
     'and capacity (every runner slot of the service is busy).',
   ].join(' '),
   auth: 'key',
+  rateLimitHeaders: true,
   maintenance: true,
   body: RunCodeRequest,
   admits: 'sync',
-  responses: { 200: { description: 'The result.', schema: RunResultSchema } },
-  errors: [400, 401, 405, 406, 429, 500, 503],
+  responses: { 200: { description: 'The result.', schema: RunResultSchema, headers: RATE_LIMIT_HEADER_DOCS } },
+  errors: [400, 401, 403, 405, 406, 429, 500, 503],
   handler: (deps) => async (ctx) => {
     const live = deps.live;
     if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');

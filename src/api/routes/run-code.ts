@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 
@@ -17,6 +18,7 @@ export const runCodeRoute: RouteDef = {
     '429 codes: rate_limited, too_many_pending, monthly_limit, key_monthly_limit, each with Retry-After in seconds.',
   ].join(' '),
   auth: 'key',
+  rateLimitHeaders: true,
   maintenance: true,
   body: RunCodeRequest,
   admits: 'async',
@@ -27,10 +29,11 @@ export const runCodeRoute: RouteDef = {
       headers: {
         'X-Submission-Id': { description: 'Id of the stored submission.', schema: Type.String({ format: 'uuid' }) },
         Location: { description: 'Where the submission can be looked up.', schema: Type.String() },
+        ...RATE_LIMIT_HEADER_DOCS,
       },
     },
   },
-  errors: [400, 401, 405, 406, 429, 500, 503],
+  errors: [400, 401, 403, 405, 406, 429, 500, 503],
   handler: () => async (ctx) => {
     const id = ctx.state.submission!.id;
     ctx.set('X-Submission-Id', id);

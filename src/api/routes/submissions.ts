@@ -40,7 +40,7 @@ export const submissionsRoute: RouteDef = {
   summary: 'A submission of the calling account: state, result, callback delivery.',
   auth: 'key',
   responses: { 200: { description: 'The submission.', schema: SubmissionView } },
-  errors: [401, 404, 405, 406, 500],
+  errors: [401, 403, 404, 405, 406, 500],
   handler:
     ({ db }) =>
     async (ctx) => {

@@ -1,4 +1,5 @@
-import { usageRecord } from '../../quota/usage.js';
+import { usageAndRate } from '../../quota/usage.js';
+import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { UsageRecordSchema } from '../schemas.js';
 
@@ -9,16 +10,19 @@ export const usageRoute: RouteDef = {
   operationId: 'getUsage',
   summary: "The calling account's usage this month and its plan's limits.",
   description:
-    'submissions_per_minute, pending_submissions and running_submissions are the LIMITS of the plan; the current counts are in `current`.',
+    'submissions_per_minute, pending_submissions and running_submissions are the LIMITS of the plan; the current counts are in `current`. Calls through the API marketplace have no key and so no `key` object.',
   auth: 'key',
-  responses: { 200: { description: 'The usage record.', schema: UsageRecordSchema } },
-  errors: [401, 405, 406, 500],
+  rateLimitHeaders: true,
+  responses: { 200: { description: 'The usage record.', schema: UsageRecordSchema, headers: RATE_LIMIT_HEADER_DOCS } },
+  errors: [401, 403, 405, 406, 500],
   handler:
     ({ db, clock }) =>
     async (ctx) => {
       const auth = ctx.state.auth!;
-      const record = await usageRecord(db, { accountId: auth.accountId, keyId: auth.keyId, now: clock.now() });
-      if (!record) throw new Error(`account ${auth.accountId} of key ${auth.keyId} is missing`);
-      ctx.body = record;
+      const found = await usageAndRate(db, { accountId: auth.accountId, keyId: auth.keyId, now: clock.now() });
+      if (!found) throw new Error(`account ${auth.accountId} of key ${auth.keyId} is missing`);
+      ctx.state.rate = found.rate;
+      // A marketplace call has no key, and so no key object (spec 2.3).
+      ctx.body = found.record;
     },
 };

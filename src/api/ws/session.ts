@@ -10,6 +10,7 @@ import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { parseClientMessage, type WsRunMessage } from './messages.js';
+import { widgetRefusalText } from './widget-text.js';
 
 // One WebSocket connection: each run message is admitted like any run (mode 'ws'),
 // its output is relayed as the runner publishes it, in order, and the result follows.
@@ -52,6 +53,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
     const now = performance.now();
     if (now - lastRunAt < 1000 / WEBSOCKET_RUNS_PER_SECOND) {
+      if (auth.kind === 'widget') return error(parsed.message.id, 'codeoutput', widgetRefusalText('connection_rate', 1), { reason: 'rate_limited' });
       return error(parsed.message.id, 'rate_limited', `at most ${WEBSOCKET_RUNS_PER_SECOND} run per second per connection`);
     }
     lastRunAt = now;
@@ -101,9 +103,11 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         now: deps.clock.now(),
       });
       if (!admission.admitted) {
-        // A widget over its key's own limit shows the widget's codeoutput error (spec 6.2).
-        if (admission.reason === 'key_monthly_limit' && auth.kind === 'widget') {
-          return error(msg.id, 'codeoutput', admission.message, { reason: admission.reason });
+        // A widget shows any refusal (its key's own limit, any account limit) as a
+        // codeoutput error in its output region, in words for the page's reader (spec 6.2).
+        if (auth.kind === 'widget') {
+          const text = widgetRefusalText(admission.reason, admission.retryAfterSeconds);
+          return error(msg.id, 'codeoutput', text, { reason: admission.reason, retry_after: admission.retryAfterSeconds });
         }
         return error(msg.id, admission.reason, admission.message, { retry_after: admission.retryAfterSeconds });
       }

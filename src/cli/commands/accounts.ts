@@ -1,5 +1,5 @@
 import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
-import { createKey, listKeys, revokeKey, setKeyLimit } from '../../accounts/keys.js';
+import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { readMaintenance, setMaintenance } from '../../api/maintenance.js';
 import type { KeyKind } from '../../db/schema.js';
@@ -115,6 +115,7 @@ export const accountCommands: Command[] = [
       '  --redirect-url URL   callback address for results (http or https)',
       `  --monthly-limit N    the key's own monthly limit (at most ${MAX_MONTHLY_LIMIT}); default none`,
       '  --kind api|widget    default api',
+      '  --origin ORIGIN      widget keys: a site the widget may run on (scheme://host[:port]); repeat for more',
     ].join('\n'),
     options: {
       account: { type: 'string' },
@@ -122,6 +123,7 @@ export const accountCommands: Command[] = [
       'redirect-url': { type: 'string' },
       'monthly-limit': { type: 'string' },
       kind: { type: 'string' },
+      origin: { type: 'string', multiple: true },
     },
     needsDb: true,
     run: (ctx) => {
@@ -134,9 +136,18 @@ export const accountCommands: Command[] = [
           redirectUrl: (ctx.values['redirect-url'] as string | undefined) ?? null,
           monthlyLimit: intOrNone(ctx, 'monthly-limit') ?? null,
           kind: kind as KeyKind,
+          allowedOrigins: (ctx.values.origin as string[] | undefined) ?? [],
         }),
       );
     },
+  },
+  {
+    name: 'key set-origins',
+    summary: "Replace a widget key's allowed origins (the sites its widget may run on).",
+    help: '  --key ID\n  --origin ORIGIN   scheme://host[:port]; repeat for more; none given: no site (the widget runs nowhere)',
+    options: { key: { type: 'string' }, origin: { type: 'string', multiple: true } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => setKeyOrigins(ctx.db, numericId(ctx, 'key'), (ctx.values.origin as string[] | undefined) ?? [])),
   },
   {
     name: 'key set-limit',

@@ -121,7 +121,7 @@ const createRoute: RouteDef = {
   maintenance: true,
   body: Judge0SubmissionRequest,
   responses: { 201: { description: 'The token, or the finished submission with wait=true.', schema: Judge0SubmissionView } },
-  errors: [400, 401, 405, 422, 429, 500, 503],
+  errors: [400, 401, 403, 405, 422, 429, 500, 503],
   errorBody: Judge0Error,
   handler: (deps) => {
     const admit = runAdmitter(deps);
@@ -156,7 +156,7 @@ const batchCreateRoute: RouteDef = {
   maintenance: true,
   body: Judge0BatchRequest,
   responses: { 201: { description: 'One entry per submission, in order: {token} or {"field": ["message"]}.', schema: Type.Array(Judge0SubmissionView) } },
-  errors: [400, 401, 405, 422, 429, 500, 503],
+  errors: [400, 401, 403, 405, 422, 429, 500, 503],
   errorBody: Judge0Error,
   handler: (deps) => {
     const admit = runAdmitter(deps);
@@ -194,7 +194,7 @@ const batchShowRoute: RouteDef = {
   summary: 'Several submissions by token (?tokens=a,b,c); null for a token that is not the caller\'s.',
   auth: 'key',
   responses: { 200: { description: 'The submissions, in the order of the tokens.', schema: Type.Object({ submissions: Type.Array(Type.Union([Judge0SubmissionView, Type.Null()])) }) } },
-  errors: [400, 401, 405, 500],
+  errors: [400, 401, 403, 405, 500],
   errorBody: Judge0Error,
   handler: (deps) => async (ctx) => {
     const auth = await authenticate(ctx, deps.db, deps.keys);
@@ -216,7 +216,7 @@ const showRoute: RouteDef = {
   summary: 'A submission by token (?base64_encoded=, ?fields=); another account\'s token answers 404.',
   auth: 'key',
   responses: { 200: { description: 'The submission.', schema: Judge0SubmissionView } },
-  errors: [400, 401, 404, 405, 500],
+  errors: [400, 401, 403, 404, 405, 500],
   errorBody: Judge0Error,
   handler: (deps) => async (ctx: ApiContext) => {
     const auth = await authenticate(ctx, deps.db, deps.keys);

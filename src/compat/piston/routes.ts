@@ -57,7 +57,7 @@ export const pistonExecuteRoute: RouteDef = {
   maintenance: true,
   body: PistonExecuteRequest,
   responses: { 200: { description: "The result in Piston's shape.", schema: PistonExecuteResponse } },
-  errors: [400, 401, 404, 405, 415, 429, 500, 503],
+  errors: [400, 401, 403, 404, 405, 415, 429, 500, 503],
   errorBody: PistonError,
   handler: (deps) => {
     const runtimes = availableRuntimes(deps);

@@ -3,9 +3,10 @@ import { type Kysely, sql } from 'kysely';
 // Admission in one call (src/quota/admit.ts): runbox_admit takes a batch of requests
 // as JSON and, for each in turn, locks the account, reads the counts in a statement of
 // its own (so under READ COMMITTED they see every admission committed before the lock
-// was granted), applies the limits, and either returns the rejection with the figures
-// its message needs or inserts the job, moves both usage counters, writes the usage
-// emails the move calls for and notifies the runners. One statement: one round trip
+// was granted), applies the limits, and either returns the rejection or inserts the job, moves both
+// usage counters, writes the usage emails the move calls for and notifies the runners;
+// either way with the counts it read (the messages' figures and the rate-limit
+// headers, src/quota/usage.ts RateFigures). One statement: one round trip
 // and, for a whole batch, one commit. Rejections are rows, not errors, so one refused
 // request never aborts the others of its batch.
 //
@@ -47,14 +48,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE FUNCTION runbox_admit(p_reqs jsonb, p_thresholds integer[], p_waiting_modes text[])
     RETURNS TABLE (n integer, id uuid, reason text, monthly_limit integer, per_minute integer, pending_limit integer,
                    tests_per_request integer, running_limit integer, used integer, key_used integer, key_limit integer,
-                   oldest_in_window timestamptz, capacity integer)
+                   last_minute integer, oldest_in_window timestamptz, capacity integer)
     LANGUAGE plpgsql VOLATILE AS $fn$
     DECLARE
       r record;
       v_email text;
       v_revoked boolean;
       v_pending integer;
-      v_last_minute integer;
       v_running_now integer;
       v_queued_interactive integer;
       v_busy integer;
@@ -69,7 +69,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         ORDER BY x.account, x.n
       LOOP
         n := r.n; id := NULL; reason := NULL; used := NULL; key_used := NULL; key_limit := NULL;
-        oldest_in_window := NULL; capacity := NULL;
+        last_minute := NULL; oldest_in_window := NULL; capacity := NULL;
         SELECT coalesce(a.monthly_limit, pl.monthly_limit), coalesce(a.per_minute, pl.per_minute),
                coalesce(a.pending, pl.pending), coalesce(a.tests_per_request, pl.tests_per_request),
                coalesce(a.running, pl.running), a.email
@@ -97,7 +97,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                w.cnt, w.oldest,
                coalesce((SELECT u.submissions FROM account_usage u WHERE u.account_id = r.account AND u.month = r.month), 0),
                coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = r.key AND k.month = r.month), 0)
-          INTO v_pending, v_last_minute, oldest_in_window, used, key_used
+          INTO v_pending, last_minute, oldest_in_window, used, key_used
           FROM (SELECT count(*)::int AS cnt, min(s.created_at) AS oldest FROM submissions s
                  WHERE s.account_id = r.account AND s.created_at > r.window_start) AS w;
 
@@ -107,7 +107,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           reason := 'monthly_limit';
         ELSIF key_limit IS NOT NULL AND key_used + r.units > key_limit THEN
           reason := 'key_monthly_limit';
-        ELSIF v_last_minute + 1 > per_minute THEN
+        ELSIF last_minute + 1 > per_minute THEN
           reason := 'rate_limited';
         ELSIF v_pending + 1 > pending_limit THEN
           reason := 'too_many_pending';
@@ -152,8 +152,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           INSERT INTO key_usage (key_id, month, submissions) VALUES (r.key, r.month, r.units)
             ON CONFLICT (key_id, month) DO UPDATE SET submissions = key_usage.submissions + excluded.submissions;
         END IF;
-        -- Usage emails at the thresholds this admission reaches (written once: ON CONFLICT DO NOTHING).
-        FOREACH p IN ARRAY p_thresholds LOOP
+        -- Usage emails at the thresholds this admission reaches (written once: ON CONFLICT DO
+        -- NOTHING). Accounts without an address (marketplace subscribers, who hear from
+        -- the marketplace) get none.
+        FOREACH p IN ARRAY (CASE WHEN v_email IS NULL THEN '{}'::integer[] ELSE p_thresholds END) LOOP
           IF monthly_limit > 0 AND used < ceil(monthly_limit * p / 100.0) AND used + r.units >= ceil(monthly_limit * p / 100.0) THEN
             INSERT INTO usage_emails (account_id, key_id, month, threshold, used, monthly_limit, to_address)
               VALUES (r.account, NULL, r.month, p, used + r.units, monthly_limit, v_email) ON CONFLICT DO NOTHING;

@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type Koa from 'koa';
+import { BROWSER_BUILD_DIR } from '../../util/paths.js';
+import { ApiError } from '../errors.js';
+
+// The browser bundles other sites load (the widget: /widget/v1.js). Answered ahead of
+// the API's Accept rules, since a browser asks for a script with its own Accept
+// header. Any origin may load them (a module script from another origin needs CORS),
+// and a versioned path never changes its content, so caches keep it for a year.
+// Each file is read (and gzipped) once, on its first request.
+
+export const BROWSER_ASSETS: Record<string, string> = {
+  '/widget/v1.js': 'widget.js',
+};
+
+interface Asset {
+  body: Buffer;
+  gzip: Buffer;
+  etag: string;
+}
+
+const CACHE_FOREVER = 'public, max-age=31536000, immutable';
+
+export function browserAssets(dir: string = BROWSER_BUILD_DIR): Koa.Middleware {
+  const loaded = new Map<string, Asset>();
+  const load = (file: string): Asset => {
+    let asset = loaded.get(file);
+    if (!asset) {
+      const body = readFileSync(join(dir, file));
+      asset = { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      loaded.set(file, asset);
+    }
+    return asset;
+  };
+  return async (ctx, next) => {
+    const file = BROWSER_ASSETS[ctx.path];
+    if (!file) return next();
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: GET, HEAD`, { Allow: 'GET, HEAD' });
+    }
+    let asset: Asset;
+    try {
+      asset = load(file);
+    } catch {
+      throw new ApiError(404, 'not_found', `${ctx.path} is not built on this server (npm run build)`);
+    }
+    ctx.set('Cache-Control', CACHE_FOREVER);
+    ctx.set('ETag', asset.etag);
+    ctx.set('Vary', 'Accept-Encoding');
+    ctx.type = 'text/javascript; charset=utf-8';
+    if (ctx.get('If-None-Match') === asset.etag) {
+      ctx.status = 304;
+      return;
+    }
+    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = asset.gzip;
+    } else {
+      ctx.body = asset.body;
+    }
+  };
+}

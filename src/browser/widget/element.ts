@@ -1,0 +1,195 @@
+import { Connection, type ServerMessage } from './connection.js';
+import { attachEditing, dedent } from './editing.js';
+import { STYLES } from './styles.js';
+import { verdictText, type RunResult } from './verdict.js';
+
+// <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [readonly] [api="https://…"]>
+//   starting code
+// </runbox-widget>
+//
+// Attributes in, DOM events out (`runbox-result` with the result, `runbox-error` with
+// {code, message}), everything drawn in an open shadow root. Runs go over runbox's
+// WebSocket; output appears in the log region as the program writes it, then the
+// verdict. Refusals (limits, a page the key does not allow) arrive as messages meant
+// for the reader and are shown as they are.
+
+/** Where this script was loaded from: the runbox server, unless the page names another. */
+const SCRIPT_ORIGIN = new URL(import.meta.url).origin;
+
+let instances = 0;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, attrs: Record<string, string> = {}): HTMLElementTagNameMap[K] {
+  const node = Object.assign(document.createElement(tag), props);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+export class RunboxWidget extends HTMLElement {
+  private built = false;
+  private connection: Connection | null = null;
+  private code!: HTMLTextAreaElement;
+  private stdin: HTMLTextAreaElement | null = null;
+  private button!: HTMLButtonElement;
+  private status!: HTMLSpanElement;
+  private output!: HTMLPreElement;
+  private current: { id: string; streamed: { stdout: boolean; stderr: boolean } } | null = null;
+  private runs = 0;
+
+  connectedCallback(): void {
+    if (!this.built) this.build();
+  }
+
+  disconnectedCallback(): void {
+    this.connection?.close();
+    this.connection = null;
+  }
+
+  /** Runs the code in the box, as the Run button does. */
+  run(): void {
+    void this.start();
+  }
+
+  private build(): void {
+    this.built = true;
+    const n = ++instances;
+    const starting = dedent(this.textContent ?? '');
+    const root = this.attachShadow({ mode: 'open' });
+    const style = el('style', { textContent: STYLES });
+    const box = el('div', { className: 'box' });
+    const compiler = this.getAttribute('compiler') ?? '';
+    const readOnly = this.hasAttribute('readonly');
+
+    const codeLabel = el('label', { htmlFor: 'code', textContent: `Code${compiler ? ` (${compiler})` : ''}` });
+    this.code = el('textarea', { id: 'code', value: starting, spellcheck: false, readOnly }, {
+      autocapitalize: 'off',
+      autocomplete: 'off',
+      rows: String(Math.min(20, Math.max(4, starting.split('\n').length + 1))),
+    });
+    box.append(codeLabel, this.code);
+    if (!readOnly) {
+      this.code.setAttribute('aria-describedby', 'code-hint');
+      box.append(el('p', { id: 'code-hint', className: 'hint', textContent: 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.' }));
+    }
+    if (this.hasAttribute('stdin')) {
+      this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false }, { rows: '2' });
+      box.append(el('label', { htmlFor: 'stdin', textContent: 'Input (stdin)' }), this.stdin);
+    }
+    this.button = el('button', { type: 'button', textContent: 'Run' });
+    this.status = el('span', { className: 'status' });
+    box.append(el('div', { className: 'bar' }), el('label', { id: 'output-label', textContent: 'Output' }));
+    box.querySelector('.bar')!.append(this.button, this.status);
+    this.output = el('pre', { tabIndex: 0 }, {
+      role: 'log',
+      'aria-live': 'polite',
+      'aria-labelledby': 'output-label',
+      'data-placeholder': 'Press Run to see the output here.',
+    });
+    box.append(this.output);
+    root.append(style, box);
+
+    this.button.addEventListener('click', () => this.run());
+    attachEditing(this.code, () => this.run());
+    if (this.stdin) attachEditing(this.stdin, () => this.run());
+    this.dataset['instance'] = String(n);
+  }
+
+  private endpoint(): string {
+    const base = new URL(this.getAttribute('api') ?? SCRIPT_ORIGIN);
+    base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+    base.pathname = '/api/v2/ws/';
+    base.search = `?key=${encodeURIComponent(this.getAttribute('key') ?? '')}`;
+    return base.toString();
+  }
+
+  private connectionOrNew(): Connection {
+    this.connection ??= new Connection(this.endpoint(), {
+      message: (m) => this.onMessage(m),
+      dropped: (final) => {
+        if (this.current) this.finish(null, final ? null : 'The connection was lost before the run finished. Try again.');
+        if (!final) this.status.textContent = 'Reconnecting…';
+      },
+      restored: () => {
+        if (!this.current) this.status.textContent = '';
+      },
+    });
+    return this.connection;
+  }
+
+  private async start(): Promise<void> {
+    if (this.current) return;
+    const id = `run-${++this.runs}`;
+    this.current = { id, streamed: { stdout: false, stderr: false } };
+    this.button.disabled = true;
+    this.status.textContent = 'Running…';
+    this.output.replaceChildren();
+    const connection = this.connectionOrNew();
+    try {
+      await connection.open();
+      connection.send({
+        type: 'run',
+        id,
+        code: this.code.value,
+        compiler: this.getAttribute('compiler') ?? '',
+        ...(this.stdin ? { input: this.stdin.value } : {}),
+      });
+    } catch {
+      this.finish(null, 'Could not connect to the code runner. Check your connection and try again.');
+    }
+  }
+
+  private onMessage(m: ServerMessage): void {
+    const run = this.current;
+    if (m.type === 'error' && (m.id === null || m.id === undefined)) {
+      // About the connection itself (e.g. a page the key does not allow).
+      const message = String(m['message'] ?? 'The code runner refused this page.');
+      if (run) this.finish(null, message);
+      else this.notice(message);
+      this.emit('runbox-error', { code: m['code'], message });
+      return;
+    }
+    if (!run || m.id !== run.id) return;
+    if (m.type === 'output') {
+      const stream = m['stream'] === 'stderr' ? 'stderr' : 'stdout';
+      run.streamed[stream] = true;
+      this.write(String(m['data'] ?? ''), stream);
+    } else if (m.type === 'result') {
+      const result = m as unknown as RunResult;
+      // Output not streamed (a compiler's messages, say) is shown from the result.
+      if (!run.streamed.stdout && result.output) this.write(result.output, 'stdout');
+      if (!run.streamed.stderr && result.error) this.write(result.error, 'stderr');
+      this.finish(result, null);
+      this.emit('runbox-result', m);
+    } else if (m.type === 'error') {
+      const message = String(m['message'] ?? 'The run was refused.');
+      this.finish(null, message);
+      this.emit('runbox-error', { code: m['code'], message });
+    }
+  }
+
+  private write(text: string, stream: 'stdout' | 'stderr'): void {
+    if (stream === 'stderr') this.output.append(el('span', { className: 'stderr', textContent: text }));
+    else this.output.append(document.createTextNode(text));
+  }
+
+  private notice(message: string): void {
+    this.output.append(el('span', { className: 'notice', textContent: message }));
+  }
+
+  private finish(result: RunResult | null, message: string | null): void {
+    if (message) {
+      if (this.output.childNodes.length > 0 && !this.output.textContent?.endsWith('\n')) this.output.append('\n');
+      this.notice(message);
+    }
+    if (result) {
+      if (this.output.childNodes.length > 0 && !this.output.textContent?.endsWith('\n')) this.output.append('\n');
+      this.output.append(el('span', { className: 'verdict', textContent: verdictText(result) }));
+    }
+    this.current = null;
+    this.button.disabled = false;
+    this.status.textContent = '';
+  }
+
+  private emit(type: string, detail: unknown): void {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+  }
+}

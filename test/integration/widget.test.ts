@@ -1,0 +1,245 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import type { Page } from 'puppeteer-core';
+import { browserUnavailable, hostSite, launchChromium, type HostSite, type TestBrowser } from '../helpers/browser.js';
+import { startApi } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config.js';
+import { systemClock } from '../../src/util/clock.js';
+import { testConfig } from '../helpers/api.js';
+import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+
+// The embeddable widget in real Chromium: a host page on a second loopback origin
+// (127.0.0.2) loads /widget/v1.js from the API (127.0.0.1) and embeds
+// <runbox-widget>; runs go through the real API, runner and sandbox.
+
+const PY = 'python-3.9.7';
+const HOSTILE_CSS = 'button { color: red; font-size: 40px } pre, textarea { font-size: 40px; color: red }';
+
+interface Snapshot {
+  text: string;
+  verdict: boolean;
+  disabled: boolean;
+}
+
+/** The host page: hostile CSS, a button of its own to compare with, one widget. */
+function hostPage(apiUrl: string, attrs: string, code: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>A blog post</title>
+<style>${HOSTILE_CSS}</style>
+<script type="module" src="${apiUrl}/widget/v1.js"></script></head>
+<body><main><h1>A blog post</h1><p>Try it:</p>
+<runbox-widget ${attrs}>${code}</runbox-widget>
+<p><button type="button" id="host-button">The page's own button</button></p></main></body></html>`;
+}
+
+/** Text of the widget's output region. */
+function outputText(page: Page): Promise<string> {
+  return page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('[role="log"]')!.textContent ?? '');
+}
+
+async function waitForOutput(page: Page, fragment: string): Promise<string> {
+  await page.waitForFunction(
+    (f: string) => (document.querySelector('runbox-widget')?.shadowRoot?.querySelector('[role="log"]')?.textContent ?? '').includes(f),
+    { timeout: 90_000 },
+    fragment,
+  );
+  return outputText(page);
+}
+
+async function runButton(page: Page) {
+  return page.locator('::-p-aria([name="Run"][role="button"])').setTimeout(30_000);
+}
+
+describe('the embeddable widget, in Chromium', function () {
+  let s: ResultsStack;
+  let chromium: TestBrowser;
+  let site: HostSite;
+
+  before(async function () {
+    const why = browserUnavailable() ?? realRunsUnavailable(['python3.9']);
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    const uidBase = process.env['RUNBOX_SANDBOX_UID_BASE'];
+    s = await resultsStack('widget', uidBase ? { RUNBOX_SANDBOX_UID_BASE: uidBase } : {});
+    await s.startRunner();
+    site = await hostSite();
+    chromium = await launchChromium();
+  });
+  after(async () => {
+    await chromium?.close();
+    await site?.close();
+    await s?.close();
+  });
+
+  async function open(path: string, attrs: string, code = 'print("hello")'): Promise<Page> {
+    const page = await chromium.browser.newPage();
+    await page.goto(site.page(path, hostPage(s.url, attrs, code)), { waitUntil: 'load' });
+    await page.waitForFunction(() => customElements.get('runbox-widget') !== undefined && !!document.querySelector('runbox-widget')?.shadowRoot);
+    return page;
+  }
+
+  it('is served as a cross-origin, long-cached module script, whatever the Accept header', async () => {
+    const res = await fetch(`${s.url}/widget/v1.js`, { headers: { Accept: 'application/javascript', 'Accept-Encoding': 'gzip' } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
+    expect(res.headers.get('access-control-allow-origin')).to.equal('*');
+    expect(res.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+    const body = await res.text(); // fetch undoes the gzip
+    expect(body).to.equal(readFileSync(new URL('../../browser/widget.js', import.meta.url), 'utf8'));
+    expect(body).to.include('runbox-widget');
+    const again = await fetch(`${s.url}/widget/v1.js`, { headers: { 'If-None-Match': res.headers.get('etag')! } });
+    expect(again.status).to.equal(304);
+    const post = await fetch(`${s.url}/widget/v1.js`, { method: 'POST' });
+    expect(post.status).to.equal(405);
+  });
+
+  it('streams the output as the program writes it, then shows the verdict with time and memory', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const code = 'import time\nprint("first", flush=True)\ntime.sleep(0.5)\nprint(input()[::-1], flush=True)';
+    const page = await open('/stream', `key="${key.key}" compiler="${PY}" stdin="olleh"`, code);
+    // Every state the output region passes through, recorded as it changes.
+    await page.evaluate(() => {
+      const root = document.querySelector('runbox-widget')!.shadowRoot!;
+      const log = root.querySelector('[role="log"]')!;
+      const button = root.querySelector('button')!;
+      const seen: Snapshot[] = [];
+      (window as unknown as { seen: Snapshot[] }).seen = seen;
+      new MutationObserver(() => seen.push({ text: log.textContent ?? '', verdict: !!log.querySelector('.verdict'), disabled: button.disabled })).observe(log, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+    await (await runButton(page)).click();
+    const text = await waitForOutput(page, 'Finished');
+    expect(text).to.match(/^first\nhello\nFinished · time (\d+ ms|[\d.]+ s) · memory [\d.]+ (KB|MB)$/);
+    const seen = await page.evaluate(() => (window as unknown as { seen: Snapshot[] }).seen);
+    const firstOnly = seen.find((x) => x.text.startsWith('first') && !x.text.includes('hello'));
+    expect(firstOnly, 'the first line was shown before the rest had been written').to.not.equal(undefined);
+    expect(firstOnly!.verdict).to.equal(false);
+    expect(firstOnly!.disabled, 'Run is disabled while the run is in flight').to.equal(true);
+    const enabled = await page.$eval('runbox-widget', (w) => !w.shadowRoot!.querySelector('button')!.disabled);
+    expect(enabled).to.equal(true);
+    const rows = await s.db.db.selectFrom('submissions').select(['mode', 'input']).where('key_id', '=', key.id).execute();
+    expect(rows).to.deep.equal([{ mode: 'ws', input: 'olleh' }]);
+    await page.close();
+  });
+
+  it('is usable by keyboard: Tab indents, Esc then Tab moves on to Run, Enter runs', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const page = await open('/keyboard', `key="${key.key}" compiler="${PY}"`, '');
+    await page.locator('::-p-aria([name="Code (python-3.9.7)"][role="textbox"])').click();
+    await page.keyboard.type('for i in range(2):\n');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('print(i)');
+    const code = await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value);
+    expect(code).to.equal('for i in range(2):\n    print(i)');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Tab');
+    const focused = await page.$eval('runbox-widget', (w) => w.shadowRoot!.activeElement?.textContent ?? null);
+    expect(focused).to.equal('Run');
+    await page.keyboard.press('Enter');
+    expect(await waitForOutput(page, 'Finished')).to.match(/^0\n1\nFinished/);
+    await page.close();
+  });
+
+  it('a page the key does not allow is refused with a message, and nothing is counted', async () => {
+    const { accountId, key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: ['https://blog.example'] });
+    const page = await open('/elsewhere', `key="${key.key}" compiler="${PY}"`);
+    await (await runButton(page)).click();
+    const text = await waitForOutput(page, 'not allowed');
+    expect(text).to.equal(`This code runner is not allowed on ${site.origin}: its widget key does not list this site among its allowed origins.`);
+    const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+    expect(rows).to.have.length(0);
+    await page.close();
+  });
+
+  it('a key at its monthly limit shows the codeoutput text, never a status', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', monthlyLimit: 0, allowedOrigins: [site.origin] });
+    const page = await open('/spent', `key="${key.key}" compiler="${PY}"`);
+    await (await runButton(page)).click();
+    const text = await waitForOutput(page, 'monthly limit');
+    expect(text).to.equal('This code runner has reached its monthly limit. It will work again next month.');
+    expect(text).to.not.match(/429|key_monthly_limit/);
+    await page.close();
+  });
+
+  it('reconnects after the socket drops and runs again', async () => {
+    // An API process of its own, stopped and started again on the same port.
+    const config = testConfig(s.db.url, loadConfig().RUNBOX_IMAGES_DIR, s.env);
+    const start = (port: number) => startApi({ db: s.db.db, config: { ...config, RUNBOX_PORT: port }, clock: systemClock, maintenanceCacheMs: 0, log: { error: () => {} } });
+    let api = await start(0);
+    const port = api.port;
+    try {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/reconnect', `key="${key.key}" compiler="${PY}" api="http://127.0.0.1:${port}"`, 'print("once")');
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'Finished');
+      await api.close();
+      const status = () => page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('.status')!.textContent);
+      await page.waitForFunction(() => document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.status')!.textContent === 'Reconnecting…', { timeout: 30_000 });
+      api = await start(port);
+      // Back without the reader doing anything.
+      await page.waitForFunction(() => document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.status')!.textContent === '', { timeout: 60_000 });
+      expect(await status()).to.equal('');
+      await page.$eval('runbox-widget', (w) => ((w.shadowRoot!.querySelector('textarea') as HTMLTextAreaElement).value = 'print("twice")'));
+      await (await runButton(page)).click();
+      expect(await waitForOutput(page, 'Finished')).to.match(/^twice\nFinished/);
+      await page.close();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("the host page's CSS does not reach inside", async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const page = await open('/hostile', `key="${key.key}" compiler="${PY}"`);
+    const styles = await page.evaluate(() => {
+      const pick = (el: Element) => {
+        const c = getComputedStyle(el);
+        return { color: c.color, fontSize: c.fontSize };
+      };
+      const root = document.querySelector('runbox-widget')!.shadowRoot!;
+      return {
+        host: pick(document.getElementById('host-button')!),
+        run: pick(root.querySelector('button')!),
+        code: pick(root.querySelector('textarea')!),
+        output: pick(root.querySelector('pre')!),
+      };
+    });
+    // The rules apply on the page itself...
+    expect(styles.host).to.deep.equal({ color: 'rgb(255, 0, 0)', fontSize: '40px' });
+    // ...and not inside the widget.
+    for (const inside of [styles.run, styles.code, styles.output]) {
+      expect(inside.color).to.not.equal('rgb(255, 0, 0)');
+      expect(inside.fontSize).to.not.equal('40px');
+    }
+    expect(styles.run.fontSize).to.equal('14px');
+    await page.close();
+  });
+
+  it('has no serious or critical accessibility violations (axe-core), light and dark', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const axe = readFileSync(new URL('../../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+    for (const scheme of ['light', 'dark'] as const) {
+      const page = await open(`/a11y-${scheme}`, `key="${key.key}" compiler="${PY}" stdin=""`);
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'Finished');
+      await page.addScriptTag({ content: axe });
+      const violations = await page.evaluate(async () => {
+        const w = window as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } };
+        const r = await w.axe.run({ include: [['runbox-widget']] });
+        return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      expect(bad, `${scheme}: ${JSON.stringify(violations)}`).to.deep.equal([]);
+      // The dark scheme really is in force inside the shadow root.
+      const background = await page.$eval('runbox-widget', (w) => getComputedStyle(w.shadowRoot!.querySelector('.box')!).backgroundColor);
+      expect(background).to.equal(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
+      await page.close();
+    }
+  });
+});
