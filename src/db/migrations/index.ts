@@ -4,6 +4,7 @@ import * as m0002 from './0002_callbacks.js';
 import * as m0003 from './0003_operations.js';
 import * as m0004 from './0004_admission_snapshot.js';
 import * as m0005 from './0005_key_origins_and_modes.js';
+import * as m0006 from './0006_portal.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_operations': m0003,
   '0004_admission_snapshot': m0004,
   '0005_key_origins_and_modes': m0005,
+  '0006_portal': m0006,
 };
