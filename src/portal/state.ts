@@ -18,6 +18,11 @@ export function pageContext(ctx: PortalContext): PageContext {
   return { email: ctx.state.session?.email, csrf: ctx.state.csrf, path: ctx.path };
 }
 
+/** Where this portal is reached: RUNBOX_PUBLIC_URL, else the address of this request. */
+export function baseUrl(ctx: Koa.Context, config: PortalDeps['config']): string {
+  return config.RUNBOX_PUBLIC_URL ? config.RUNBOX_PUBLIC_URL.replace(/\/+$/, '') : `${ctx.protocol}://${ctx.host}`;
+}
+
 /** A field of the urlencoded form body as a string ('' when absent or repeated oddly). */
 export function field(ctx: PortalContext, name: string): string {
   const body = (ctx.request as unknown as { body?: Record<string, unknown> }).body ?? {};

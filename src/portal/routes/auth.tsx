@@ -30,6 +30,8 @@ async function logIn(ctx: PortalContext, deps: PortalDeps, accountId: string): P
   setCookie(ctx, SESSION_COOKIE, id, { secure: secureCookies(deps), maxAge: ABSOLUTE_MS / 1000 });
 }
 
+// Links in emails use the configured address, never the request's Host header (which a
+// caller controls and could point at another site).
 async function sendVerification(deps: PortalDeps, accountId: string, email: string): Promise<void> {
   const { token } = await issueToken(deps.db, 'verify', email, accountId);
   const m = verifyMessage(`${publicUrl(deps.config)}/verify?token=${token}`);

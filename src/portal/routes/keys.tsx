@@ -13,11 +13,10 @@ import {
   validateRedirectUrl,
   type KeyListing,
 } from '../../accounts/keys.js';
-import { publicUrl } from '../../config.js';
 import { keyRows } from '../key-rows.js';
 import { mailConfigured } from '../mail.js';
 import { sendPage } from '../render.js';
-import { field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { baseUrl, field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { KeyCreatedPage, KeyPage, KeysPage, NewKeyPage, RevokePage, SecretRolledPage, type KeyErrors, type KeyForm } from '../views/keys.js';
 
 // API keys: list, "+ Create New", edit, roll the signing secret, revoke. Every rule is
@@ -109,7 +108,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
       allowedOrigins: form.kind === 'widget' ? originLines(form.allowedOrigins) : [],
     });
     const key: KeyListing = { ...created, revoked_at: null };
-    sendPage(ctx, <KeyCreatedPage page={pageContext(c)} apiKey={key} secret={created.key} signingSecret={created.signing_secret} base={publicUrl(config)} />, 201);
+    sendPage(ctx, <KeyCreatedPage page={pageContext(c)} apiKey={key} secret={created.key} signingSecret={created.signing_secret} base={baseUrl(ctx, config)} />, 201);
   });
 
   router.get('/keys/:id', async (ctx) => {
@@ -117,7 +116,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
     const key = await ownKey(c);
     const [row] = await rows(c.state.session!.accountId, [key]);
     const notices = ctx.query['saved'] ? [{ kind: 'ok' as const, text: 'Saved.' }] : [];
-    sendPage(ctx, <KeyPage page={pageContext(c)} apiKey={row!} form={formOf(key)} errors={{}} base={publicUrl(config)} notices={notices} />);
+    sendPage(ctx, <KeyPage page={pageContext(c)} apiKey={row!} form={formOf(key)} errors={{}} base={baseUrl(ctx, config)} notices={notices} />);
   });
 
   router.post('/keys/:id', async (ctx) => {
@@ -128,7 +127,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
     const { errors, limit } = check(form, key.kind, key.kind);
     if (Object.keys(errors).length > 0) {
       const [row] = await rows(c.state.session!.accountId, [key]);
-      return sendPage(ctx, <KeyPage page={pageContext(c)} apiKey={row!} form={form} errors={errors} base={publicUrl(config)} />, 400);
+      return sendPage(ctx, <KeyPage page={pageContext(c)} apiKey={row!} form={form} errors={errors} base={baseUrl(ctx, config)} />, 400);
     }
     await updateKey(db, c.state.session!.accountId, key.id, {
       appName: form.appName,

@@ -65,8 +65,8 @@ export function PlaygroundPage(p: { page: PageContext; compilers: CompilerAvaila
               Run
             </button>
           </div>
-          <h2>Output</h2>
-          <pre id="output" aria-live="polite" aria-label="Output" tabIndex={0}></pre>
+          <h2 id="output-h">Output</h2>
+          <pre id="output" role="log" aria-live="polite" aria-labelledby="output-h" tabIndex={0}></pre>
           <p id="verdict" role="status"></p>
         </form>
       )}
