@@ -166,6 +166,25 @@ describe('web portal over HTTP', function () {
     expect(good.res.status).to.equal(201);
   });
 
+  it("creates widget keys with their allowed origins and embed snippet; each rule's error shows next to its field", async () => {
+    const { c } = await signUp(open);
+    const bad = await c.post('/keys', { app_name: '', redirect_url: 'ftp://x', monthly_limit: '-1', kind: 'api', allowed_origins: 'https://a.example' }, '/keys/new');
+    expect(bad.res.status).to.equal(400);
+    const errorOf = (name: string) => new RegExp(`id="f-${name}-error">([^<]*)<`).exec(bad.body)?.[1];
+    expect(errorOf('app_name')).to.equal('app name must have 1 to 200 characters');
+    expect(errorOf('redirect_url')).to.equal('redirect URL must use http or https, not ftp');
+    expect(errorOf('monthly_limit')).to.match(/^monthly limit must be a whole number/);
+    expect(errorOf('allowed_origins')).to.equal('allowed origins are for widget keys only');
+    const made = await c.post('/keys', { app_name: 'docs widget', kind: 'widget', monthly_limit: '50', allowed_origins: 'https://docs.example.com\nhttp://localhost:3000/' }, '/keys/new');
+    expect(made.res.status).to.equal(201);
+    const key = /id="new-key"[^>]*value="([^"]+)"/.exec(made.body)?.[1] ?? /value="(rbx_[^"]+)"/.exec(made.body)![1]!;
+    const snippet = made.body.replace(/&quot;/g, '"').replace(/&lt;/g, '<');
+    expect(snippet).to.include(`<script type="module" src="${open.url}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`);
+    expect(made.body).to.include('data-widget-preview');
+    const row = await t.db.selectFrom('api_keys').select(['kind', 'allowed_origins', 'monthly_limit']).where('app_name', '=', 'docs widget').executeTakeFirstOrThrow();
+    expect(row).to.deep.equal({ kind: 'widget', allowed_origins: ['https://docs.example.com', 'http://localhost:3000'], monthly_limit: 50 });
+  });
+
   it('rotates the session at log-in and ends it on the server at log-out', async () => {
     const { c, email } = await signUp(open);
     const first = c.cookies.get('rbx_session')!;
