@@ -40,7 +40,8 @@ button.danger{background:var(--bad);border-color:var(--bad)}
 .secret input{flex:1;font-family:ui-monospace,Menlo,Consolas,monospace}
 .figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:0;padding:0}
 .figures div{border:1px solid var(--line);border-radius:6px;padding:10px}
-.figures dt{color:var(--muted);font-size:.85rem}.figures dd{margin:2px 0 0;font-size:1.3rem;font-weight:600;font-variant-numeric:tabular-nums}
+.figures dt{color:var(--muted);font-size:.85rem}.figures dd{margin:2px 0 0;font-size:1.3rem;font-weight:600;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
+th[scope=row]{background:none;color:var(--fg);font-weight:400}
 .chart{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px;background:#fff}
 .chart .bar{fill:var(--accent)}.chart .l80{stroke:#dc6803}.chart .l100{stroke:var(--bad)}.chart text{fill:var(--muted);font-size:11px}
 .state-active{color:var(--ok)}.state-revoked{color:var(--bad)}

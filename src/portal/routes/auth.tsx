@@ -41,7 +41,8 @@ async function sendVerification(deps: PortalDeps, accountId: string, email: stri
 export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db, config } = deps;
 
-  const signupGate = async (ctx: PortalContext, invite: string): Promise<{ email?: string } | 'closed'> => {
+  /** Whether this visitor may sign up, and with which address when an invite fixes it. */
+  const signupGate = async (invite: string): Promise<{ email?: string } | 'closed'> => {
     if (config.RUNBOX_SIGNUP === 'closed') return 'closed';
     if (config.RUNBOX_SIGNUP === 'invite' || invite !== '') {
       const row = invite ? await peekToken(db, 'invite', invite) : undefined;
@@ -51,7 +52,6 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
       }
       return { email: row.email };
     }
-    void ctx;
     return {};
   };
 
@@ -59,7 +59,7 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     const c = ctx as PortalContext;
     if (c.state.session) return ctx.redirect('/');
     const invite = String(ctx.query['invite'] ?? '');
-    const gate = await signupGate(c, invite);
+    const gate = await signupGate(invite);
     if (gate === 'closed') return sendPage(ctx, <SignupClosedPage page={pageContext(c)} invite={config.RUNBOX_SIGNUP === 'invite'} />, 403);
     sendPage(ctx, <SignupPage page={pageContext(c)} invite={invite || undefined} email={gate.email} emailFixed={gate.email !== undefined} />);
   });
@@ -67,7 +67,7 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
   router.post('/signup', async (ctx) => {
     const c = ctx as PortalContext;
     const invite = field(c, 'invite');
-    const gate = await signupGate(c, invite);
+    const gate = await signupGate(invite);
     if (gate === 'closed') return sendPage(ctx, <SignupClosedPage page={pageContext(c)} invite={config.RUNBOX_SIGNUP === 'invite'} />, 403);
     const email = gate.email ?? field(c, 'email').trim();
     const password = field(c, 'password');
