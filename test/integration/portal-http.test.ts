@@ -185,6 +185,23 @@ describe('web portal over HTTP', function () {
     expect(row).to.deep.equal({ kind: 'widget', allowed_origins: ['https://docs.example.com', 'http://localhost:3000'], monthly_limit: 50 });
   });
 
+  it('rolls a signing secret: the new one is shown once and replaces the old one', async () => {
+    const { c } = await signUp(open);
+    const made = await c.post('/keys', { app_name: 'rolling', kind: 'api' }, '/keys/new');
+    const first = /value="(rbxs_[^"]+)"/.exec(made.body)![1]!;
+    const row = await t.db.selectFrom('api_keys').select(['id', 'signing_secret']).where('app_name', '=', 'rolling').executeTakeFirstOrThrow();
+    expect(row.signing_secret).to.equal(first);
+    const rolled = await c.post(`/keys/${row.id}/roll`, {}, `/keys/${row.id}`);
+    expect(rolled.res.status).to.equal(200);
+    const second = /value="(rbxs_[^"]+)"/.exec(rolled.body)![1]!;
+    expect(second).not.to.equal(first);
+    expect((await t.db.selectFrom('api_keys').select('signing_secret').where('id', '=', row.id).executeTakeFirstOrThrow()).signing_secret).to.equal(second);
+    expect((await c.request(`/keys/${row.id}`)).body).not.to.include(second);
+    // Another account cannot roll it.
+    const { c: other } = await signUp(open);
+    expect((await other.post(`/keys/${row.id}/roll`, {}, '/account')).res.status).to.equal(404);
+  });
+
   it('rotates the session at log-in and ends it on the server at log-out', async () => {
     const { c, email } = await signUp(open);
     const first = c.cookies.get('rbx_session')!;
