@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { COMPAT_APIS } from '../compat/index.js';
 import { mountCompat } from '../compat/mount.js';
+import compose from 'koa-compose';
 import { ApiError } from './errors.js';
 import { MaintenanceFlag } from './maintenance.js';
 import { acceptJsonOrText } from './middleware/accept.js';
@@ -12,6 +13,7 @@ import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
 import type { ApiDeps, ApiState } from './route.js';
 import { routes } from './routes/index.js';
+import { createPortal } from '../portal/app.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
@@ -19,6 +21,9 @@ import { routes } from './routes/index.js';
 //   every request:  errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401) → jsonBody (400)
 //                   → admission (limit checks: 400/429) → the route's handler
+//
+// Paths outside /api/ (and /metrics) belong to the web portal (src/portal), which
+// answers HTML; the API's JSON error shape and Accept rules apply only to the API.
 //
 // Each per-route step reads the route's declaration (src/api/routes/*) and does nothing
 // for routes that do not ask for it.
@@ -39,6 +44,11 @@ function unmatched(): Koa.Middleware {
   };
 }
 
+export function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/') || path === '/metrics';
+}
+
+
 export function createApp(deps: ApiDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
   app.proxy = deps.config.RUNBOX_TRUST_PROXY;
@@ -57,11 +67,10 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       route.handler(deps),
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
+  // The compatible APIs answer in their own shapes, ahead of runbox's own middleware.
   app.use(mountCompat(COMPAT_APIS, deps, maintenance));
-  app.use(errorShape(deps.log));
-  app.use(acceptJsonOrText());
-  app.use(unmatched());
-  app.use(router.routes() as never);
-  app.use(router.allowedMethods() as never);
+  const api = compose([errorShape(deps.log), acceptJsonOrText(), unmatched(), router.routes() as never, router.allowedMethods() as never]);
+  const portal = createPortal(deps);
+  app.use((ctx, next) => (isApiPath(ctx.path) ? api(ctx, next) : portal(ctx, next)));
   return app;
 }
