@@ -22,6 +22,8 @@ export interface RunToAdmit {
   input: string | null;
   tests: { input: string }[] | null;
   extraParams: Record<string, unknown> | null;
+  /** extraParams as the client wrote it (JSON text), so results echo it unchanged. */
+  extraParamsJson?: string;
   runOptions?: RunOptions | null;
   callback?: CallbackTarget | null;
   compat?: Record<string, unknown> | null;
@@ -89,6 +91,7 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
         input: body.tests ? null : (body.input ?? null),
         tests: body.tests ?? null,
         extraParams: body.extra_params ?? null,
+        ...(body.extra_params !== undefined && ctx.state.rawBody ? rawExtraParams(ctx.state.rawBody) : {}),
       },
       route.admits,
       ctx.state,

@@ -139,11 +139,15 @@ export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boo
   if (jsonDepth(text) > REQUEST_LIMITS.jsonMaxDepth) {
     throw bad('too_deeply_nested', `the JSON body is nested deeper than ${REQUEST_LIMITS.jsonMaxDepth} levels`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     throw bad('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
   }
+  // Kept for what must be echoed exactly as the client wrote it (extra_params).
+  (ctx.state as ApiState).rawBody = text;
+  return value;
 }
 
 export function jsonBody(route: RouteDef): Koa.Middleware<ApiState> {
