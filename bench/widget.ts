@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { BROWSER_BUILD_DIR } from '../src/util/paths.js';
+import { distBrowserDir } from '../src/util/paths.js';
 import { row, runIfMain, writeResult, type BenchOutcome } from './common.js';
 
 // The embeddable widget's size as a page downloads it: dist/browser/widget.js (what
@@ -11,7 +11,7 @@ import { row, runIfMain, writeResult, type BenchOutcome } from './common.js';
 const TARGET_GZIP_KB = 50;
 
 export async function benchWidget(): Promise<BenchOutcome> {
-  const file = join(BROWSER_BUILD_DIR, 'widget.js');
+  const file = join(distBrowserDir(), 'widget.js');
   const body = readFileSync(file);
   const gzipped = gzipSync(body, { level: 9 }).length;
   const result = { file, minifiedBytes: body.length, gzipBytes: gzipped, targetGzipKB: TARGET_GZIP_KB };

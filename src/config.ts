@@ -107,6 +107,16 @@ export const CONFIG_VARS = {
     300_000,
   ),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
+  RUNBOX_PUBLIC_URL: str(
+    'Address people reach the service at, e.g. https://runbox.example.com: links in portal emails and invites; https makes the session cookie Secure. Empty: http://RUNBOX_HOST:RUNBOX_PORT.',
+    '',
+    Type.String({ pattern: '^$|^https?://[^/?#\\s]+/?$' }),
+  ),
+  RUNBOX_SIGNUP: str(
+    'Who may sign up in the web portal: open (anyone), invite (only with a link from `runbox-admin account invite`) or closed.',
+    'open',
+    Type.Union([Type.Literal('open'), Type.Literal('invite'), Type.Literal('closed')]),
+  ),
   RUNBOX_LOG_LEVEL: str(
     'Log level.',
     'info',
@@ -140,6 +150,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     out[name] = value;
   }
   return out as Config;
+}
+
+/** Where people reach the service: RUNBOX_PUBLIC_URL, else the listening address. No trailing slash. */
+export function publicUrl(config: Pick<Config, 'RUNBOX_PUBLIC_URL' | 'RUNBOX_HOST' | 'RUNBOX_PORT'>): string {
+  if (config.RUNBOX_PUBLIC_URL) return config.RUNBOX_PUBLIC_URL.replace(/\/+$/, '');
+  const host = ['0.0.0.0', '::', ''].includes(config.RUNBOX_HOST) ? '127.0.0.1' : config.RUNBOX_HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.RUNBOX_PORT}`;
 }
 
 /** The README's configuration table, generated from the declarations. */

@@ -44,6 +44,12 @@ export function validateRedirectUrl(raw: string): string {
   return url.toString();
 }
 
+export function validateAppName(raw: string): string {
+  const appName = raw.trim();
+  if (appName === '' || appName.length > 200) throw new AccountInputError('app name must have 1 to 200 characters');
+  return appName;
+}
+
 export function validateMonthlyLimit(limit: number | null): number | null {
   if (limit === null) return null;
   if (!Number.isSafeInteger(limit) || limit < 0 || limit > MAX_MONTHLY_LIMIT) {
@@ -119,8 +125,7 @@ export interface CreatedKey {
 }
 
 export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey> {
-  const appName = input.appName.trim();
-  if (appName === '' || appName.length > 200) throw new AccountInputError('app name must have 1 to 200 characters');
+  const appName = validateAppName(input.appName);
   const kind = input.kind ?? 'api';
   if (kind !== 'api' && kind !== 'widget') throw new AccountInputError(`kind must be api or widget, not ${String(kind)}`);
   const redirectUrl = input.redirectUrl ? validateRedirectUrl(input.redirectUrl) : null;
@@ -221,4 +226,64 @@ export async function revokeKey(db: Db, keyId: string): Promise<KeyListing> {
     .executeTakeFirst();
   if (!row) throw new AccountInputError(`no key ${keyId}`);
   return toListing(row);
+}
+
+/** One key of one account, or undefined (another account's key looks like no key). */
+export async function findKeyOfAccount(db: Db, accountId: string, keyId: string): Promise<KeyListing | undefined> {
+  if (!/^\d{1,18}$/.test(keyId)) return undefined;
+  const row = await db.selectFrom('api_keys').select(listingColumns).where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+  return row ? toListing(row) : undefined;
+}
+
+export interface KeyChanges {
+  appName: string;
+  redirectUrl: string | null;
+  monthlyLimit: number | null;
+  allowedOrigins: readonly string[];
+}
+
+/** Edits a key's App Name, Redirect Url, own monthly limit and (widget keys) allowed origins, with createKey's rules. */
+export async function updateKey(db: Db, accountId: string, keyId: string, changes: KeyChanges): Promise<KeyListing> {
+  const current = await findKeyOfAccount(db, accountId, keyId);
+  if (!current) throw new AccountInputError(`no key ${keyId}`);
+  const appName = validateAppName(changes.appName);
+  const redirectUrl = changes.redirectUrl ? validateRedirectUrl(changes.redirectUrl) : null;
+  const monthlyLimit = validateMonthlyLimit(changes.monthlyLimit);
+  const allowedOrigins = validateAllowedOrigins(changes.allowedOrigins);
+  if (current.kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  const row = await db
+    .updateTable('api_keys')
+    .set({ app_name: appName, redirect_url: redirectUrl, monthly_limit: monthlyLimit, allowed_origins: allowedOrigins })
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .returning(listingColumns)
+    .executeTakeFirstOrThrow();
+  return toListing(row);
+}
+
+/** A new signing secret for the key, shown once; callbacks are signed with it from now on. */
+export async function rollSigningSecret(db: Db, accountId: string, keyId: string): Promise<{ key: KeyListing; signing_secret: string }> {
+  const secret = generateSigningSecret();
+  const row = await db
+    .updateTable('api_keys')
+    .set({ signing_secret: secret })
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .returning(listingColumns)
+    .executeTakeFirst();
+  if (!row) throw new AccountInputError(`no active key ${keyId}`);
+  return { key: toListing(row), signing_secret: secret };
+}
+
+/** When each of the account's keys last admitted a run (keys never used are absent). */
+export async function lastUsedByKey(db: Db, accountId: string): Promise<Map<string, Date>> {
+  const rows = await db
+    .selectFrom('submissions')
+    .select(['key_id', (eb) => eb.fn.max('created_at').as('last')])
+    .where('account_id', '=', accountId)
+    .where('key_id', 'is not', null)
+    .groupBy('key_id')
+    .execute();
+  return new Map(rows.map((r) => [String(r.key_id), new Date(r.last)]));
 }

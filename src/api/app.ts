@@ -3,26 +3,31 @@ import Koa from 'koa';
 import { marketplaceFromConfig } from '../accounts/marketplace.js';
 import { COMPAT_APIS } from '../compat/index.js';
 import { mountCompat } from '../compat/mount.js';
+import compose from 'koa-compose';
 import { ApiError } from './errors.js';
 import { MaintenanceFlag } from './maintenance.js';
 import { acceptJsonOrText } from './middleware/accept.js';
 import { admission } from './middleware/admission.js';
 import { authenticate } from './middleware/authenticate.js';
-import { browserAssets } from './middleware/browser-assets.js';
+import { BROWSER_ASSETS, browserAssets } from './middleware/browser-assets.js';
 import { errorShape } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
 import { rateLimitHeaders } from './middleware/rate-limit-headers.js';
 import type { ApiDeps, ApiState } from './route.js';
 import { routes } from './routes/index.js';
+import { createPortal } from '../portal/app.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
 //   /piston/, /judge0/: the compatible APIs (src/compat), answered in their own shapes
-//   every request:  errorShape → browserAssets (/widget/v1.js) → acceptJsonOrText → unmatched (404, 405)
-//                   → router → allowedMethods
+//   /widget/v1.js:  errorShape → browserAssets (served to any origin)
+//   API paths:      errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
 //                   → jsonBody (400) → admission (limit checks: 400/429) → the route's handler
+//
+// Paths outside /api/ (and /metrics) belong to the web portal (src/portal), which
+// answers HTML; the API's JSON error shape and Accept rules apply only to the API.
 //
 // Each per-route step reads the route's declaration (src/api/routes/*) and does nothing
 // for routes that do not ask for it.
@@ -42,6 +47,11 @@ function unmatched(): Koa.Middleware {
     }
   };
 }
+
+export function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/') || path === '/metrics';
+}
+
 
 export function createApp(deps: ApiDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
@@ -63,12 +73,13 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       route.handler(deps),
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
+  // The compatible APIs answer in their own shapes, ahead of runbox's own middleware.
   app.use(mountCompat(COMPAT_APIS, deps, maintenance));
-  app.use(errorShape(deps.log));
-  app.use(browserAssets());
-  app.use(acceptJsonOrText());
-  app.use(unmatched());
-  app.use(router.routes() as never);
-  app.use(router.allowedMethods() as never);
+  const api = compose([errorShape(deps.log), acceptJsonOrText(), unmatched(), router.routes() as never, router.allowedMethods() as never]);
+  // The widget's bundle (/widget/v1.js) is loaded by other sites' pages: it is served
+  // apart from both, with the API's JSON errors.
+  const widgetAssets = compose([errorShape(deps.log), browserAssets()]);
+  const portal = createPortal(deps);
+  app.use((ctx, next) => (isApiPath(ctx.path) ? api(ctx, next) : BROWSER_ASSETS[ctx.path] ? widgetAssets(ctx, next) : portal(ctx, next)));
   return app;
 }

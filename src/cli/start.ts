@@ -1,6 +1,6 @@
 import { startApi } from '../api/server.js';
 import { startSender } from '../callbacks/sender.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, publicUrl } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
@@ -67,11 +67,8 @@ try {
     const api = await startApi({ db: handle.db, config, clock: systemClock, log });
     started.push({ name: 'api', stop: () => api.close() });
     const base = `http://${api.host.includes(':') ? `[${api.host}]` : api.host}:${api.port}`;
-    log.info({ url: base }, `API listening on ${base}`);
-    log.info(
-      'first key: scripts/runbox-admin account create --email you@example.com, then ' +
-        'scripts/runbox-admin key create --account <id> --app-name demo --redirect-url http://your-host/callback',
-    );
+    log.info({ url: base }, `API listening on ${base}/api/`);
+    log.info({ url: publicUrl({ ...config, RUNBOX_PORT: api.port }) }, `web portal: open ${publicUrl({ ...config, RUNBOX_PORT: api.port })}/ to sign up and create keys`);
   }
 
   if (config.RUNBOX_ADMIN_HOST) {

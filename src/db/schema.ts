@@ -34,6 +34,10 @@ export interface AccountsTable {
   tests_per_request: number | null;
   running_now: Generated<number>;
   created_at: Generated<Date>;
+  /** argon2id hash; null until a password is set (portal sign-up or a reset/invite link). */
+  password_hash: string | null;
+  /** Null while a portal sign-up waits for its address to be verified (SMTP configured). */
+  email_verified_at: NullableTimestamp;
 }
 
 export type KeyKind = 'api' | 'widget';
@@ -216,6 +220,35 @@ export interface SyncCapacityTable {
   checks: ColumnType<string, never, string | number>;
 }
 
+export interface PortalSessionsTable {
+  id_hash: Buffer;
+  account_id: Id;
+  csrf_token: string;
+  created_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  expires_at: Timestamp;
+}
+
+export type TokenPurpose = 'invite' | 'reset' | 'verify';
+
+export interface AccountTokensTable {
+  token_hash: Buffer;
+  purpose: TokenPurpose;
+  email: string;
+  account_id: Id | null;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+}
+
+export interface LoginAttemptsTable {
+  id: GeneratedId;
+  email: string;
+  ip: string;
+  succeeded: boolean;
+  at: Generated<Date>;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -230,6 +263,9 @@ export interface Database {
   admin_keys: AdminKeysTable;
   usage_emails: UsageEmailsTable;
   sync_capacity: SyncCapacityTable;
+  portal_sessions: PortalSessionsTable;
+  account_tokens: AccountTokensTable;
+  login_attempts: LoginAttemptsTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -34,7 +34,7 @@ export interface Mailer {
 const BATCH = 10;
 const LEASE_MS = 120_000;
 
-function smtpSender(url: string): SendMail {
+export function smtpSender(url: string): SendMail {
   const transport = nodemailer.createTransport(url);
   return async (m) => {
     await transport.sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text });

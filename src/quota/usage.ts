@@ -117,3 +117,14 @@ export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: Usa
   };
   return { record, rate };
 }
+
+/** Runs admitted per UTC day of the month (refunded runs excluded), for the dashboard's chart. */
+export async function runsPerDay(db: Db, accountId: string, month: string): Promise<{ day: number; runs: number }[]> {
+  const { rows } = await sql<{ day: number; runs: number }>`
+    SELECT extract(day FROM created_at AT TIME ZONE 'UTC')::int AS day, sum(units)::int AS runs
+      FROM submissions
+     WHERE account_id = ${accountId} AND month = ${month} AND NOT refunded
+     GROUP BY 1 ORDER BY 1
+  `.execute(db);
+  return rows;
+}

@@ -17,5 +17,5 @@ function findRoot(): string {
 export const PROJECT_ROOT = findRoot();
 export const RECIPES_DIR = join(PROJECT_ROOT, 'rootfs');
 export const NATIVE_BUILD_DIR = join(PROJECT_ROOT, 'native', 'build');
-/** Browser bundles built by scripts/build-browser.mjs (dist/browser/<name>.js). */
-export const BROWSER_BUILD_DIR = join(PROJECT_ROOT, 'dist', 'browser');
+/** Browser bundles built by `npm run build` (scripts/build-browser.mjs). */
+export const distBrowserDir = (): string => join(PROJECT_ROOT, 'dist', 'browser');

@@ -193,9 +193,14 @@ describe('runner processes', function () {
     const listening = await waitForLog(p, /^API listening on /);
     const url = listening.url as string;
     expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(logs(p).some((l) => typeof l.msg === 'string' && l.msg.includes('runbox-admin account create --email'))).to.equal(true);
+    // The web portal's address, where a newcomer signs up.
+    const portal = logs(p).find((l) => typeof l.msg === 'string' && l.msg.startsWith('web portal: open '));
+    expect(portal?.url).to.equal(url);
     const res = await fetch(`${url}/api/limits/`, { headers: { accept: 'application/json' } });
     expect(res.status).to.equal(200);
+    const signup = await fetch(`${url}/signup`);
+    expect(signup.status).to.equal(200);
+    expect(await signup.text()).to.include('<h1>Sign up</h1>');
     await waitForStates(t.db, [id], ['finished']);
     const row = await t.db.selectFrom('submissions').select('result').where('id', '=', id).executeTakeFirstOrThrow();
     expect((row.result as RunResult).output).to.equal('from start\n');

@@ -3,7 +3,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -106,8 +105,8 @@ describe('runner processes: sandbox uid ranges', function () {
     );
     expect(logs(clash).some((l) => l.msg === 'runner started')).to.equal(false);
 
-    // The base this test run was given: exactly that range.
-    const own = loadConfig().RUNBOX_SANDBOX_UID_BASE;
+    // An explicit base that is free: exactly that range (not the next free one).
+    const own = 61100;
     const c = startRunner('uid-c', own);
     expect(await claimed(c)).to.deep.equal([own, own + SLOTS - 1]);
 

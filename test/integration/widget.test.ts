@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
-import { browserUnavailable, hostSite, launchChromium, type HostSite, type TestBrowser } from '../helpers/browser.js';
+import { browserUnavailable, hostSite, launchBrowser, type HostSite, type TestBrowser } from '../helpers/browser.js';
 import { startApi } from '../../src/api/server.js';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/util/clock.js';
@@ -65,7 +65,7 @@ describe('the embeddable widget, in Chromium', function () {
     s = await resultsStack('widget', uidBase ? { RUNBOX_SANDBOX_UID_BASE: uidBase } : {});
     await s.startRunner();
     site = await hostSite();
-    chromium = await launchChromium();
+    chromium = await launchBrowser();
   });
   after(async () => {
     await chromium?.close();

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type Koa from 'koa';
-import { BROWSER_BUILD_DIR } from '../../util/paths.js';
+import { distBrowserDir } from '../../util/paths.js';
 import { ApiError } from '../errors.js';
 
 // The browser bundles other sites load (the widget: /widget/v1.js). Answered ahead of
@@ -24,7 +24,7 @@ interface Asset {
 
 const CACHE_FOREVER = 'public, max-age=31536000, immutable';
 
-export function browserAssets(dir: string = BROWSER_BUILD_DIR): Koa.Middleware {
+export function browserAssets(dir: string = distBrowserDir()): Koa.Middleware {
   const loaded = new Map<string, Asset>();
   const load = (file: string): Asset => {
     let asset = loaded.get(file);

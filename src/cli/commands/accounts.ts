@@ -1,6 +1,9 @@
 import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
+import { findLogin } from '../../accounts/passwords.js';
+import { issueToken } from '../../accounts/tokens.js';
+import { publicUrl } from '../../config.js';
 import { readMaintenance, setMaintenance } from '../../api/maintenance.js';
 import type { KeyKind } from '../../db/schema.js';
 import { FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
@@ -51,6 +54,35 @@ export const accountCommands: Command[] = [
     options: { email: { type: 'string' }, plan: { type: 'string' } },
     needsDb: true,
     run: (ctx) => asUsage(() => createAccount(ctx.db, requireString(ctx, 'email'), (ctx.values.plan as string | undefined) ?? FREE_PLAN_NAME)),
+  },
+  {
+    name: 'account invite',
+    summary: 'Print a one-time sign-up link for an address (RUNBOX_SIGNUP=invite); it expires in 7 days.',
+    help: '  --email E   the address the account will have',
+    options: { email: { type: 'string' } },
+    needsDb: true,
+    run: async (ctx) => {
+      const email = requireString(ctx, 'email').trim();
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError(`${JSON.stringify(email)} is not an email address`);
+      if (await findLogin(ctx.db, email)) throw new UsageError(`an account with email ${email} already exists`);
+      const { token, expires_at } = await issueToken(ctx.db, 'invite', email, null);
+      return { email, link: `${publicUrl(ctx.config)}/signup?invite=${token}`, expires_at };
+    },
+  },
+  {
+    name: 'account password-reset-link',
+    summary: 'Print a one-time link to set a new password (also for accounts made here, which have none); it expires in 24 hours.',
+    help: '  --account ID | --email E',
+    options: { account: { type: 'string' }, email: { type: 'string' } },
+    needsDb: true,
+    run: async (ctx) => {
+      const account =
+        ctx.values.account !== undefined ? await getAccount(ctx.db, numericId(ctx, 'account')) : await findLogin(ctx.db, requireString(ctx, 'email'));
+      if (!account) throw new UsageError('no such account (give --account ID or --email E)');
+      if (account.email === null) throw new UsageError(`account ${account.id} has no email address (a marketplace subscriber's): it has no portal log-in`);
+      const { token, expires_at } = await issueToken(ctx.db, 'reset', account.email, account.id);
+      return { account: account.id, email: account.email, link: `${publicUrl(ctx.config)}/reset?token=${token}`, expires_at };
+    },
   },
   {
     name: 'account show',

@@ -4,6 +4,7 @@ import * as m0002 from './0002_callbacks.js';
 import * as m0003 from './0003_operations.js';
 import * as m0004 from './0004_admission_snapshot.js';
 import * as m0005 from './0005_key_origins_and_modes.js';
+import * as m0006 from './0006_portal.js';
 import * as m0007 from './0007_marketplace_accounts.js';
 import * as m0008 from './0008_cancel_stream_raw_params.js';
 import * as m0009 from './0009_usage_email_states.js';
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0003_operations': m0003,
   '0004_admission_snapshot': m0004,
   '0005_key_origins_and_modes': m0005,
+  '0006_portal': m0006,
   '0007_marketplace_accounts': m0007,
   '0008_cancel_stream_raw_params': m0008,
   '0009_usage_email_states': m0009,

@@ -1,0 +1,84 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import compose from 'koa-compose';
+import { databaseUnavailable } from '../api/middleware/errors.js';
+import { publicUrl } from '../config.js';
+import { serveAssets } from './assets.js';
+import { readCookie } from './cookies.js';
+import { csrf } from './csrf.js';
+import { securityHeaders } from './headers.js';
+import { sendPage } from './render.js';
+import { accountRoutes } from './routes/account.js';
+import { authRoutes, secureCookies } from './routes/auth.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { keyRoutes } from './routes/keys.js';
+import { playgroundRoutes } from './routes/playground.js';
+import { submissionRoutes } from './routes/submissions.js';
+import { findSession, SESSION_COOKIE } from './sessions.js';
+import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from './state.js';
+import { ErrorPage } from './views/error.js';
+
+// The web portal, served by the API's Koa app for every path outside /api/. In order:
+//
+//   securityHeaders → errorPage → assets → form body → session → CSRF → routes → 404 page
+//
+// Pages that need an account send visitors without a session to /login.
+
+const PUBLIC_PATHS = new Set(['/login', '/signup', '/logout', '/forgot', '/reset', '/verify']);
+
+function errorPage(deps: PortalDeps): Koa.Middleware<PortalState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && (ctx.body === undefined || ctx.body === null)) throw notFound();
+      if (ctx.status === 405 && (ctx.body === undefined || ctx.body === null)) throw new PortalError(405, `${ctx.method} is not allowed here.`);
+    } catch (err) {
+      const c = ctx as unknown as PortalContext;
+      c.state.csrf ??= '';
+      let status = 500;
+      let message = 'Something went wrong on our side. Try again in a moment.';
+      if (err instanceof PortalError) ({ status, message } = err);
+      else if (databaseUnavailable(err)) [status, message] = [503, 'The service cannot reach its database right now. Try again shortly.'];
+      else if (typeof (err as { status?: unknown }).status === 'number' && (err as { status: number }).status < 500) {
+        status = (err as { status: number }).status;
+        message = status === 413 ? 'The form is too large.' : 'The request could not be read.';
+      } else deps.log?.error({ err }, 'portal request failed');
+      sendPage(ctx, <ErrorPage page={pageContext(c)} status={status} message={message} />, status);
+    }
+  };
+}
+
+function loadSession(deps: PortalDeps): Koa.Middleware<PortalState> {
+  return async (ctx, next) => {
+    const id = readCookie(ctx, SESSION_COOKIE);
+    if (id) ctx.state.session = await findSession(deps.db, id);
+    if (!ctx.state.session && !PUBLIC_PATHS.has(ctx.path)) {
+      if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.redirect(`/login${ctx.path === '/' ? '' : `?next=${encodeURIComponent(ctx.originalUrl)}`}`);
+      throw new PortalError(401, 'Your session has ended. Log in again.');
+    }
+    await next();
+  };
+}
+
+export function createPortal(deps: PortalDeps): Koa.Middleware {
+  const router = new Router<PortalState>();
+  authRoutes(router, deps);
+  accountRoutes(router, deps);
+  dashboardRoutes(router, deps);
+  keyRoutes(router, deps);
+  submissionRoutes(router, deps);
+  playgroundRoutes(router, deps);
+  const stack: Koa.Middleware<PortalState>[] = [
+    securityHeaders(),
+    errorPage(deps),
+    serveAssets(),
+    bodyParser({ enableTypes: ['form'], formLimit: '256kb' }) as never,
+    loadSession(deps),
+    csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
+    router.routes() as never,
+    router.allowedMethods() as never,
+  ];
+  return compose(stack) as Koa.Middleware;
+}
+

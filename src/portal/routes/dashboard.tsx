@@ -1,0 +1,54 @@
+import type Router from '@koa/router';
+import { getAccount } from '../../accounts/accounts.js';
+import { listKeys } from '../../accounts/keys.js';
+import { thresholdCount } from '../../email/thresholds.js';
+import { runsPerDay, usageRecord } from '../../quota/usage.js';
+import { keyRows } from '../key-rows.js';
+import { mailConfigured } from '../mail.js';
+import { sendPage } from '../render.js';
+import { pageContext, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { DashboardPage } from '../views/dashboard.js';
+import type { Notice } from '../views/layout.js';
+
+// GET /: the usage record from usageRecord(), the very function behind GET /api/usage/.
+
+/** The notices the usage emails would send: 80 % and 100 % of the account's allowance and of each key's own limit. */
+function usageNotices(used: number, limit: number, resetsAt: string, whose: string | null): Notice[] {
+  if (limit <= 0) return [];
+  const what = whose === null ? "this month's allowance" : `the monthly limit of key "${whose}"`;
+  if (used >= thresholdCount(limit, 100)) {
+    const after = whose === null ? 'Runs answer 429' : 'Runs through this key answer 429 (your other keys keep working)';
+    return [{ kind: 'bad', text: `You have used all of ${what} (${used} of ${limit}). ${after} until ${resetsAt}.` }];
+  }
+  if (used >= thresholdCount(limit, 80)) return [{ kind: 'warn', text: `You have used 80 % or more of ${what} (${used} of ${limit}).` }];
+  return [];
+}
+
+export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): void {
+  const { db, clock, config } = deps;
+  router.get('/', async (ctx) => {
+    const c = ctx as PortalContext;
+    const s = c.state.session!;
+    const now = clock.now();
+    const [usage, account, keys] = await Promise.all([usageRecord(db, { accountId: s.accountId, now }), getAccount(db, s.accountId), listKeys(db, s.accountId)]);
+    const rows = await keyRows(db, now, s.accountId, keys);
+    const notices: Notice[] = [];
+    if (ctx.query['welcome'] === 'verify') notices.push({ kind: 'info', text: `Welcome! We sent a confirmation link to ${s.email}; open it to start creating keys.` });
+    else if (ctx.query['welcome']) notices.push({ kind: 'ok', text: 'Welcome! Create your first key under API keys.' });
+    if (!s.emailVerified && mailConfigured(config) && !ctx.query['welcome']) notices.push({ kind: 'warn', text: 'Confirm your email address to create keys (see Account).' });
+    notices.push(...usageNotices(usage!.submissions, usage!.monthly_limit, usage!.resets_at, null));
+    for (const k of rows) if (k.monthly_limit !== null && !k.revoked_at) notices.push(...usageNotices(k.runs_this_month, k.monthly_limit, usage!.resets_at, k.app_name));
+    sendPage(
+      ctx,
+      <DashboardPage
+        page={pageContext(c)}
+        usage={usage!}
+        plan={account!.plan}
+        planLimits={account!.limits}
+        perDay={await runsPerDay(db, s.accountId, usage!.month)}
+        keys={rows}
+        notices={notices}
+      />,
+    );
+  });
+}

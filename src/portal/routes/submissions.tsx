@@ -1,0 +1,44 @@
+import type Router from '@koa/router';
+import { storedResult } from '../../api/live.js';
+import { deliveriesOf, redeliver } from '../../callbacks/redeliver.js';
+import { sendPage } from '../render.js';
+import { findSubmission, listSubmissions } from '../submission-list.js';
+import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { SubmissionPage, SubmissionsPage } from '../views/submissions.js';
+
+// The account's submissions, one submission with its callback attempts, and Redeliver
+// (the CLI's redeliver()).
+
+export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps): void {
+  const { db } = deps;
+
+  router.get('/submissions', async (ctx) => {
+    const c = ctx as PortalContext;
+    const raw = String(ctx.query['page'] ?? '1');
+    const pageNo = /^\d{1,6}$/.test(raw) && Number(raw) >= 1 ? Number(raw) : 1;
+    const { lines, more } = await listSubmissions(db, c.state.session!.accountId, pageNo);
+    sendPage(ctx, <SubmissionsPage page={pageContext(c)} lines={lines} pageNo={pageNo} more={more} />);
+  });
+
+  const own = async (c: PortalContext) => {
+    const s = await findSubmission(db, c.state.session!.accountId, String(c.params['id']));
+    if (!s) throw notFound();
+    return s;
+  };
+
+  router.get('/submissions/:id', async (ctx) => {
+    const c = ctx as PortalContext;
+    const s = await own(c);
+    const ended = s.state === 'finished' || s.state === 'failed';
+    const notices = ctx.query['redelivered'] ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }] : [];
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} result={ended ? await storedResult(db, s.id) : null} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
+  });
+
+  router.post('/submissions/:id/redeliver', async (ctx) => {
+    const c = ctx as PortalContext;
+    const s = await own(c);
+    const id = await redeliver(db, s.id);
+    if (id === null) throw new PortalError(400, 'There is no delivery to repeat, or the key has no Redirect Url any more.');
+    ctx.redirect(`/submissions/${s.id}?redelivered=1`);
+  });
+}

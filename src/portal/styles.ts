@@ -1,0 +1,53 @@
+// The portal's own style sheet, served as a versioned asset (no inline styles: the CSP forbids them).
+export const PORTAL_CSS = `
+:root{--fg:#1a1f36;--muted:#5b6478;--line:#d8dde6;--bg:#f6f8fa;--accent:#4f46e5;--accent-dark:#3730a3;--bad:#b42318;--ok:#067647;--warn:#93370d;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:#fff}
+body{margin:0;line-height:1.45}
+a{color:var(--accent-dark)}
+.skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px 8px;z-index:2}
+header.top{display:flex;align-items:center;gap:24px;padding:10px 24px;border-bottom:1px solid var(--line);background:var(--bg);flex-wrap:wrap}
+header.top .brand{font-weight:700;text-decoration:none;color:var(--fg);font-size:1.1rem}
+header.top nav ul{display:flex;gap:16px;list-style:none;margin:0;padding:0;flex-wrap:wrap}
+header.top nav a{text-decoration:none;color:var(--fg);padding:4px 2px}
+header.top nav a[aria-current=page]{border-bottom:2px solid var(--accent);font-weight:600}
+header.top .who{margin-left:auto;display:flex;gap:12px;align-items:center;color:var(--muted)}
+main{max-width:1100px;margin:0 auto;padding:20px 24px 60px}
+h1{font-size:1.6rem;margin:.4em 0 .6em}
+h2{font-size:1.2rem;margin:1.4em 0 .5em}
+table{border-collapse:collapse;width:100%;font-size:.93rem;margin:.5em 0 1em}
+th,td{text-align:left;padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+th{color:var(--muted);font-weight:600;background:var(--bg)}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+pre{background:var(--bg);border:1px solid var(--line);padding:10px;overflow:auto;white-space:pre-wrap;word-break:break-word}
+form.stack{display:grid;gap:14px;max-width:560px}
+form.inline{display:inline}
+label{font-weight:600;display:block;margin-bottom:4px}
+.hint{color:var(--muted);font-size:.88rem;margin:2px 0 0}
+input[type=text],input[type=email],input[type=password],input[type=url],input[type=number],select,textarea{font:inherit;padding:7px 9px;border:1px solid #9aa3b5;border-radius:6px;width:100%;box-sizing:border-box;background:#fff;color:var(--fg)}
+textarea{min-height:6em}
+input:focus,select:focus,textarea:focus,button:focus,a:focus{outline:3px solid #a5b4fc;outline-offset:1px}
+fieldset{border:1px solid var(--line);border-radius:6px;padding:8px 12px}
+legend{font-weight:600}
+fieldset label{display:inline;font-weight:400;margin-right:16px}
+button,.button{font:inherit;display:inline-block;padding:7px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;text-decoration:none}
+button.secondary,.button.secondary{background:#fff;color:var(--accent-dark)}
+button.danger{background:var(--bad);border-color:var(--bad)}
+.field-error{color:var(--bad);font-size:.9rem;margin:4px 0 0}
+[aria-invalid=true]{border-color:var(--bad)}
+.notice{border:1px solid var(--line);border-left:5px solid var(--accent);background:var(--bg);padding:10px 14px;margin:0 0 16px;border-radius:4px}
+.notice.warn{border-left-color:#dc6803}.notice.bad{border-left-color:var(--bad)}.notice.ok{border-left-color:var(--ok)}
+.secret{display:flex;gap:8px;align-items:center;margin:6px 0}
+.secret input{flex:1;font-family:ui-monospace,Menlo,Consolas,monospace}
+.figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:0;padding:0}
+.figures div{border:1px solid var(--line);border-radius:6px;padding:10px}
+.figures dt{color:var(--muted);font-size:.85rem}.figures dd{margin:2px 0 0;font-size:1.3rem;font-weight:600;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
+th[scope=row]{background:none;color:var(--fg);font-weight:400}
+.chart{max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px;background:#fff}
+.chart .bar{fill:var(--accent)}.chart .l80{stroke:#dc6803}.chart .l100{stroke:var(--bad)}.chart text{fill:var(--muted);font-size:11px}
+.state-active{color:var(--ok)}.state-revoked{color:var(--bad)}
+.actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
+.pager{display:flex;gap:16px;margin-top:10px}
+.muted{color:var(--muted)}
+#output{min-height:6em}
+.widget-preview{border:2px dashed var(--line);padding:14px;border-radius:6px}
+`;

@@ -1,0 +1,129 @@
+import type { PlanLimits } from '../../limits.js';
+import type { UsageRecord } from '../../quota/usage.js';
+import { RunsChart } from './chart.js';
+import { fmtTime, Layout, type Notice, type PageContext } from './layout.js';
+import type { KeyRow } from './keys.js';
+import { kindLabel } from './keys.js';
+
+// The dashboard: the account's usage record (the figures of GET /api/usage/, each in an
+// element whose data-field names its field), runs per day, the plan, and every key.
+
+function Figure(p: { label: string; field: string; value: string | number }) {
+  return (
+    <div>
+      <dt>{p.label}</dt>
+      <dd data-field={p.field}>{p.value}</dd>
+    </div>
+  );
+}
+
+export function DashboardPage(p: {
+  page: PageContext;
+  usage: UsageRecord;
+  plan: string;
+  planLimits: PlanLimits;
+  perDay: { day: number; runs: number }[];
+  keys: KeyRow[];
+  notices: Notice[];
+}) {
+  const u = p.usage;
+  return (
+    <Layout title="Dashboard" page={p.page} notices={p.notices}>
+      <h2>This month</h2>
+      <dl class="figures" aria-label="Usage this month">
+        <Figure label="Month (UTC)" field="month" value={u.month} />
+        <Figure label="Submissions" field="submissions" value={u.submissions} />
+        <Figure label="Monthly limit" field="monthly_limit" value={u.monthly_limit} />
+        <Figure label="Remaining" field="remaining" value={u.remaining} />
+        <Figure label="Resets at" field="resets_at" value={u.resets_at} />
+      </dl>
+      <RunsChart month={u.month} perDay={p.perDay} monthlyLimit={u.monthly_limit} />
+      <h2>Plan: {p.plan}</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Figure</th>
+            <th scope="col" class="num">Limit</th>
+            <th scope="col" class="num">Now</th>
+          </tr>
+        </thead>
+        <tbody>
+          <tr>
+            <th scope="row">Submissions per minute</th>
+            <td class="num" data-field="submissions_per_minute">
+              {u.submissions_per_minute}
+            </td>
+            <td class="num" data-field="current.submissions_last_minute">
+              {u.current.submissions_last_minute}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Pending (queued or running)</th>
+            <td class="num" data-field="pending_submissions">
+              {u.pending_submissions}
+            </td>
+            <td class="num" data-field="current.pending">
+              {u.current.pending}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Running at once</th>
+            <td class="num" data-field="running_submissions">
+              {u.running_submissions}
+            </td>
+            <td class="num" data-field="current.running">
+              {u.current.running}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Tests per request</th>
+            <td class="num">{p.planLimits.testsPerRequest}</td>
+            <td class="num">—</td>
+          </tr>
+        </tbody>
+      </table>
+      <h2>Keys this month</h2>
+      {p.keys.length === 0 ? (
+        <p>
+          No keys yet. <a href="/keys/new">Create one</a>.
+        </p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">App Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col" class="num">Submissions</th>
+              <th scope="col" class="num">Own limit</th>
+              <th scope="col" class="num">Remaining</th>
+              <th scope="col">Last used</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.keys.map((k) => (
+              <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
+                <td class="mono">{k.key_prefix}…</td>
+                <td>
+                  <a href={`/keys/${k.id}`}>{k.app_name}</a>
+                  {k.revoked_at ? ' (revoked)' : ''}
+                </td>
+                <td>{kindLabel(k.kind)}</td>
+                <td class="num" data-field="submissions">
+                  {k.runs_this_month}
+                </td>
+                <td class="num" data-field="monthly_limit">
+                  {k.monthly_limit ?? 'none'}
+                </td>
+                <td class="num" data-field="remaining">
+                  {k.remaining ?? '—'}
+                </td>
+                <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}

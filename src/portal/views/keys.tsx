@@ -1,0 +1,291 @@
+import type { KeyListing } from '../../accounts/keys.js';
+import { CsrfField, Field, fmtTime, Layout, SecretField, type Notice, type PageContext } from './layout.js';
+
+// The API keys page: the list, "+ Create New", a key's page (edit, roll, revoke), and
+// the once-only display of a new key or signing secret.
+
+export interface KeyRow extends KeyListing {
+  runs_this_month: number;
+  remaining: number | null;
+  last_used: Date | null;
+}
+
+export interface KeyForm {
+  appName: string;
+  redirectUrl: string;
+  monthlyLimit: string;
+  kind: 'api' | 'widget';
+  allowedOrigins: string;
+}
+
+export type KeyErrors = Partial<Record<keyof KeyForm, string>>;
+
+export const kindLabel = (kind: string) => (kind === 'widget' ? 'Widget key' : 'API key');
+
+export function KeysPage(p: { page: PageContext; keys: KeyRow[]; canCreate: boolean; notices?: Notice[] }) {
+  return (
+    <Layout title="API keys" page={p.page} notices={p.notices} scripts={['portal.js']}>
+      <p>
+        Keys authenticate calls to the API (<code>Authorization: &lt;key&gt;</code>). Widget keys run the embeddable widget from the origins you allow.
+      </p>
+      {p.canCreate ? (
+        <p>
+          <a class="button" href="/keys/new">
+            + Create New
+          </a>
+        </p>
+      ) : (
+        <p class="notice warn">Confirm your email address (see the Account page) before creating keys.</p>
+      )}
+      {p.keys.length === 0 ? (
+        <p>No keys yet.</p>
+      ) : (
+        <table>
+          <caption class="muted">Your keys; runs and remaining are this month's (UTC).</caption>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">App Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Redirect Url</th>
+              <th scope="col" class="num">Runs this month</th>
+              <th scope="col" class="num">Own limit</th>
+              <th scope="col" class="num">Remaining</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.keys.map((k) => (
+              <tr data-key-id={k.id} data-key-prefix={k.key_prefix}>
+                <td class="mono">{k.key_prefix}…</td>
+                <td>
+                  <a href={`/keys/${k.id}`}>{k.app_name}</a>
+                </td>
+                <td>{kindLabel(k.kind)}</td>
+                <td class="mono">{k.redirect_url ?? '—'}</td>
+                <td class="num" data-field="submissions">
+                  {k.runs_this_month}
+                </td>
+                <td class="num" data-field="monthly_limit">
+                  {k.monthly_limit ?? 'none'}
+                </td>
+                <td class="num" data-field="remaining">
+                  {k.remaining ?? '—'}
+                </td>
+                <td>{fmtTime(k.created_at)}</td>
+                <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
+                <td class={k.revoked_at ? 'state-revoked' : 'state-active'}>{k.revoked_at ? `Revoked ${fmtTime(k.revoked_at)}` : 'Active'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+function KeyFields(p: { form: KeyForm; errors: KeyErrors; fixedKind?: boolean }) {
+  const { form, errors } = p;
+  return (
+    <>
+      <Field name="app_name" label="App Name" value={form.appName} error={errors.appName} required />
+      <Field
+        name="redirect_url"
+        label="Redirect Url"
+        type="url"
+        value={form.redirectUrl}
+        error={errors.redirectUrl}
+        hint="Results of asynchronous runs are POSTed here, signed with the key's signing secret. Optional."
+      />
+      <Field
+        name="monthly_limit"
+        label="Monthly limit"
+        inputMode="numeric"
+        value={form.monthlyLimit}
+        error={errors.monthlyLimit}
+        hint="Runs per calendar month (UTC) for this key alone. Empty: no limit of its own (the account's allowance applies)."
+      />
+      {!p.fixedKind && (
+        <fieldset aria-describedby={errors.kind ? 'f-kind-error' : undefined}>
+          <legend>Kind</legend>
+          <input type="radio" id="kind-api" name="kind" value="api" checked={form.kind === 'api'} />
+          <label for="kind-api">API key</label>
+          <input type="radio" id="kind-widget" name="kind" value="widget" checked={form.kind === 'widget'} />
+          <label for="kind-widget">Widget key</label>
+          {errors.kind && (
+            <p class="field-error" id="f-kind-error">
+              {errors.kind}
+            </p>
+          )}
+        </fieldset>
+      )}
+      {(!p.fixedKind || form.kind === 'widget') && (
+        <Field
+          name="allowed_origins"
+          label="Allowed origins"
+          multiline
+          value={form.allowedOrigins}
+          error={errors.allowedOrigins}
+          hint="Widget keys only: the sites the widget may run on, one per line, as scheme://host[:port] (e.g. https://docs.example.com)."
+        />
+      )}
+    </>
+  );
+}
+
+export function NewKeyPage(p: { page: PageContext; form: KeyForm; errors: KeyErrors }) {
+  return (
+    <Layout title="Create a key" page={p.page}>
+      <form class="stack" method="post" action="/keys" noValidate>
+        <CsrfField token={p.page.csrf} />
+        <KeyFields form={p.form} errors={p.errors} />
+        <div class="actions">
+          <button type="submit">Create</button>
+          <a href="/keys">Cancel</a>
+        </div>
+      </form>
+    </Layout>
+  );
+}
+
+export function embedSnippet(base: string, key: string): string {
+  return `<script type="module" src="${base}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`;
+}
+
+function Embed(p: { base: string; keyText: string }) {
+  return (
+    <section aria-labelledby="embed-h">
+      <h2 id="embed-h">Embed the widget</h2>
+      <label for="embed-snippet">Embed snippet</label>
+      <textarea id="embed-snippet" readOnly rows={3} spellcheck={false}>
+        {embedSnippet(p.base, p.keyText)}
+      </textarea>
+      <p>
+        <button type="button" class="secondary" data-copy="embed-snippet" aria-label="Copy embed snippet">
+          Copy
+        </button>
+      </p>
+      {/* Live preview of the widget: the <runbox-widget> element and its script
+          (/widget/v1.js) go in this box once the widget is served. */}
+      <div class="widget-preview" id="widget-preview" data-widget-preview="">
+        <p class="muted">Live preview: the widget appears here.</p>
+      </div>
+    </section>
+  );
+}
+
+export function KeyCreatedPage(p: { page: PageContext; apiKey: KeyListing; secret: string; signingSecret: string; base: string }) {
+  return (
+    <Layout title="Key created" page={p.page} scripts={['portal.js']}>
+      <p class="notice warn" role="alert">
+        Copy the key and its signing secret now: they will not be shown again.
+      </p>
+      <p>
+        <strong>{p.apiKey.app_name}</strong> ({kindLabel(p.apiKey.kind)})
+      </p>
+      <SecretField id="new-key" label="API key" value={p.secret} />
+      <SecretField id="new-secret" label="Signing secret" value={p.signingSecret} />
+      {p.apiKey.kind === 'widget' && <Embed base={p.base} keyText={p.secret} />}
+      <p>
+        <a href="/keys">Back to API keys</a>
+      </p>
+    </Layout>
+  );
+}
+
+export function SecretRolledPage(p: { page: PageContext; apiKey: KeyListing; signingSecret: string }) {
+  return (
+    <Layout title="New signing secret" page={p.page} scripts={['portal.js']}>
+      <p class="notice warn" role="alert">
+        Callbacks of {p.apiKey.app_name} are signed with this new secret from now on. Copy it now: it will not be shown again.
+      </p>
+      <SecretField id="new-secret" label="Signing secret" value={p.signingSecret} />
+      <p>
+        <a href={`/keys/${p.apiKey.id}`}>Back to the key</a>
+      </p>
+    </Layout>
+  );
+}
+
+export function KeyPage(p: { page: PageContext; apiKey: KeyRow; form: KeyForm; errors: KeyErrors; base: string; notices?: Notice[] }) {
+  const k = p.apiKey;
+  const active = k.revoked_at === null;
+  return (
+    <Layout title={k.app_name} page={p.page} notices={p.notices} scripts={['portal.js']}>
+      <dl class="figures">
+        <div>
+          <dt>Key</dt>
+          <dd class="mono">{k.key_prefix}…</dd>
+        </div>
+        <div>
+          <dt>Kind</dt>
+          <dd>{kindLabel(k.kind)}</dd>
+        </div>
+        <div>
+          <dt>Runs this month</dt>
+          <dd data-field="submissions">{k.runs_this_month}</dd>
+        </div>
+        <div>
+          <dt>Remaining</dt>
+          <dd data-field="remaining">{k.remaining ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>State</dt>
+          <dd class={active ? 'state-active' : 'state-revoked'}>{active ? 'Active' : 'Revoked'}</dd>
+        </div>
+      </dl>
+      {active ? (
+        <>
+          <h2>Edit</h2>
+          <form class="stack" method="post" action={`/keys/${k.id}`} noValidate>
+            <CsrfField token={p.page.csrf} />
+            <KeyFields form={p.form} errors={p.errors} fixedKind />
+            <div>
+              <button type="submit">Save</button>
+            </div>
+          </form>
+          {k.kind === 'widget' && <Embed base={p.base} keyText={`${k.key_prefix}…`} />}
+          <h2>Signing secret</h2>
+          <form method="post" action={`/keys/${k.id}/roll`}>
+            <CsrfField token={p.page.csrf} />
+            <p>A new secret replaces the current one at once; the new one is shown once.</p>
+            <button type="submit" class="secondary">
+              Roll signing secret
+            </button>
+          </form>
+          <h2>Revoke</h2>
+          <p>A revoked key answers 401 at once, for good.</p>
+          <p>
+            <a class="button secondary" href={`/keys/${k.id}/revoke`}>
+              Revoke key…
+            </a>
+          </p>
+        </>
+      ) : (
+        <p>This key was revoked at {fmtTime(k.revoked_at)}; calls with it answer 401.</p>
+      )}
+      <p>
+        <a href="/keys">Back to API keys</a>
+      </p>
+    </Layout>
+  );
+}
+
+export function RevokePage(p: { page: PageContext; apiKey: KeyListing }) {
+  return (
+    <Layout title={`Revoke ${p.apiKey.app_name}?`} page={p.page}>
+      <p>
+        Calls with <span class="mono">{p.apiKey.key_prefix}…</span> ({p.apiKey.app_name}) will answer 401 at once. This cannot be undone.
+      </p>
+      <form method="post" action={`/keys/${p.apiKey.id}/revoke`} class="actions">
+        <CsrfField token={p.page.csrf} />
+        <button type="submit" class="danger">
+          Revoke key
+        </button>
+        <a href={`/keys/${p.apiKey.id}`}>Cancel</a>
+      </form>
+    </Layout>
+  );
+}

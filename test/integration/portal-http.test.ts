@@ -1,0 +1,337 @@
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { SMTPServer } from 'smtp-server';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
+import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
+import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+
+// The portal over plain HTTP: what a browser test cannot easily show. The API's own
+// answers beside it, headers, CSRF refusals, the log-in limiter, session rotation and
+// server-side log-out, Secure cookies behind https, sign-up modes with the CLI's
+// invite and reset links, and verification and reset by email through a real SMTP server.
+
+/** A browser's cookie handling, enough for one site: remembers Set-Cookie, sends Cookie, never follows redirects. */
+class Client {
+  cookies = new Map<string, string>();
+  setCookies: string[] = [];
+  constructor(private base: string) {}
+  async request(path: string, init: RequestInit & { form?: Record<string, string> } = {}): Promise<{ res: Response; body: string }> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('Cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    let body = init.body;
+    if (init.form) {
+      body = new URLSearchParams(init.form).toString();
+      headers.set('Content-Type', 'application/x-www-form-urlencoded');
+    }
+    const res = await fetch(this.base + path, { ...init, body, headers, redirect: 'manual', method: init.method ?? (init.form ? 'POST' : 'GET') });
+    for (const c of res.headers.getSetCookie()) {
+      this.setCookies.push(c);
+      const [pair] = c.split(';');
+      const [name, value] = [pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1)];
+      if (/Max-Age=0/.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { res, body: await res.text() };
+  }
+  /** GETs the page and returns the CSRF token of its first form. */
+  async token(path: string): Promise<string> {
+    const { body } = await this.request(path);
+    const m = /name="_csrf" value="([^"]+)"/.exec(body);
+    if (!m) throw new Error(`no CSRF token on ${path}`);
+    return m[1]!;
+  }
+  async post(path: string, form: Record<string, string>, from = path, headers: Record<string, string> = {}) {
+    return this.request(path, { form: { _csrf: await this.token(from), ...form }, headers });
+  }
+}
+
+async function smtpServer(): Promise<{ url: string; mails: string[]; close(): Promise<void> }> {
+  const mails: string[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push(Buffer.concat(chunks).toString('utf8'));
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+function cli(url: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli/admin.js'), ...args], { env: { ...process.env, RUNBOX_DATABASE_URL: url, ...env } }, (err, stdout, stderr) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, json, stderr });
+    });
+  });
+}
+
+const PASSWORD = 'a long enough password';
+
+describe('web portal over HTTP', function () {
+  this.timeout(60_000);
+  let t: TestDatabase;
+  let images: FakeImages;
+  const apis: TestApi[] = [];
+  let open: TestApi;
+  let seq = 0;
+
+  const start = async (extra: Record<string, string> = {}) => {
+    const api = await startTestApi({ db: t.db, config: testConfig(t.url, images.dir, extra), clock: new TestClock() });
+    apis.push(api);
+    return api;
+  };
+  const signUp = async (api: TestApi, email = `http-${process.pid}-${++seq}@example.com`) => {
+    const c = new Client(api.url);
+    const { res } = await c.post('/signup', { email, password: PASSWORD });
+    expect(res.status).to.equal(302);
+    return { c, email };
+  };
+
+  before(async () => {
+    t = await freshDatabase('portal_http');
+    images = fakeImagesDir(['python-3.9.7']);
+    open = await start();
+  });
+  after(async () => {
+    for (const a of apis) await a.close();
+    images?.remove();
+    await t?.drop();
+  });
+
+  it('leaves the API as it was: JSON 404, 405 and 406 under /api/, while other paths answer HTML', async () => {
+    const missing = await fetch(`${open.url}/api/v3/nothing`);
+    expect(missing.status).to.equal(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).to.equal('not_found');
+    const wrong = await fetch(`${open.url}/api/limits/`, { method: 'DELETE' });
+    expect(wrong.status).to.equal(405);
+    expect(wrong.headers.get('allow')).to.include('GET');
+    expect((await fetch(`${open.url}/api/limits/`, { headers: { Accept: 'image/png' } })).status).to.equal(406);
+    expect((await fetch(`${open.url}/metrics`)).status).to.equal(401);
+    const login = await fetch(`${open.url}/login`, { headers: { Accept: 'application/json' } });
+    expect(login.status).to.equal(200);
+    expect(login.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    const { c } = await signUp(open);
+    const nothing = await c.request('/no/such/page');
+    expect(nothing.res.status).to.equal(404);
+    expect(nothing.res.headers.get('content-type')).to.include('text/html');
+    expect(nothing.body).to.include('Not found');
+  });
+
+  it('sends strict headers and no inline script on every page', async () => {
+    const { c } = await signUp(open);
+    for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account']) {
+      const { res, body } = await (path === '/login' || path === '/signup' ? new Client(open.url) : c).request(path);
+      expect(res.status, path).to.equal(200);
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).to.include("script-src 'self'").and.include("frame-ancestors 'none'").and.not.include('unsafe-inline');
+      expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(res.headers.get('referrer-policy')).to.equal('same-origin');
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(body, `${path} has an inline script`).not.to.match(/<script(?![^>]*\bsrc=)[^>]*>/);
+      expect(body, `${path} has an inline handler or style`).not.to.match(/\son[a-z]+=|\sstyle=/);
+    }
+  });
+
+  it('refuses state-changing forms without the token, or sent from another site', async () => {
+    const { c } = await signUp(open);
+    const noToken = await c.request('/keys', { form: { app_name: 'forged' } });
+    expect(noToken.res.status).to.equal(403);
+    const foreign = await c.post('/keys', { app_name: 'forged', kind: 'api' }, '/keys/new', { Origin: 'https://evil.example' });
+    expect(foreign.res.status).to.equal(403);
+    const logout = await c.request('/logout', { form: {} });
+    expect(logout.res.status).to.equal(403);
+    const anon = await new Client(open.url).request('/login', { form: { email: 'x@example.com', password: PASSWORD } });
+    expect(anon.res.status).to.equal(403);
+    const keys = await c.request('/keys');
+    expect(keys.body).not.to.include('forged');
+    // With its token and from this site the same form works.
+    const good = await c.post('/keys', { app_name: 'made here', kind: 'api' }, '/keys/new', { Origin: open.url });
+    expect(good.res.status).to.equal(201);
+  });
+
+  it("creates widget keys with their allowed origins and embed snippet; each rule's error shows next to its field", async () => {
+    const { c } = await signUp(open);
+    const bad = await c.post('/keys', { app_name: '', redirect_url: 'ftp://x', monthly_limit: '-1', kind: 'api', allowed_origins: 'https://a.example' }, '/keys/new');
+    expect(bad.res.status).to.equal(400);
+    const errorOf = (name: string) => new RegExp(`id="f-${name}-error">([^<]*)<`).exec(bad.body)?.[1];
+    expect(errorOf('app_name')).to.equal('app name must have 1 to 200 characters');
+    expect(errorOf('redirect_url')).to.equal('redirect URL must use http or https, not ftp');
+    expect(errorOf('monthly_limit')).to.match(/^monthly limit must be a whole number/);
+    expect(errorOf('allowed_origins')).to.equal('allowed origins are for widget keys only');
+    const made = await c.post('/keys', { app_name: 'docs widget', kind: 'widget', monthly_limit: '50', allowed_origins: 'https://docs.example.com\nhttp://localhost:3000/' }, '/keys/new');
+    expect(made.res.status).to.equal(201);
+    const key = /id="new-key"[^>]*value="([^"]+)"/.exec(made.body)?.[1] ?? /value="(rbx_[^"]+)"/.exec(made.body)![1]!;
+    const snippet = made.body.replace(/&quot;/g, '"').replace(/&lt;/g, '<');
+    expect(snippet).to.include(`<script type="module" src="${open.url}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`);
+    expect(made.body).to.include('data-widget-preview');
+    const row = await t.db.selectFrom('api_keys').select(['kind', 'allowed_origins', 'monthly_limit']).where('app_name', '=', 'docs widget').executeTakeFirstOrThrow();
+    expect(row).to.deep.equal({ kind: 'widget', allowed_origins: ['https://docs.example.com', 'http://localhost:3000'], monthly_limit: 50 });
+  });
+
+  it('rolls a signing secret: the new one is shown once and replaces the old one', async () => {
+    const { c } = await signUp(open);
+    const made = await c.post('/keys', { app_name: 'rolling', kind: 'api' }, '/keys/new');
+    const first = /value="(rbxs_[^"]+)"/.exec(made.body)![1]!;
+    const row = await t.db.selectFrom('api_keys').select(['id', 'signing_secret']).where('app_name', '=', 'rolling').executeTakeFirstOrThrow();
+    expect(row.signing_secret).to.equal(first);
+    const rolled = await c.post(`/keys/${row.id}/roll`, {}, `/keys/${row.id}`);
+    expect(rolled.res.status).to.equal(200);
+    const second = /value="(rbxs_[^"]+)"/.exec(rolled.body)![1]!;
+    expect(second).not.to.equal(first);
+    expect((await t.db.selectFrom('api_keys').select('signing_secret').where('id', '=', row.id).executeTakeFirstOrThrow()).signing_secret).to.equal(second);
+    expect((await c.request(`/keys/${row.id}`)).body).not.to.include(second);
+    // Another account cannot roll it.
+    const { c: other } = await signUp(open);
+    expect((await other.post(`/keys/${row.id}/roll`, {}, '/account')).res.status).to.equal(404);
+  });
+
+  it('rotates the session at log-in and ends it on the server at log-out', async () => {
+    const { c, email } = await signUp(open);
+    const first = c.cookies.get('rbx_session')!;
+    const again = await c.post('/login', { email, password: PASSWORD }, '/account');
+    expect(again.res.status).to.equal(302);
+    const second = c.cookies.get('rbx_session')!;
+    expect(second).not.to.equal(first);
+    // The replaced session no longer works.
+    const stale = new Client(open.url);
+    stale.cookies.set('rbx_session', first);
+    expect((await stale.request('/keys')).res.headers.get('location')).to.match(/^\/login/);
+    await c.post('/logout', {}, '/account');
+    const copy = new Client(open.url);
+    copy.cookies.set('rbx_session', second);
+    expect((await copy.request('/')).res.status).to.equal(302);
+    expect(await t.db.selectFrom('portal_sessions').select('id_hash').where('id_hash', '=', Buffer.from(second)).execute()).to.deep.equal([]);
+    expect(c.setCookies.find((s) => s.startsWith('rbx_session=;'))).to.include('Max-Age=0');
+  });
+
+  it('limits log-in attempts per address and per client IP, with one message for unknown and wrong', async () => {
+    const { email } = await signUp(open);
+    const c = new Client(open.url);
+    const unknown = await c.post('/login', { email: `none-${process.pid}@example.com`, password: PASSWORD }, '/login');
+    const wrong = await c.post('/login', { email, password: 'wrong password!' }, '/login');
+    expect(unknown.res.status).to.equal(401);
+    expect(wrong.res.status).to.equal(401);
+    const msg = (b: string) => /<p class="notice bad"[^>]*>([^<]*)</.exec(b)?.[1];
+    expect(msg(unknown.body)).to.equal('Wrong email or password.').and.equal(msg(wrong.body));
+    for (let i = 0; i < 4; i++) await c.post('/login', { email, password: 'wrong password!' }, '/login');
+    const blocked = await c.post('/login', { email, password: PASSWORD }, '/login');
+    expect(blocked.res.status).to.equal(429);
+    expect(blocked.body).to.include('Too many log-in attempts');
+    // Another address from the same IP still gets in, until the IP's own limit.
+    const { email: second } = await signUp(open);
+    expect((await c.post('/login', { email: second, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    const d = new Client(open.url);
+    for (let i = 0; i < 14; i++) await d.post('/login', { email: `spray-${i}@example.com`, password: 'wrong password!' }, '/login');
+    expect((await d.post('/login', { email: second, password: PASSWORD }, '/login')).res.status).to.equal(429);
+    await t.db.deleteFrom('login_attempts').execute();
+  });
+
+  it('makes the session cookie Secure when RUNBOX_PUBLIC_URL is https', async () => {
+    const secure = await start({ RUNBOX_PUBLIC_URL: 'https://portal.example' });
+    const c = new Client(secure.url);
+    await c.post('/signup', { email: `secure-${process.pid}@example.com`, password: PASSWORD }, '/signup', { Origin: 'https://portal.example' });
+    const cookie = c.setCookies.find((s) => s.startsWith('rbx_session='))!;
+    expect(cookie).to.include('HttpOnly').and.include('SameSite=Lax').and.include('Secure');
+    const plain = (await signUp(open)).c.setCookies.find((s) => s.startsWith('rbx_session='))!;
+    expect(plain).to.include('HttpOnly').and.include('SameSite=Lax').and.not.include('Secure');
+  });
+
+  it('RUNBOX_SIGNUP=closed refuses sign-up; invite takes the link that runbox-admin account invite prints, once', async () => {
+    const closed = await start({ RUNBOX_SIGNUP: 'closed' });
+    expect((await new Client(closed.url).request('/signup')).res.status).to.equal(403);
+    expect((await new Client(closed.url).request('/signup', { form: { _csrf: 'x', email: 'a@example.com', password: PASSWORD } })).res.status).to.equal(403);
+
+    const invite = await start({ RUNBOX_SIGNUP: 'invite' });
+    const c = new Client(invite.url);
+    expect((await c.request('/signup')).res.status).to.equal(403);
+    const email = `invited-${process.pid}@example.com`;
+    const printed = await cli(t.url, { RUNBOX_PUBLIC_URL: invite.url }, 'account', 'invite', '--email', email);
+    expect(printed.code, printed.stderr).to.equal(0);
+    const link = new URL(printed.json.link as string);
+    expect(link.pathname).to.equal('/signup');
+    const form = await c.request(link.pathname + link.search);
+    expect(form.res.status).to.equal(200);
+    expect(form.body).to.include(email);
+    const { res } = await c.post('/signup', { invite: link.searchParams.get('invite')!, email: 'someone-else@example.com', password: PASSWORD }, link.pathname + link.search);
+    expect(res.status).to.equal(302);
+    // The account has the invited address, whatever the form said; the link is spent.
+    expect((await c.request('/account')).body).to.include(email);
+    expect((await new Client(invite.url).request(link.pathname + link.search)).res.status).to.equal(403);
+    expect((await cli(t.url, {}, 'account', 'invite', '--email', email)).code).to.equal(2);
+  });
+
+  it('lets an account the CLI made set its password through runbox-admin account password-reset-link', async () => {
+    const account = await createAccount(t.db, `cli-made-${process.pid}@example.com`);
+    const printed = await cli(t.url, { RUNBOX_PUBLIC_URL: open.url }, 'account', 'password-reset-link', '--account', account.id);
+    expect(printed.code, printed.stderr).to.equal(0);
+    const link = new URL(printed.json.link as string);
+    const c = new Client(open.url);
+    // No password yet: log-in fails like any wrong password.
+    expect((await c.post('/login', { email: account.email!, password: PASSWORD }, '/login')).res.status).to.equal(401);
+    const short = await c.post('/reset', { token: link.searchParams.get('token')!, password: 'short' }, link.pathname + link.search);
+    expect(short.res.status).to.equal(400);
+    const set = await c.post('/reset', { token: link.searchParams.get('token')!, password: PASSWORD }, link.pathname + link.search);
+    expect(set.res.headers.get('location')).to.equal('/login?reset=1');
+    expect((await c.post('/login', { email: account.email!, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    expect((await new Client(open.url).request(link.pathname + link.search)).res.status).to.equal(404);
+  });
+
+  describe('with RUNBOX_SMTP_URL', () => {
+    let smtp: Awaited<ReturnType<typeof smtpServer>>;
+    let mailed: TestApi;
+    before(async () => {
+      smtp = await smtpServer();
+      mailed = await start({ RUNBOX_SMTP_URL: smtp.url, RUNBOX_PUBLIC_URL: 'http://portal.test' });
+    });
+    after(() => smtp?.close());
+    const linkIn = (mail: string, path: string) => {
+      const m = new RegExp(`http://portal\\.test(${path}\\?token=[A-Za-z0-9_-]+)`).exec(mail.replace(/=\r?\n/g, '').replace(/=3D/g, '='));
+      if (!m) throw new Error(`no ${path} link in ${mail}`);
+      return m[1]!;
+    };
+
+    it('verifies a new address by an emailed link before keys can be created', async () => {
+      const email = `verify-${process.pid}@example.com`;
+      const { c } = await signUp(mailed, email);
+      expect((await c.request('/keys/new')).res.status).to.equal(403);
+      expect((await c.request('/keys')).body).to.include('Confirm your email address');
+      const mail = smtp.mails.find((m) => m.includes(email))!;
+      expect(mail).to.include('confirm your email address');
+      const confirmed = await c.request(linkIn(mail, '/verify'));
+      expect(confirmed.res.status).to.equal(200);
+      expect((await c.request('/keys/new')).res.status).to.equal(200);
+      expect((await c.request(linkIn(mail, '/verify'))).res.status).to.equal(404);
+    });
+
+    it('sends a reset link for a forgotten password, and answers the same for unknown addresses', async () => {
+      const { email } = await signUp(mailed);
+      const c = new Client(mailed.url);
+      const before = smtp.mails.length;
+      const unknown = await c.post('/forgot', { email: `nobody-${process.pid}@example.com` });
+      const known = await c.post('/forgot', { email });
+      expect(unknown.body).to.include('If an account has this address');
+      expect(known.body).to.include('If an account has this address');
+      expect(smtp.mails.length).to.equal(before + 1);
+      const path = linkIn(smtp.mails.at(-1)!, '/reset');
+      expect((await c.post('/reset', { token: new URLSearchParams(path.split('?')[1]).get('token')!, password: 'brand new password' }, path)).res.status).to.equal(302);
+      expect((await c.post('/login', { email, password: 'brand new password' }, '/login')).res.status).to.equal(302);
+    });
+  });
+});
