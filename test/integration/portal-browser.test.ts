@@ -284,6 +284,24 @@ describe('web portal in a browser', function () {
     expect(await page.$eval('#output', (e) => e.textContent)).to.equal('resworb\n');
   });
 
+  it("shows a new widget key's snippet with a live preview that runs under the portal's strict CSP", async () => {
+    await goto('/keys/new');
+    await fill(page, 'App Name', 'blog widget');
+    await (await page.$('#kind-widget'))!.click();
+    await fill(page, 'Allowed origins', new URL(stack.url).origin);
+    await clickAndWait(page, await byText(page, 'Create', 'button'));
+    expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Key created');
+    const widgetKey = await (await byLabel(page, 'API key')).evaluate((e) => (e as HTMLInputElement).value);
+    const snippet = await (await byLabel(page, 'Embed snippet')).evaluate((e) => (e as HTMLTextAreaElement).value);
+    expect(snippet).to.include('/widget/v1.js').and.to.include(`key="${widgetKey}"`);
+    await page.waitForFunction(() => !!document.querySelector('[data-widget-preview] runbox-widget')?.shadowRoot?.querySelector('button'));
+    await axeClean('key created (widget preview)');
+    await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('button') as HTMLButtonElement).click());
+    await page.waitForFunction(() => !!document.querySelector('runbox-widget')!.shadowRoot!.querySelector('[role="log"] .verdict'), { timeout: 60_000 });
+    const log = await page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('[role="log"]')!.textContent ?? '');
+    expect(log).to.include('hello');
+  });
+
   it('shows a script in App Name as text and never runs it', async () => {
     const hostile = `<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">`;
     await goto('/keys/new');

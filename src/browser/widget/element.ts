@@ -54,7 +54,6 @@ export class RunboxWidget extends HTMLElement {
     const n = ++instances;
     const starting = dedent(this.textContent ?? '');
     const root = this.attachShadow({ mode: 'open' });
-    const style = el('style', { textContent: STYLES });
     const box = el('div', { className: 'box' });
     const compiler = this.getAttribute('compiler') ?? '';
     const readOnly = this.hasAttribute('readonly');
@@ -85,7 +84,16 @@ export class RunboxWidget extends HTMLElement {
       'data-placeholder': 'Press Run to see the output here.',
     });
     box.append(this.output);
-    root.append(style, box);
+    // A constructed stylesheet where the browser has them: a page whose CSP allows no
+    // inline style (the portal's own, many blogs') would block a <style> element.
+    if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(STYLES);
+      root.adoptedStyleSheets = [sheet];
+      root.append(box);
+    } else {
+      root.append(el('style', { textContent: STYLES }), box);
+    }
 
     this.button.addEventListener('click', () => this.run());
     attachEditing(this.code, () => this.run());

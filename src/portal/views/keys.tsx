@@ -154,7 +154,14 @@ export function embedSnippet(base: string, key: string): string {
   return `<script type="module" src="${base}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`;
 }
 
-function Embed(p: { base: string; keyText: string }) {
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The embed snippet, and (where the whole key is known: only right after creation,
+ * since keys are stored hashed) the widget itself running with that key on this page.
+ */
+function Embed(p: { base: string; keyText: string; previewKey?: string; origins?: string[] }) {
+  const origin = new URL(p.base).origin;
   return (
     <section aria-labelledby="embed-h">
       <h2 id="embed-h">Embed the widget</h2>
@@ -167,11 +174,29 @@ function Embed(p: { base: string; keyText: string }) {
           Copy
         </button>
       </p>
-      {/* Live preview of the widget: the <runbox-widget> element and its script
-          (/widget/v1.js) go in this box once the widget is served. */}
-      <div class="widget-preview" id="widget-preview" data-widget-preview="">
-        <p class="muted">Live preview: the widget appears here.</p>
-      </div>
+      <h3>Live preview</h3>
+      {p.previewKey ? (
+        <>
+          {!p.origins?.includes(origin) && (
+            <p class="muted">
+              Runs from this preview are refused unless {origin} is one of the key's allowed origins; on your own pages the widget runs from
+              the origins you listed.
+            </p>
+          )}
+          {/* A custom element with a `key` attribute, which JSX would take for its own. */}
+          <div
+            class="widget-preview"
+            id="widget-preview"
+            data-widget-preview=""
+            dangerouslySetInnerHTML={{
+              __html: `<runbox-widget key="${escapeAttr(p.previewKey)}" api="${escapeAttr(origin)}" compiler="python-3.9.7">print(&quot;hello&quot;)</runbox-widget>`,
+            }}
+          />
+          <script type="module" src="/widget/v1.js" />
+        </>
+      ) : (
+        <p class="muted">The preview runs on the page shown when a widget key is created, the one time its whole key is known.</p>
+      )}
     </section>
   );
 }
@@ -187,7 +212,7 @@ export function KeyCreatedPage(p: { page: PageContext; apiKey: KeyListing; secre
       </p>
       <SecretField id="new-key" label="API key" value={p.secret} />
       <SecretField id="new-secret" label="Signing secret" value={p.signingSecret} />
-      {p.apiKey.kind === 'widget' && <Embed base={p.base} keyText={p.secret} />}
+      {p.apiKey.kind === 'widget' && <Embed base={p.base} keyText={p.secret} previewKey={p.secret} origins={p.apiKey.allowed_origins} />}
       <p>
         <a href="/keys">Back to API keys</a>
       </p>
