@@ -69,6 +69,19 @@ describe('key cache', () => {
     expect((await keys.find(hash))?.keyMonthlyLimit).to.equal(7);
   });
 
+  it("a key stored after a lookup missed it is found once notified, not after the cached 'no such key' expires", async () => {
+    const { accountId } = await accountWithKey(t.db);
+    const future = 'rbx_created-after-a-miss';
+    const hash = hashKey(future);
+    expect(await keys.find(hash)).to.equal(undefined);
+    await t.db
+      .insertInto('api_keys')
+      .values({ account_id: accountId, key_hash: hash, key_prefix: future.slice(0, 12), app_name: 'late', kind: 'api', signing_secret: 'rbxs_x' })
+      .execute();
+    await droppedFor(hash.toString('hex'));
+    expect((await keys.find(hash))?.accountId).to.equal(accountId);
+  });
+
   it('serves nothing from the cache while it does not receive notifications', async () => {
     const { key } = await accountWithKey(t.db);
     const alone = createKeyCache({ db: t.db, url: t.url, ttlMs: 3_600_000 });

@@ -36,11 +36,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     CREATE FUNCTION runbox_keys_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      PERFORM pg_notify('runbox_keys', encode(OLD.key_hash, 'hex'));
+      -- A new key clears a cached 'no such key' answer; a changed one its cached entry.
+      PERFORM pg_notify('runbox_keys', encode(CASE WHEN TG_OP = 'INSERT' THEN NEW.key_hash ELSE OLD.key_hash END, 'hex'));
       RETURN NULL;
     END
     $fn$;
-    CREATE TRIGGER api_keys_notify AFTER UPDATE OR DELETE ON api_keys
+    CREATE TRIGGER api_keys_notify AFTER INSERT OR UPDATE OR DELETE ON api_keys
       FOR EACH ROW EXECUTE FUNCTION runbox_keys_notify();
 
     -- p_thresholds: the usage email thresholds in percent (src/email/thresholds.ts,
