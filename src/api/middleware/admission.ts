@@ -1,9 +1,8 @@
 import type Koa from 'koa';
-import type { CompilerId } from '../../compilers/ids.js';
 import { availabilityCache } from '../../compilers/deployment.js';
-import type { CallbackTarget, RunOptions, SubmissionMode } from '../../db/schema.js';
+import type { SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
-import { admitSubmission } from '../../quota/admit.js';
+import { admitSubmission, type AdmissionRequest } from '../../quota/admit.js';
 import type { RateFigures } from '../../quota/usage.js';
 import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
@@ -16,18 +15,10 @@ import type { RunCodeRequest } from '../schemas.js';
 // turns a refusal into its HTTP answer. Nothing is counted for a refused request.
 
 /** A run to admit, as every route that admits one (runbox's own and the compatible ones) describes it. */
-export interface RunToAdmit {
-  compiler: CompilerId;
-  code: string;
-  input: string | null;
-  tests: { input: string }[] | null;
-  extraParams: Record<string, unknown> | null;
-  /** extraParams as the client wrote it (JSON text), so results echo it unchanged. */
-  extraParamsJson?: string;
-  runOptions?: RunOptions | null;
-  callback?: CallbackTarget | null;
-  compat?: Record<string, unknown> | null;
-}
+export type RunToAdmit = Pick<
+  AdmissionRequest,
+  'compiler' | 'code' | 'input' | 'tests' | 'extraParams' | 'extraParamsJson' | 'runOptions' | 'callback' | 'compat'
+>;
 
 /** Who a run is admitted for: a key's context, or a marketplace subscriber (no key). */
 export type RunCaller = NonNullable<ApiState['auth']>;
