@@ -3,7 +3,7 @@ import type { UsageRecord } from '../../quota/usage.js';
 import { RunsChart } from './chart.js';
 import { fmtTime, Layout, type Notice, type PageContext } from './layout.js';
 import type { KeyRow } from './keys.js';
-import { kindLabel } from './keys.js';
+import { KeyUsageCells, kindLabel } from './keys.js';
 
 // The dashboard: the account's usage record (the figures of GET /api/usage/, each in an
 // element whose data-field names its field), runs per day, the plan, and every key.
@@ -109,15 +109,7 @@ export function DashboardPage(p: {
                   {k.revoked_at ? ' (revoked)' : ''}
                 </td>
                 <td>{kindLabel(k.kind)}</td>
-                <td class="num" data-field="submissions">
-                  {k.runs_this_month}
-                </td>
-                <td class="num" data-field="monthly_limit">
-                  {k.monthly_limit ?? 'none'}
-                </td>
-                <td class="num" data-field="remaining">
-                  {k.remaining ?? '—'}
-                </td>
+                <KeyUsageCells k={k} />
                 <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
               </tr>
             ))}

@@ -22,6 +22,24 @@ export type KeyErrors = Partial<Record<keyof KeyForm, string>>;
 
 export const kindLabel = (kind: string) => (kind === 'widget' ? 'Widget key' : 'API key');
 
+/** A key's usage figures as table cells, each named by its usage field (data-field), as the key rows of the keys list and the dashboard show them. */
+export function KeyUsageCells(p: { k: KeyRow }) {
+  const { k } = p;
+  return (
+    <>
+      <td class="num" data-field="submissions">
+        {k.runs_this_month}
+      </td>
+      <td class="num" data-field="monthly_limit">
+        {k.monthly_limit ?? 'none'}
+      </td>
+      <td class="num" data-field="remaining">
+        {k.remaining ?? '—'}
+      </td>
+    </>
+  );
+}
+
 export function KeysPage(p: { page: PageContext; keys: KeyRow[]; canCreate: boolean; notices?: Notice[] }) {
   return (
     <Layout title="API keys" page={p.page} notices={p.notices} scripts={['portal.js']}>
@@ -65,15 +83,7 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; canCreate: bool
                 </td>
                 <td>{kindLabel(k.kind)}</td>
                 <td class="mono">{k.redirect_url ?? '—'}</td>
-                <td class="num" data-field="submissions">
-                  {k.runs_this_month}
-                </td>
-                <td class="num" data-field="monthly_limit">
-                  {k.monthly_limit ?? 'none'}
-                </td>
-                <td class="num" data-field="remaining">
-                  {k.remaining ?? '—'}
-                </td>
+                <KeyUsageCells k={k} />
                 <td>{fmtTime(k.created_at)}</td>
                 <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
                 <td class={k.revoked_at ? 'state-revoked' : 'state-active'}>{k.revoked_at ? `Revoked ${fmtTime(k.revoked_at)}` : 'Active'}</td>
