@@ -4,6 +4,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '../src/db/connect.js';
+import { forkServerPid } from '../src/sandbox/fork-server.js';
 
 // CPU time and database work behind a measured interval, steadier than wall time on a
 // shared host: a process's own CPU and that of the children it has waited for (from
@@ -26,6 +27,20 @@ export function procCpu(pid: number | 'self'): ProcCpu {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
   // utime, stime, cutime, cstime are fields 14-17 of the line, 12-15 after the name.
   return { selfMs: (f[11]! + f[12]!) * TICK_MS, childrenMs: (f[13]! + f[14]!) * TICK_MS };
+}
+
+/** This process as a runner: its own CPU, and as children both those it waited for and
+ *  its fork server's, with the shims that server waited for. */
+export function runnerCpu(): ProcCpu {
+  const own = procCpu('self');
+  const server = forkServerPid();
+  if (server === undefined) return own;
+  try {
+    const s = procCpu(server);
+    return { selfMs: own.selfMs, childrenMs: own.childrenMs + s.selfMs + s.childrenMs };
+  } catch {
+    return own;
+  }
 }
 
 export function cpuDelta(a: ProcCpu, b: ProcCpu): ProcCpu {

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
+import { forkServer, SHIM_PIPES, type ShimProcess } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
 import type { LaunchPlan, LaunchRequest } from './launchers/common.js';
 import { OutputCounter } from './output.js';
@@ -24,6 +24,8 @@ export interface RunContext {
   cgroups: CgroupBackend;
   /** native/build/runbox-shim */
   shimPath: string;
+  /** native/build/runbox-forkserver, which starts the shims (fork-server.ts) */
+  forkServerPath: string;
   /** native/build, mounted at /.runbox */
   helpersDir: string;
   launcherPath: string;
@@ -41,18 +43,16 @@ const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
 /** The stdio of a prepared shim: 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of argv,
- *  then the program's cgroup.procs files (opened here, as root), which runbox-init joins. */
+ *  then the program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
 const ARGV_FD = 6;
-const STDIO_COUNT = 7;
 
 /** A job cgroup with a shim in it, waiting for its command line. */
 export interface Prepared {
   job: JobCgroup;
   limits: JobLimits;
-  child: ChildProcess;
-  /** Settles when the shim (later the launcher) has exited or could not start. */
+  child: ShimProcess;
+  /** Settles when the shim (later the launcher) has exited. */
   gone: Promise<void>;
-  spawnError: Error | null;
   /** Descriptors (in the shim, passed down to runbox-init) of the program's cgroup.procs files. */
   programCgroupFds: number[];
 }
@@ -68,39 +68,27 @@ export async function prepare(ctx: RunContext, limits: JobLimits): Promise<Prepa
   const args: string[] = [];
   for (const f of job.procsFiles) args.push('--cgroup', f);
   args.push('--argv-fd', String(ARGV_FD));
-  let child: ChildProcess;
-  const opened: number[] = [];
+  let child: ShimProcess;
   try {
-    for (const f of job.programProcsFiles) opened.push(openSync(f, 'w'));
-    child = spawn(ctx.shimPath, args, { stdio: [...Array(STDIO_COUNT).fill('pipe'), ...opened], env: {} });
+    child = await forkServer(ctx.forkServerPath).spawn(ctx.shimPath, args, job.programProcsFiles);
   } catch (e) {
     await job.remove();
     throw e;
-  } finally {
-    for (const fd of opened) closeSync(fd);
   }
-  const programCgroupFds = opened.map((_, i) => STDIO_COUNT + i);
-  const prepared: Prepared = { job, limits, child, spawnError: null, gone: Promise.resolve(), programCgroupFds };
-  prepared.gone = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', (e) => {
-      prepared.spawnError = e;
-      resolve();
-    });
-  });
-  for (const s of child.stdio) s?.on('error', () => {});
-  return prepared;
+  const programCgroupFds = job.programProcsFiles.map((_, i) => SHIM_PIPES + i);
+  const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { job, limits, child, gone, programCgroupFds };
 }
 
 /** Whether a prepared shim is still waiting for its command line. */
 export function usable(p: Prepared, limits: JobLimits): boolean {
-  return p.child.exitCode === null && p.child.signalCode === null && p.spawnError === null && sameLimits(p.limits, limits);
+  return !p.child.exited && sameLimits(p.limits, limits);
 }
 
 /** Calls a prepared stage off: the shim exits on an empty command line. */
 export async function discard(p: Prepared): Promise<void> {
   // Referenced again, so that the process stays up until the shim is gone.
-  ref(p.child);
+  p.child.ref();
   fd<Writable>(p.child, ARGV_FD).end();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([p.gone, new Promise((r) => (timer = setTimeout(r, LAUNCHER_GRACE_MS)))]);
@@ -221,9 +209,9 @@ async function supervise(
   if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
   const argvFd = fd<Writable>(child, ARGV_FD);
   argvFd.end(Buffer.from(rest.map((a) => `${a}\0`).join('')));
-  ref(child);
+  child.ref();
 
-  let exited = child.exitCode !== null || child.signalCode !== null;
+  let exited = child.exited;
   const launcherGone = prepared.gone;
   const stop = (why: Forced, detail = '') => {
     if (forced) return;
@@ -245,8 +233,10 @@ async function supervise(
     if (kept.length > 0 && spec.onOutput) spec.onOutput(name, kept);
     if (stdout.total + stderr.total > limits.outputFloodBytes) stop('output_limit');
   };
-  child.stdout!.on('data', onStream('stdout', stdout));
-  child.stderr!.on('data', onStream('stderr', stderr));
+  const fd1 = fd<Readable>(child, 1);
+  const fd2 = fd<Readable>(child, 2);
+  fd1.on('data', onStream('stdout', stdout));
+  fd2.on('data', onStream('stderr', stderr));
   const fd4 = fd<Readable>(child, 4);
   const fd5 = fd<Readable>(child, 5);
   fd4.on('data', (chunk: Buffer) => {
@@ -257,12 +247,12 @@ async function supervise(
     stageOutBytes += chunk.length;
   });
   fd5.on('data', (chunk: Buffer) => diagnostics.push(chunk));
-  for (const s of [child.stdout!, child.stderr!, fd4, fd5]) s.on('error', () => {});
+  for (const s of [fd1, fd2, fd4, fd5]) s.on('error', () => {});
 
   // Stage-in and stdin are written without waiting: a program that never reads must
   // not stall the runner. EPIPE just means it stopped reading.
   for (const [stream, data] of [
-    [child.stdin!, stdin],
+    [fd<Writable>(child, 0), stdin],
     [fd<Writable>(child, 3), stageIn],
   ] as const) {
     stream.on('error', () => {});
@@ -292,15 +282,12 @@ async function supervise(
       // Whatever the launcher left behind goes too, so every stream reaches its end.
       killing = killing.then(() => job.killAll()).catch(() => {});
       const done = () => resolve({ code: child.exitCode, signal: child.signalCode });
-      if (allClosed(child)) done();
+      if (child.closed) done();
       else child.once('close', done);
     };
-    if (prepared.spawnError) return resolve({ code: null, signal: null });
-    child.once('error', () => resolve({ code: null, signal: null }));
-    if (child.exitCode !== null || child.signalCode !== null) onExit();
+    if (child.exited) onExit();
     else child.once('exit', onExit);
   });
-  const spawnError = prepared.spawnError;
   const wallMs = performance.now() - started;
   clearTimeout(timer);
   clearInterval(poller);
@@ -345,7 +332,6 @@ async function supervise(
       break;
   }
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
-  if (spawnError) return verdict('internal_error', null, null, `cannot start the shim: ${spawnError.message}`);
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
@@ -358,22 +344,6 @@ async function supervise(
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
 }
 
-/** Whether every stdio stream of `child` has closed (its 'close' event has then fired). */
-function allClosed(child: ChildProcess): boolean {
-  return child.stdio.every((s) => !s || s.destroyed || (s as Readable & { closed?: boolean }).closed === true);
-}
-
-/** A prepared shim must not keep an idle runner alive; a running stage must. */
-export function unref(child: ChildProcess): void {
-  child.unref();
-  for (const s of child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
-}
-
-function ref(child: ChildProcess): void {
-  child.ref();
-  for (const s of child.stdio) (s as unknown as { ref?: () => void } | null)?.ref?.();
-}
-
-function fd<T extends Readable | Writable>(child: ChildProcess, n: number): T {
-  return (child.stdio as unknown as T[])[n]!;
+function fd<T extends Readable | Writable>(child: ShimProcess, n: number): T {
+  return child.stdio[n] as unknown as T;
 }

@@ -1,5 +1,5 @@
 import { RUN_LIMITS } from '../limits.js';
-import { discard, jobLimits, prepare, removalsSettled, unref, usable, type Prepared, type RunContext } from './run.js';
+import { discard, jobLimits, prepare, removalsSettled, usable, type Prepared, type RunContext } from './run.js';
 
 // Each slot keeps its next stage prepared (job cgroup made, shim joined and waiting),
 // so that a run does not wait for the kernel's cgroup migration. Prepared with the
@@ -49,7 +49,7 @@ export class WarmPool {
       slot,
       prepare(this.ctx, DEFAULT_JOB_LIMITS).then(
         (p) => {
-          unref(p.child);
+          p.child.unref();
           return p;
         },
         () => null,
