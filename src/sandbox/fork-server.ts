@@ -1,47 +1,60 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { close as closeFd, constants, open } from 'node:fs';
-import { Socket } from 'node:net';
 import { constants as os } from 'node:os';
-import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 
 // Shims are started by runbox-forkserver (native/forkserver.c), a small process this
-// one starts once, instead of by child_process.spawn: Node forks itself for every
-// spawn, which copies the page tables of its whole heap and blocks the event loop for
-// milliseconds per stage. The server makes the stage's pipes and forks the shim; this
-// process opens the server's ends through /proc/<server>/fd/<n> (a pipe opened there is
-// the same pipe), then lets the server close its copies, so every stream ends when the
-// shim's side does.
+// one starts once, and the bytes of their streams move through it: Node forks itself
+// for every child_process.spawn (copying the page tables of its whole heap, which
+// blocked the event loop for milliseconds per stage), and seven pipes per stage cost
+// it more than the stage's policy does. The server writes a stage's command line, stdin
+// and stage-in, keeps the first bytes of its output and counts the rest, and answers
+// once every stream has ended. Timers, process counts, kills and verdicts stay here
+// (run.ts), and so does every decision.
 
-/** The child's descriptors 0-6, as the child sees them: true where it reads. */
-const CHILD_READS = [true, false, false, true, false, false, true] as const;
-export const SHIM_PIPES = CHILD_READS.length;
+/** Descriptors 7... of a shim: files the server opens for it (SHIM_PIPES is their first). */
+export const SHIM_PIPES = 7;
 
-export type ShimStream = Socket | Writable;
+/** What a stage's streams came to. */
+export interface StageStreams {
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTotal: number;
+  stderrTotal: number;
+  stageOut: Buffer;
+  /** Stage-out went past its bound (the rest was read and dropped). */
+  stageOutOverflow: boolean;
+  /** The launcher's own log (fd 5). */
+  log: Buffer;
+}
 
-/** What run.ts needs of a started shim: the subset of a ChildProcess it used. */
+export interface StageIo {
+  argv: Buffer;
+  stdin: Buffer;
+  stageIn: Buffer;
+  keepBytes: number;
+  floodBytes: number;
+  stageOutBytes: number;
+  logBytes: number;
+  /** Kept output as it comes; when absent, output arrives only with the streams. */
+  onChunk?: (stream: 'stdout' | 'stderr', bytes: Buffer) => void;
+  /** stdout + stderr passed floodBytes (once). */
+  onFlood: () => void;
+}
+
+/** A started shim: its pid, how it ended, and its stage's streams through the server. */
 export class ShimProcess extends EventEmitter {
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
   private referenced = true;
-  private open: number;
+  private io: { resolve: (s: StageStreams) => void; reject: (e: Error) => void; onChunk?: StageIo['onChunk']; onFlood: () => void } | null = null;
+  private streamsDone = false;
 
   constructor(
     readonly pid: number,
-    /** Descriptors 0-6 of the shim, from this side: writable where the shim reads. */
-    readonly stdio: readonly ShimStream[],
+    private readonly id: string,
     private readonly server: ForkServer,
   ) {
     super();
-    this.open = stdio.length;
-    for (const s of stdio) {
-      s.on('error', () => {});
-      s.once('close', () => {
-        this.open--;
-        this.maybeClosed();
-      });
-    }
   }
 
   get exited(): boolean {
@@ -50,72 +63,120 @@ export class ShimProcess extends EventEmitter {
 
   /** Called by the server when the shim's exit is reported. */
   ended(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exited) return;
     this.exitCode = code;
     this.signalCode = signal;
     if (this.referenced) this.server.unhold();
     this.emit('exit', code, signal);
-    this.maybeClosed();
   }
 
-  /** Whether it has exited and every stream has closed ('close' has been emitted). */
-  get closed(): boolean {
-    return this.open === -1;
+  /** Sends the stage: its command line (the rest of the shim's), stdin and stage-in.
+   *  Settles once every stream of the shim has ended. */
+  run(io: StageIo): Promise<StageStreams> {
+    if (this.io || this.streamsDone) return Promise.reject(new Error('this shim has run already'));
+    const done = new Promise<StageStreams>((resolve, reject) => {
+      this.io = { resolve, reject, onFlood: io.onFlood, ...(io.onChunk ? { onChunk: io.onChunk } : {}) };
+    });
+    this.server.hold();
+    this.server.request([
+      'run', this.id, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
+      io.argv, io.stdin, io.stageIn,
+    ]);
+    return done;
   }
 
-  private maybeClosed(): void {
-    if (this.open === 0 && this.exited) {
-      this.open = -1;
-      this.emit('close', this.exitCode, this.signalCode);
-    }
+  /** Calls the stage off: the shim reads an empty command line and leaves. */
+  discard(): void {
+    if (this.io || this.streamsDone) return;
+    this.streamsDone = true;
+    this.server.request(['discard', this.id]);
+    this.server.forget(this.id);
+  }
+
+  /** @internal from the server */
+  chunk(stream: 'stdout' | 'stderr', bytes: Buffer): void {
+    this.io?.onChunk?.(stream, bytes);
+  }
+
+  /** @internal from the server */
+  flood(): void {
+    this.io?.onFlood();
+  }
+
+  /** @internal from the server */
+  streams(s: StageStreams | Error): void {
+    const io = this.io;
+    if (!io || this.streamsDone) return;
+    this.streamsDone = true;
+    this.server.unhold();
+    this.server.forget(this.id);
+    if (s instanceof Error) io.reject(s);
+    else io.resolve(s);
   }
 
   /** Keeps this process alive until the shim has exited (a running stage). */
   ref(): void {
     if (!this.referenced && !this.exited) this.server.hold();
     this.referenced = true;
-    for (const s of this.stdio) (s as Partial<Socket>).ref?.();
   }
 
   /** A shim waiting for its stage must not keep an idle process alive. */
   unref(): void {
     if (this.referenced && !this.exited) this.server.unhold();
     this.referenced = false;
-    for (const s of this.stdio) (s as Partial<Socket>).unref?.();
   }
 }
 
 interface Waiting {
-  resolve: (fds: { pid: number; fds: number[] }) => void;
+  resolve: (pid: number) => void;
   reject: (e: Error) => void;
 }
 
-// The callback form: a FileHandle would close its descriptor when collected.
-const openFd = promisify(open);
-
 const errnoName = (n: number) => Object.entries(os.errno).find(([, v]) => v === n)?.[0] ?? `errno ${n}`;
+const signalName = (n: number) => Object.entries(os.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined;
+
+/** Frames both ways: u32 length, u32 field count, then u32 length + bytes per field. */
+function frame(fields: readonly (string | Buffer)[]): Buffer {
+  const parts = fields.map((f) => (typeof f === 'string' ? Buffer.from(f) : f));
+  const head = Buffer.alloc(8 + 4 * parts.length);
+  head.writeUInt32LE(4 + parts.reduce((n, p) => n + 4 + p.length, 0), 0);
+  head.writeUInt32LE(parts.length, 4);
+  const out: Buffer[] = [head.subarray(0, 8)];
+  parts.forEach((p, i) => {
+    const len = head.subarray(8 + 4 * i, 12 + 4 * i);
+    len.writeUInt32LE(p.length);
+    out.push(len, p);
+  });
+  return Buffer.concat(out);
+}
 
 export class ForkServer {
   private readonly child: ChildProcess;
   private readonly waiting = new Map<string, Waiting>();
-  private readonly shims = new Map<number, ShimProcess>();
-  /** Shims started whose streams are still being opened, and how they ended if they already have. */
-  private readonly starting = new Map<number, { code: number | null; signal: NodeJS.Signals | null } | null>();
+  /** Shims by pid (for exits) and by request id (for streams). */
+  private readonly byPid = new Map<number, ShimProcess>();
+  private readonly byId = new Map<string, ShimProcess>();
+  /** Exits reported before their shim object exists (a shim that failed at once). */
+  private readonly earlyExits = new Map<number, [number | null, NodeJS.Signals | null]>();
   private seq = 0;
   private holds = 0;
-  private buffered = '';
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private gone: Error | null = null;
 
   constructor(path: string) {
     this.child = spawn(path, [], { stdio: ['pipe', 'pipe', 'inherit'], env: {} });
-    this.child.stdout!.setEncoding('latin1');
-    this.child.stdout!.on('data', (text: string) => this.onReplies(text));
+    this.child.stdout!.on('data', (b: Buffer) => this.onData(b));
     const fail = (e: Error) => {
-      this.gone ??= e;
-      for (const w of this.waiting.values()) w.reject(this.gone);
+      if (this.gone) return;
+      this.gone = e;
+      for (const w of this.waiting.values()) w.reject(e);
       this.waiting.clear();
-      // Its shims die with it (their parent-death signal); their streams end by themselves.
-      for (const s of this.shims.values()) s.ended(null, 'SIGKILL');
-      this.shims.clear();
+      // Its shims die with it (their parent-death signal).
+      for (const s of this.byId.values()) s.streams(e);
+      for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
+      this.byId.clear();
+      this.byPid.clear();
     };
     this.child.on('error', fail);
     this.child.on('exit', (code, signal) => fail(new Error(`runbox-forkserver exited (${code ?? signal})`)));
@@ -131,128 +192,135 @@ export class ForkServer {
     return this.gone === null;
   }
 
+  /** @internal */
   hold(): void {
     this.holds++;
     this.setRef();
   }
 
+  /** @internal */
   unhold(): void {
     this.holds--;
     this.setRef();
   }
 
-  /** The server's pipes keep this process alive only while a reply is awaited. */
+  /** @internal */
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
+
+  /** The server's pipes keep this process alive only while something is awaited. */
   private setRef(): void {
     const busy = this.holds > 0 || this.waiting.size > 0;
-    const stdout = this.child.stdout as unknown as { ref(): void; unref(): void };
-    const stdin = this.child.stdin as unknown as { ref(): void; unref(): void };
-    if (busy) {
-      this.child.ref();
-      stdout.ref();
-      stdin.ref();
-    } else {
-      this.child.unref();
-      stdout.unref();
-      stdin.unref();
+    for (const h of [this.child, this.child.stdout, this.child.stdin] as unknown as { ref(): void; unref(): void }[]) {
+      if (busy) h.ref();
+      else h.unref();
     }
   }
 
-  private send(fields: string[]): void {
-    for (const f of fields) if (f.includes('\0')) throw new Error('a command-line argument contains a NUL byte');
-    const body = Buffer.from(fields.map((f) => `${f}\0`).join(''));
-    const head = Buffer.alloc(4);
-    head.writeUInt32LE(body.length);
-    this.child.stdin!.write(Buffer.concat([head, body]));
+  /** @internal */
+  request(fields: readonly (string | Buffer)[]): void {
+    if (this.gone) throw this.gone;
+    this.child.stdin!.write(frame(fields));
   }
 
-  private onReplies(text: string): void {
-    this.buffered += text;
-    let nl: number;
-    while ((nl = this.buffered.indexOf('\n')) >= 0) {
-      const [kind, ...rest] = this.buffered.slice(0, nl).split(' ');
-      this.buffered = this.buffered.slice(nl + 1);
-      if (kind === 'exit') {
-        const [pid, code, signal] = rest.map(Number) as [number, number, number];
-        const how = { code: code >= 0 ? code : null, signal: code >= 0 ? null : (signalName(signal) ?? 'SIGKILL') };
-        if (this.starting.has(pid)) this.starting.set(pid, how);
-        const shim = this.shims.get(pid);
-        if (!shim) continue;
-        this.shims.delete(pid);
-        shim.ended(how.code, how.signal);
-        continue;
-      }
-      const w = this.waiting.get(rest[0]!);
-      if (!w) continue;
-      this.waiting.delete(rest[0]!);
-      if (kind === 'spawned') {
-        const [, pid, ...fds] = rest.map(Number);
-        this.starting.set(pid!, null);
-        w.resolve({ pid: pid!, fds });
-      } else {
-        const e = Number(rest[1]);
-        w.reject(Object.assign(new Error(`cannot start the shim: ${errnoName(e)}`), { code: errnoName(e) }));
-      }
+  private onData(b: Buffer): void {
+    this.pending.push(b);
+    this.pendingBytes += b.length;
+    if (this.pendingBytes < 4) return;
+    let buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    let at = 0;
+    while (buf.length - at >= 4) {
+      const len = buf.readUInt32LE(at);
+      if (buf.length - at - 4 < len) break;
+      this.onFrame(buf.subarray(at + 4, at + 4 + len));
+      at += 4 + len;
     }
+    buf = buf.subarray(at);
+    this.pending = buf.length ? [buf] : [];
+    this.pendingBytes = buf.length;
     this.setRef();
+  }
+
+  private onFrame(body: Buffer): void {
+    const n = body.readUInt32LE(0);
+    const f: Buffer[] = [];
+    let at = 4;
+    for (let k = 0; k < n; k++) {
+      const len = body.readUInt32LE(at);
+      f.push(body.subarray(at + 4, at + 4 + len));
+      at += 4 + len;
+    }
+    const text = (k: number) => f[k]!.toString('latin1');
+    const num = (k: number) => Number(text(k));
+    switch (text(0)) {
+      case 'exit': {
+        const code = num(2);
+        const how: [number | null, NodeJS.Signals | null] = code >= 0 ? [code, null] : [null, signalName(num(3)) ?? 'SIGKILL'];
+        const shim = this.byPid.get(num(1));
+        if (shim) {
+          this.byPid.delete(num(1));
+          shim.ended(...how);
+        } else this.earlyExits.set(num(1), how);
+        return;
+      }
+      case 'spawned':
+      case 'failed': {
+        const w = this.waiting.get(text(1));
+        if (!w) return;
+        this.waiting.delete(text(1));
+        if (text(0) === 'spawned') w.resolve(num(2));
+        else w.reject(Object.assign(new Error(`cannot start the shim: ${errnoName(num(2))}`), { code: errnoName(num(2)) }));
+        return;
+      }
+      case 'chunk':
+        // Copied: the frame's buffer is reused for the next reads.
+        this.byId.get(text(1))?.chunk(text(2) === '1' ? 'stdout' : 'stderr', Buffer.from(f[3]!));
+        return;
+      case 'flood':
+        this.byId.get(text(1))?.flood();
+        return;
+      case 'streams':
+        this.byId.get(text(1))?.streams({
+          stdoutTotal: num(2),
+          stderrTotal: num(3),
+          stageOutOverflow: text(4) === '1',
+          stdout: Buffer.from(f[5]!),
+          stderr: Buffer.from(f[6]!),
+          stageOut: Buffer.from(f[7]!),
+          log: Buffer.from(f[8]!),
+        });
+        return;
+      default:
+        return;
+    }
   }
 
   /** Starts `path` with fresh pipes on 0-6 and `files` (opened write-only by the server, as root) on 7... */
   async spawn(path: string, args: readonly string[], files: readonly string[] = []): Promise<ShimProcess> {
     if (this.gone) throw this.gone;
+    const fields = [path, ...files, ...args];
+    if (fields.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     const id = String(++this.seq);
-    const started = new Promise<{ pid: number; fds: number[] }>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-    this.send(['spawn', id, path, String(files.length), ...files, path, ...args]);
+    const started = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    this.request(['spawn', id, path, String(files.length), ...files, path, ...args]);
     this.setRef();
-    const { pid, fds } = await started;
-    const opened = await Promise.allSettled(fds.map((n, i) => this.openEnd(n, CHILD_READS[i]!)));
-    const early = this.starting.get(pid);
-    this.starting.delete(pid);
-    // Released either way: a shim whose command line can never come reads its end and
-    // leaves (see shim.c).
-    this.send(['release', id]);
-    const failed = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) {
-      for (const o of opened) if (o.status === 'fulfilled') o.value.destroy();
-      throw failed.reason;
-    }
-    const streams = opened.map((o) => (o as PromiseFulfilledResult<ShimStream>).value);
-    const shim = new ShimProcess(pid, streams, this);
+    const pid = await started;
+    const shim = new ShimProcess(pid, id, this);
     this.holds++;
-    if (early) shim.ended(early.code, early.signal);
-    else this.shims.set(pid, shim);
+    this.byId.set(id, shim);
+    const early = this.earlyExits.get(pid);
+    this.earlyExits.delete(pid);
+    if (early) shim.ended(...early);
+    else this.byPid.set(pid, shim);
     this.setRef();
     return shim;
-  }
-
-  private async openEnd(fd: number, childReads: boolean): Promise<ShimStream> {
-    const path = `/proc/${this.child.pid}/fd/${fd}`;
-    try {
-      // Non-blocking: opening a pipe's write end fails (ENXIO) rather than waits when
-      // nobody reads it any more, and libuv wants its descriptors non-blocking anyway.
-      const fd = await openFd(path, (childReads ? constants.O_WRONLY : constants.O_RDONLY) | constants.O_NONBLOCK);
-      try {
-        return new Socket({ fd, readable: !childReads, writable: childReads });
-      } catch (e) {
-        closeFd(fd, () => {});
-        throw e;
-      }
-    } catch (e) {
-      if (!childReads || (e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
-      // The shim is gone already: writes go nowhere.
-      const dead = new Writable({ write: (_c, _e, cb) => cb() });
-      dead.destroy();
-      return dead;
-    }
   }
 
   /** Ends the server; its shims die with it. */
   close(): void {
     this.child.stdin!.end();
   }
-}
-
-function signalName(n: number): NodeJS.Signals | undefined {
-  return (Object.entries(os.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined);
 }
 
 let server: ForkServer | null = null;

@@ -1,13 +1,11 @@
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
-import { forkServer, SHIM_PIPES, type ShimProcess } from './fork-server.js';
+import { forkServer, SHIM_PIPES, type ShimProcess, type StageStreams } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
 import type { LaunchPlan, LaunchRequest } from './launchers/common.js';
-import { OutputCounter } from './output.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
 
 // One stage in one sandbox, whatever the launcher: job cgroup, the shim, the streams,
@@ -42,8 +40,8 @@ const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
-/** The stdio of a prepared shim: 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of argv,
- *  then the program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
+/** The shim's pipes (fork-server.ts): 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of
+ *  argv, then the program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
 const ARGV_FD = 6;
 
 /** A job cgroup with a shim in it, waiting for its command line. */
@@ -89,7 +87,7 @@ export function usable(p: Prepared, limits: JobLimits): boolean {
 export async function discard(p: Prepared): Promise<void> {
   // Referenced again, so that the process stays up until the shim is gone.
   p.child.ref();
-  fd<Writable>(p.child, ARGV_FD).end();
+  p.child.discard();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([p.gone, new Promise((r) => (timer = setTimeout(r, LAUNCHER_GRACE_MS)))]);
   clearTimeout(timer);
@@ -194,12 +192,6 @@ async function supervise(
   stdin: Buffer,
 ): Promise<SandboxOutcome> {
   const { job, child } = prepared;
-  const stdout = new OutputCounter(limits.outputKeepBytes);
-  const stderr = new OutputCounter(limits.outputKeepBytes);
-  const stageOut: Buffer[] = [];
-  let stageOutBytes = 0;
-  let stageOutOverflow = false;
-  const diagnostics = new OutputCounter(DIAGNOSTIC_BYTES);
   let forced: Forced | null = null;
   let forcedWhy = '';
   let killing: Promise<void> = Promise.resolve();
@@ -207,8 +199,6 @@ async function supervise(
   const started = performance.now();
   // The command line goes as NUL-separated strings: none may contain a NUL itself.
   if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
-  const argvFd = fd<Writable>(child, ARGV_FD);
-  argvFd.end(Buffer.from(rest.map((a) => `${a}\0`).join('')));
   child.ref();
 
   let exited = child.exited;
@@ -228,36 +218,19 @@ async function supervise(
       });
   };
 
-  const onStream = (name: 'stdout' | 'stderr', counter: OutputCounter) => (chunk: Buffer) => {
-    const kept = counter.push(chunk);
-    if (kept.length > 0 && spec.onOutput) spec.onOutput(name, kept);
-    if (stdout.total + stderr.total > limits.outputFloodBytes) stop('output_limit');
-  };
-  const fd1 = fd<Readable>(child, 1);
-  const fd2 = fd<Readable>(child, 2);
-  fd1.on('data', onStream('stdout', stdout));
-  fd2.on('data', onStream('stderr', stderr));
-  const fd4 = fd<Readable>(child, 4);
-  const fd5 = fd<Readable>(child, 5);
-  fd4.on('data', (chunk: Buffer) => {
-    // Keep reading past the bound so init never blocks, but keep nothing more.
-    if (stageOutBytes + chunk.length > limits.collectBytes + STAGE_OUT_SLACK_BYTES) stageOutOverflow = true;
-    if (stageOutOverflow) return;
-    stageOut.push(chunk);
-    stageOutBytes += chunk.length;
+  // The fork server writes the command line, stdin and stage-in (never blocking on a
+  // program that does not read) and keeps the first bytes of each output stream.
+  const streams = child.run({
+    argv: Buffer.from(rest.map((a) => `${a}\0`).join('')),
+    stdin,
+    stageIn,
+    keepBytes: limits.outputKeepBytes,
+    floodBytes: limits.outputFloodBytes,
+    stageOutBytes: limits.collectBytes + STAGE_OUT_SLACK_BYTES,
+    logBytes: DIAGNOSTIC_BYTES,
+    ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
+    onFlood: () => stop('output_limit'),
   });
-  fd5.on('data', (chunk: Buffer) => diagnostics.push(chunk));
-  for (const s of [fd1, fd2, fd4, fd5]) s.on('error', () => {});
-
-  // Stage-in and stdin are written without waiting: a program that never reads must
-  // not stall the runner. EPIPE just means it stopped reading.
-  for (const [stream, data] of [
-    [fd<Writable>(child, 0), stdin],
-    [fd<Writable>(child, 3), stageIn],
-  ] as const) {
-    stream.on('error', () => {});
-    stream.end(data);
-  }
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
   let polling = false;
@@ -276,22 +249,26 @@ async function supervise(
   if (spec.signal?.aborted) onAbort();
   spec.signal?.addEventListener('abort', onAbort);
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    const onExit = () => {
-      exited = true;
-      // Whatever the launcher left behind goes too, so every stream reaches its end.
-      killing = killing.then(() => job.killAll()).catch(() => {});
-      const done = () => resolve({ code: child.exitCode, signal: child.signalCode });
-      if (child.closed) done();
-      else child.once('close', done);
-    };
-    if (child.exited) onExit();
-    else child.once('exit', onExit);
-  });
+  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  let io: StageStreams;
+  try {
+    exit = await new Promise((resolve) => {
+      const onExit = () => {
+        exited = true;
+        // Whatever the launcher left behind goes too, so every stream reaches its end.
+        killing = killing.then(() => job.killAll()).catch(() => {});
+        resolve({ code: child.exitCode, signal: child.signalCode });
+      };
+      if (child.exited) onExit();
+      else child.once('exit', onExit);
+    });
+    io = await streams;
+  } finally {
+    clearTimeout(timer);
+    clearInterval(poller);
+    spec.signal?.removeEventListener('abort', onAbort);
+  }
   const wallMs = performance.now() - started;
-  clearTimeout(timer);
-  clearInterval(poller);
-  spec.signal?.removeEventListener('abort', onAbort);
   await killing;
 
   let counters: JobCounters = { oomKills: 0, taskLimitHits: 0, cpuNs: null, memoryPeakBytes: null };
@@ -300,14 +277,15 @@ async function supervise(
   } catch {
     // counters are informational
   }
-  const out = decodeStageOut(Buffer.concat(stageOut), limits.collectBytes);
+  const out = decodeStageOut(io.stageOut, limits.collectBytes);
+  const stageOutOverflow = io.stageOutOverflow;
 
   const base = {
-    stdout: stdout.bytes,
-    stderr: stderr.bytes,
-    stdoutTruncated: stdout.truncated,
-    stderrTruncated: stderr.truncated,
-    outputBytes: stdout.total + stderr.total,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    stdoutTruncated: io.stdoutTotal > limits.outputKeepBytes,
+    stderrTruncated: io.stderrTotal > limits.outputKeepBytes,
+    outputBytes: io.stdoutTotal + io.stderrTotal,
     cpuMs: counters.cpuNs === null ? null : counters.cpuNs / 1e6,
     wallMs,
     memoryPeakBytes: counters.memoryPeakBytes,
@@ -335,15 +313,11 @@ async function supervise(
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
-    const text = Buffer.concat([diagnostics.bytes, Buffer.from('\n'), stderr.bytes.subarray(0, DIAGNOSTIC_BYTES)]).toString('utf8');
+    const text = Buffer.concat([io.log, Buffer.from('\n'), io.stderr.subarray(0, DIAGNOSTIC_BYTES)]).toString('utf8');
     return verdict('internal_error', null, null, `${why}; ${launcher}; ${text.trim()}`);
   }
   base.collected = out.files;
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
-}
-
-function fd<T extends Readable | Writable>(child: ShimProcess, n: number): T {
-  return child.stdio[n] as unknown as T;
 }

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { decodeStageOut, encodeStageIn, isPlainName } from '../../src/sandbox/archive.js';
-import { OutputCounter } from '../../src/sandbox/output.js';
 
 // The stage archive is the only channel between the runner and the sandbox's init;
 // what comes back was writable by the program, so the decoder must refuse anything odd.
@@ -59,25 +58,5 @@ describe('sandbox stage archive', () => {
   it('decodes a signal end', () => {
     const b = Buffer.from([0x53, 0, 0, 0, 9]);
     expect(decodeStageOut(b, 0).end).to.deep.equal({ kind: 'signaled', signal: 9 });
-  });
-});
-
-describe('sandbox output counter', () => {
-  it('keeps the first bytes, counts the rest, and flags truncation only past the cap', () => {
-    const c = new OutputCounter(10);
-    expect(c.push(Buffer.from('12345')).toString()).to.equal('12345');
-    expect(c.push(Buffer.from('67890')).toString()).to.equal('67890');
-    expect(c.truncated).to.equal(false);
-    expect(c.push(Buffer.from('x')).length).to.equal(0);
-    expect(c.truncated).to.equal(true);
-    expect(c.total).to.equal(11);
-    expect(c.bytes.toString()).to.equal('1234567890');
-  });
-
-  it('splits a chunk that crosses the cap', () => {
-    const c = new OutputCounter(4);
-    expect(c.push(Buffer.from('abcdef')).toString()).to.equal('abcd');
-    expect(c.bytes.toString()).to.equal('abcd');
-    expect(c.total).to.equal(6);
   });
 });
