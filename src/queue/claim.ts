@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { executePrepared } from '../db/prepared.js';
 import type { ClaimedJob } from './job.js';
 import { retryOnConflict } from './retry.js';
 
@@ -103,7 +104,7 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
 }
 
 const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number) =>
-  sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
+  executePrepared(db, 'runbox_claim', sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
@@ -111,7 +112,7 @@ const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number) =
     SELECT (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
-  `.execute(db);
+  `);
 
 /**
  * Claims up to `n` jobs for `runnerId`, never letting an account have more jobs

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
 import { claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
 import { DONE_CHANNEL, type ClaimedJob, type JobRef, refParts } from './job.js';
@@ -22,7 +23,7 @@ export async function completeAndClaim(
 ): Promise<{ completed: boolean; next: ClaimedJob | null; /** A job was picked but its account's slot went to another runner first. */ lostRace: boolean }> {
   const { id, attempt } = refParts(ref);
   const { rows } = await retryOnConflict(() =>
-    sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
+    executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
       WITH done AS (
         UPDATE submissions
         SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
@@ -41,7 +42,7 @@ export async function completeAndClaim(
       SELECT (SELECT count(pg_notify(${DONE_CHANNEL}, done.id::text || ':finished')) FROM done)::int AS completed,
              (SELECT count(*) FROM pick)::int AS picked,
              (SELECT to_jsonb(claimed) FROM claimed) AS next
-    `.execute(db),
+    `),
   );
   const row = rows[0]!;
   return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.picked > 0 && !row.next };
