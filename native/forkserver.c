@@ -237,6 +237,8 @@ static void spawn(char **f, int nf) {
     mine[made] = child_reads[made] ? p[1] : p[0];
     // Only this side is non-blocking: each end is its own open file.
     fcntl(mine[made], F_SETFL, O_NONBLOCK);
+    // Staged files can be megabytes: larger pipes, fewer wake-ups (best effort).
+    if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
   }
   for (; opened < nfiles; opened++) {
     files[opened] = open(f[4 + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -135,8 +135,10 @@ interface Waiting {
 const errnoName = (n: number) => Object.entries(os.errno).find(([, v]) => v === n)?.[0] ?? `errno ${n}`;
 const signalName = (n: number) => Object.entries(os.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined;
 
-/** Frames both ways: u32 length, u32 field count, then u32 length + bytes per field. */
-function frame(fields: readonly (string | Buffer)[]): Buffer {
+/** Frames both ways: u32 length, u32 field count, then u32 length + bytes per field.
+ *  Returned as parts: a stage's files are written as they are, not copied into one buffer
+ *  (fresh memory costs page faults, which dominate copying megabytes here). */
+function frame(fields: readonly (string | Buffer)[]): Buffer[] {
   const parts = fields.map((f) => (typeof f === 'string' ? Buffer.from(f) : f));
   const head = Buffer.alloc(8 + 4 * parts.length);
   head.writeUInt32LE(4 + parts.reduce((n, p) => n + 4 + p.length, 0), 0);
@@ -147,7 +149,7 @@ function frame(fields: readonly (string | Buffer)[]): Buffer {
     len.writeUInt32LE(p.length);
     out.push(len, p);
   });
-  return Buffer.concat(out);
+  return out;
 }
 
 export class ForkServer {
@@ -162,6 +164,8 @@ export class ForkServer {
   private holds = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Bytes the frame at the head of `pending` needs in all (4 until its length is known). */
+  private frameBytes = 4;
   private gone: Error | null = null;
 
   constructor(path: string) {
@@ -221,13 +225,18 @@ export class ForkServer {
   /** @internal */
   request(fields: readonly (string | Buffer)[]): void {
     if (this.gone) throw this.gone;
-    this.child.stdin!.write(frame(fields));
+    const stdin = this.child.stdin!;
+    stdin.cork();
+    for (const part of frame(fields)) stdin.write(part);
+    stdin.uncork();
   }
 
   private onData(b: Buffer): void {
     this.pending.push(b);
     this.pendingBytes += b.length;
-    if (this.pendingBytes < 4) return;
+    // A large frame (a compile stage's files) arrives in many reads: join them once it
+    // is whole, not at every read.
+    if (this.pendingBytes < this.frameBytes) return;
     let buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     let at = 0;
     while (buf.length - at >= 4) {
@@ -239,6 +248,7 @@ export class ForkServer {
     buf = buf.subarray(at);
     this.pending = buf.length ? [buf] : [];
     this.pendingBytes = buf.length;
+    this.frameBytes = buf.length >= 4 ? 4 + buf.readUInt32LE(0) : 4;
     this.setRef();
   }
 
@@ -274,8 +284,9 @@ export class ForkServer {
         return;
       }
       case 'chunk':
-        // Copied: the frame's buffer is reused for the next reads.
-        this.byId.get(text(1))?.chunk(text(2) === '1' ? 'stdout' : 'stderr', Buffer.from(f[3]!));
+        // Fields are views of the frame, not copies: every read from the server's
+        // stdout is a buffer of its own, and a frame in several is joined into a new one.
+        this.byId.get(text(1))?.chunk(text(2) === '1' ? 'stdout' : 'stderr', f[3]!);
         return;
       case 'flood':
         this.byId.get(text(1))?.flood();
@@ -285,10 +296,10 @@ export class ForkServer {
           stdoutTotal: num(2),
           stderrTotal: num(3),
           stageOutOverflow: text(4) === '1',
-          stdout: Buffer.from(f[5]!),
-          stderr: Buffer.from(f[6]!),
-          stageOut: Buffer.from(f[7]!),
-          log: Buffer.from(f[8]!),
+          stdout: f[5]!,
+          stderr: f[6]!,
+          stageOut: f[7]!,
+          log: f[8]!,
         });
         return;
       default:

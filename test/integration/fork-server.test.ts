@@ -77,6 +77,14 @@ describe('fork server', function () {
     expect(exit).to.deep.equal([0, null]);
   });
 
+  it('carries large stage-in and stage-out archives intact, both ways', async () => {
+    const stageIn = Buffer.alloc(24 << 20);
+    for (let i = 0; i < stageIn.length; i += 4096) stageIn.writeUInt32LE(i, i);
+    const { s } = await run('cat <&3 >&4', { stageIn, stageOutBytes: 64 << 20 });
+    expect(s.stageOutOverflow).to.equal(false);
+    expect(s.stageOut.equals(stageIn)).to.equal(true);
+  });
+
   it('reports a child killed by a signal', async () => {
     const { exit } = await run('kill -KILL $$');
     expect(exit).to.deep.equal([null, 'SIGKILL']);
