@@ -193,9 +193,10 @@ describe('runner processes', function () {
     const listening = await waitForLog(p, /^API listening on /);
     const url = listening.url as string;
     expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
-    // The web portal's address, where a newcomer signs up.
-    const portal = logs(p).find((l) => typeof l.msg === 'string' && l.msg.startsWith('web portal: open '));
-    expect(portal?.url).to.equal(url);
+    // The web portal's address, where a newcomer signs up (its own log line, which may
+    // reach this process in a later read than the one before it).
+    const portal = await waitForLog(p, /^web portal: open /);
+    expect(portal.url).to.equal(url);
     const res = await fetch(`${url}/api/limits/`, { headers: { accept: 'application/json' } });
     expect(res.status).to.equal(200);
     const signup = await fetch(`${url}/signup`);
