@@ -3,7 +3,8 @@ import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
 import { claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
-import { DONE_CHANNEL, type ClaimedJob, type JobRef, refParts } from './job.js';
+import { doneCte } from './complete.js';
+import { DONE_CHANNEL, type ClaimedJob, type JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
 
 /**
@@ -21,16 +22,9 @@ export async function completeAndClaim(
   result: RunResult,
   leaseSeconds: number,
 ): Promise<{ completed: boolean; next: ClaimedJob | null; /** A job was picked but its account's slot went to another runner first. */ lostRace: boolean }> {
-  const { id, attempt } = refParts(ref);
   const { rows } = await retryOnConflict(() =>
     executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
-      WITH done AS (
-        UPDATE submissions
-        SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
-        WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
-          AND (${attempt}::int IS NULL OR attempts = ${attempt})
-        RETURNING id, account_id
-      ),
+      WITH ${doneCte(ref, runnerId, result)},
       ${pickCtes(1, 'done')},
       delta AS (
         SELECT account_id, sum(d)::int AS d

@@ -1,8 +1,24 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunResult } from '../result.js';
 import { DONE_CHANNEL, type JobRef, refParts } from './job.js';
 import { retryOnConflict } from './retry.js';
+
+/**
+ * The `done` CTE: the job stored as finished with `result`, only while `runnerId` still
+ * holds this attempt of it; returns (id, account_id). Shared with completeAndClaim.
+ */
+export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBuilder<unknown> {
+  const { id, attempt } = refParts(ref);
+  return sql`
+    done AS (
+      UPDATE submissions
+      SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
+      WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
+        AND (${attempt}::int IS NULL OR attempts = ${attempt})
+      RETURNING id, account_id
+    )`;
+}
 
 /**
  * Stores a job's result and frees its account's slot, only while `runnerId` still
@@ -11,16 +27,9 @@ import { retryOnConflict } from './retry.js';
  * as the record of who ran it.
  */
 export async function complete(db: Db, runnerId: string, ref: JobRef, result: RunResult): Promise<boolean> {
-  const { id, attempt } = refParts(ref);
   const { rows } = await retryOnConflict(() =>
     sql<{ id: string }>`
-      WITH done AS (
-        UPDATE submissions
-        SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
-        WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
-          AND (${attempt}::int IS NULL OR attempts = ${attempt})
-        RETURNING id, account_id
-      ),
+      WITH ${doneCte(ref, runnerId, result)},
       slot AS (
         UPDATE accounts a SET running_now = a.running_now - 1 FROM done WHERE a.id = done.account_id RETURNING a.id
       )
