@@ -158,8 +158,9 @@ export class ForkServer {
   /** Shims by pid (for exits) and by request id (for streams). */
   private readonly byPid = new Map<number, ShimProcess>();
   private readonly byId = new Map<string, ShimProcess>();
-  /** Exits reported before their shim object exists (a shim that failed at once). */
-  private readonly earlyExits = new Map<number, [number | null, NodeJS.Signals | null]>();
+  /** Shims reported started whose object does not exist yet, with their exit if it came
+   *  first (a shim that failed at once). Other unknown pids (a failed exec's child) are ignored. */
+  private readonly starting = new Map<number, [number | null, NodeJS.Signals | null] | null>();
   private seq = 0;
   private holds = 0;
   private pending: Buffer[] = [];
@@ -271,7 +272,7 @@ export class ForkServer {
         if (shim) {
           this.byPid.delete(num(1));
           shim.ended(...how);
-        } else this.earlyExits.set(num(1), how);
+        } else if (this.starting.has(num(1))) this.starting.set(num(1), how);
         return;
       }
       case 'spawned':
@@ -279,7 +280,10 @@ export class ForkServer {
         const w = this.waiting.get(text(1));
         if (!w) return;
         this.waiting.delete(text(1));
-        if (text(0) === 'spawned') w.resolve(num(2));
+        if (text(0) === 'spawned') {
+          this.starting.set(num(2), null);
+          w.resolve(num(2));
+        }
         else w.reject(Object.assign(new Error(`cannot start the shim: ${errnoName(num(2))}`), { code: errnoName(num(2)) }));
         return;
       }
@@ -310,18 +314,19 @@ export class ForkServer {
   /** Starts `path` with fresh pipes on 0-6 and `files` (opened write-only by the server, as root) on 7... */
   async spawn(path: string, args: readonly string[], files: readonly string[] = []): Promise<ShimProcess> {
     if (this.gone) throw this.gone;
-    const fields = [path, ...files, ...args];
-    if (fields.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     const id = String(++this.seq);
+    // Fields travel NUL-terminated to the server, which hands them to execve as C strings.
+    const fields = ['spawn', id, path, String(files.length), ...files, path, ...args];
+    if (fields.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     const started = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-    this.request(['spawn', id, path, String(files.length), ...files, path, ...args]);
+    this.request(fields);
     this.setRef();
     const pid = await started;
     const shim = new ShimProcess(pid, id, this);
     this.holds++;
     this.byId.set(id, shim);
-    const early = this.earlyExits.get(pid);
-    this.earlyExits.delete(pid);
+    const early = this.starting.get(pid);
+    this.starting.delete(pid);
     if (early) shim.ended(...early);
     else this.byPid.set(pid, shim);
     this.setRef();
