@@ -102,7 +102,7 @@ export async function benchQueue(): Promise<BenchOutcome> {
     for (let i = 0; i < PICKUPS; i++) {
       const t1 = performance.now();
       const id = await t.db.transaction().execute(async (trx) => {
-        const id = await enqueue(trx, accounts[0]!);
+        const id = await enqueue(trx, accounts[0]!, { mode: 'sync' });
         await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${id})`.execute(trx);
         return id;
       });

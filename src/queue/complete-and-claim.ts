@@ -3,8 +3,8 @@ import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
 import { claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
-import { doneCte } from './complete.js';
-import { DONE_CHANNEL, type ClaimedJob, type JobRef } from './job.js';
+import { doneCte, notifyDone } from './complete.js';
+import type { ClaimedJob, JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
 
 /**
@@ -33,7 +33,7 @@ export async function completeAndClaim(
       ),
       ${slotCtes()},
       ${claimedCte(runnerId, leaseSeconds)}
-      SELECT (SELECT count(pg_notify(${DONE_CHANNEL}, done.id::text || ':finished')) FROM done)::int AS completed,
+      SELECT (SELECT count(*) FROM done)::int AS completed, ${notifyDone} AS told,
              (SELECT count(*) FROM pick)::int AS picked,
              (SELECT to_jsonb(claimed) FROM claimed) AS next
     `),

@@ -6,7 +6,7 @@ import { retryOnConflict } from './retry.js';
 
 /**
  * The `done` CTE: the job stored as finished with `result`, only while `runnerId` still
- * holds this attempt of it; returns (id, account_id). Shared with completeAndClaim.
+ * holds this attempt of it; returns (id, account_id, mode). Shared with completeAndClaim.
  */
 export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBuilder<unknown> {
   const { id, attempt } = refParts(ref);
@@ -16,9 +16,18 @@ export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBu
       SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
       WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
         AND (${attempt}::int IS NULL OR attempts = ${attempt})
-      RETURNING id, account_id
+      RETURNING id, account_id, mode
     )`;
 }
+
+/**
+ * A select-list expression that NOTIFYs runbox_done for the rows of `done` something
+ * may be waiting on live: every mode but 'async' (those are polled for or called back).
+ * Postgres serialises the commits of all notifying transactions through their WAL
+ * flush, so a NOTIFY nobody listens for would cap how many jobs a second complete,
+ * whatever the number of runners.
+ */
+export const notifyDone = sql`(SELECT count(pg_notify(${DONE_CHANNEL}, id::text || ':finished')) FROM done WHERE mode <> 'async')`;
 
 /**
  * Stores a job's result and frees its account's slot, only while `runnerId` still
@@ -33,7 +42,7 @@ export async function complete(db: Db, runnerId: string, ref: JobRef, result: Ru
       slot AS (
         UPDATE accounts a SET running_now = a.running_now - 1 FROM done WHERE a.id = done.account_id RETURNING a.id
       )
-      SELECT done.id, pg_notify(${DONE_CHANNEL}, done.id::text || ':finished') FROM done
+      SELECT done.id, ${notifyDone} AS told FROM done
     `.execute(db),
   );
   return rows.length === 1;

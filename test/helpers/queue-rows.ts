@@ -46,6 +46,8 @@ export interface JobOpts {
   createdAt?: Date;
   units?: number;
   maxAttempts?: number;
+  /** How it was submitted (default 'async'): only live modes have their end notified. */
+  mode?: 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
   /** Also count it in account_usage/key_usage, as admission does. */
   billed?: boolean;
 }
@@ -67,6 +69,7 @@ export async function enqueue(db: Db, accountId: string, opts: JobOpts = {}): Pr
       ...(opts.runAt ? { run_at: opts.runAt } : {}),
       ...(opts.createdAt ? { created_at: opts.createdAt } : {}),
       ...(opts.maxAttempts !== undefined ? { max_attempts: opts.maxAttempts } : {}),
+      ...(opts.mode ? { mode: opts.mode } : {}),
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { clientConfig } from '../../src/db/url.js';
-import { claim, complete, completeAndClaim, createDoneWatcher, createWaker, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
+import { claim, complete, completeAndClaim, createDoneWatcher, createWaker, DONE_CHANNEL, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import {
@@ -425,7 +425,7 @@ describe('queue', function () {
       try {
         await watcher.ready();
         const acct = await makeAccount(t.db);
-        const id = await enqueue(t.db, acct);
+        const id = await enqueue(t.db, acct, { mode: 'sync' });
         const waiting = watcher.waitFor(id);
         await claim(t.db, 'r1', 1, LEASE);
         let settled = false;
@@ -437,6 +437,41 @@ describe('queue', function () {
         expect(await waiting).to.equal('finished');
       } finally {
         await watcher.close();
+      }
+    });
+
+    it('notifies the ends of live modes only: an async job finishes without a NOTIFY', async () => {
+      // Postgres serialises every notifying commit, so async runs (polled or called back) are not announced.
+      const listener = new pg.Client(clientConfig(t.url));
+      await listener.connect();
+      try {
+        const heard: string[] = [];
+        listener.on('notification', (n) => heard.push(n.payload ?? ''));
+        await listener.query(`LISTEN ${DONE_CHANNEL}`);
+        const acct = await makeAccount(t.db, { running: 4 });
+        const ids: Record<string, string> = {};
+        for (const mode of ['async', 'sync', 'ws', 'piston', 'judge0'] as const) ids[mode] = await enqueue(t.db, acct, { mode });
+        expect(await claim(t.db, 'r1', 4, LEASE)).to.have.length(4);
+        // complete() for the first four, completeAndClaim() for the fifth: both statements choose alike.
+        for (const mode of ['async', 'sync', 'ws', 'piston'] as const) {
+          const id = ids[mode]!;
+          if (mode === 'piston') {
+            const { completed, next } = await completeAndClaim(t.db, 'r1', id, resultFor(id), LEASE);
+            expect(completed).to.equal(true);
+            expect(next?.id).to.equal(ids['judge0']);
+          } else {
+            expect(await complete(t.db, 'r1', id, resultFor(id))).to.equal(true);
+          }
+        }
+        const last = ids['judge0']!;
+        expect(await complete(t.db, 'r1', last, resultFor(last))).to.equal(true);
+        // Notifications are delivered in commit order: the last one heard means none is still on its way.
+        const deadline = Date.now() + 5000;
+        while (!heard.includes(`${last}:finished`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        expect(heard).to.deep.equal(['sync', 'ws', 'piston', 'judge0'].map((m) => `${ids[m]}:finished`));
+        expect((await stateOf(t.db, ids['async']!)).state).to.equal('finished');
+      } finally {
+        await listener.end();
       }
     });
 
