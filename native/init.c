@@ -359,11 +359,14 @@ int main(int argc, char **argv) {
   close(err[1]);
   // The runner's ends: stdin arrives on 0, output leaves on 1 and 2. Init must never
   // block on a program that does not read its stdin.
+  // Fields set one by one: assigning a whole struct would zero its 64 KiB buffer,
+  // touching (and faulting in) every page of it before a byte has been written.
   static struct pipe_relay rel[3];
-  rel[0] = (struct pipe_relay){.from = dup(0), .to = in[1]};
-  rel[1] = (struct pipe_relay){.from = out[0], .to = dup(1)};
-  rel[2] = (struct pipe_relay){.from = err[0], .to = dup(2)};
+  const int ends[3][2] = {{dup(0), in[1]}, {out[0], dup(1)}, {err[0], dup(2)}};
   for (int k = 0; k < 3; k++) {
+    rel[k].from = ends[k][0];
+    rel[k].to = ends[k][1];
+    rel[k].off = rel[k].len = 0;
     if (rel[k].from < 0 || rel[k].to < 0) fail("dup", NULL);
     set_nonblocking(rel[k].from);
     set_nonblocking(rel[k].to);
