@@ -9,7 +9,7 @@ import { retryOnConflict } from './retry.js';
 //     whose account looks under its runs-at-once limit;
 //  2. pick: of those, at most as many per account as it has free slots, then the
 //     first `n` that are still queued, locked (SKIP LOCKED: claimers never wait on
-//     each other's picks);
+//     each other's picks); one job alone is picked straight from that order;
 //  3. take the slots on each account (accounts locked in id order): the UPDATE
 //     re-checks the limit on the latest row version, so two claimers can never both
 //     take an account's last slot;
@@ -20,33 +20,50 @@ import { retryOnConflict } from './retry.js';
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
 const CANDIDATES_PER_JOB = 4;
 
-/**
- * The `cand` and `pick` CTEs: up to `n` jobs to claim. `freed`, when given, names an
- * earlier CTE of (account_id) rows whose slots this same statement gives back (each row
- * one slot), which the snapshot's running_now does not show yet.
- */
+/** How many candidates a claim of `n` jobs looks at first. */
 export function candidatesFor(n: number): number {
   return n * CANDIDATES_PER_JOB;
 }
 
-export function pickCtes(n: number, freed: string | null): RawBuilder<unknown> {
+/**
+ * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
+ * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
+ * (account_id) rows whose slots this same statement gives back (each row one slot),
+ * which the snapshot's running_now does not show yet.
+ */
+export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n)): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
-  // Only the picks are locked: a claimer that locked every candidate it looked at would
-  // hide them (SKIP LOCKED) from concurrent claimers, which would then find nothing.
-  return sql`
-    cand AS (
-      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
-             coalesce(a.running, p.running) - a.running_now + ${freedCount} AS free
+  const claimable = sql`
       FROM submissions s
       JOIN accounts a ON a.id = s.account_id
       JOIN plans p ON p.name = a.plan
       WHERE s.state = 'queued'
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
-      ORDER BY s.priority, s.run_at, s.created_at
-      LIMIT ${candidatesFor(n)}
+      ORDER BY s.priority, s.run_at, s.created_at`;
+  if (n === 1) {
+    // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
+    // on past jobs other claimers are taking, so the pick never comes back empty while
+    // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
+    return sql`
+    pick AS (
+      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
+      LIMIT 1
+      FOR UPDATE OF s SKIP LOCKED
+    ),
+    cand AS (SELECT id FROM pick)`;
+  }
+  // Several jobs: the account's free slots bound how many of its jobs one statement
+  // takes, which needs the candidates before locking. Only the picks are locked: a
+  // claimer that locked every candidate it looked at would hide them (SKIP LOCKED) from
+  // concurrent claimers, which would then find nothing.
+  return sql`
+    cand AS (
+      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
+             coalesce(a.running, p.running) - a.running_now + ${freedCount} AS free ${claimable}
+      LIMIT ${candidates}
     ),
     eligible AS (
       SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at FROM (
@@ -103,9 +120,9 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
     )`;
 }
 
-const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number) =>
+const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number) =>
   executePrepared(db, 'runbox_claim', sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
-    WITH ${pickCtes(n, null)},
+    WITH ${pickCtes(n, null, candidates)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
     ${claimedCte(runnerId, leaseSeconds)}
@@ -124,17 +141,24 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
   // A lost race on an account's last slot is retried with a fresh snapshot; the bound
   // keeps a pathological storm of races from spinning here.
   let racesLeft = 4;
+  // Each look after one whose candidates were all being taken by concurrent claimers
+  // goes twice as far down the queue.
+  let widen = 1;
   while (jobs.length < n) {
-    // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
-    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, n - jobs.length, leaseSeconds));
     const wanted = n - jobs.length;
+    const candidates = candidatesFor(wanted) * widen;
+    // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
+    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates));
     const row = rows[0];
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));
-    if (row.jobs.length < row.picked) {
-      // Lost a race for an account's last slot: try again with a fresh snapshot.
+    const allTaken = row.picked === 0 && row.candidates >= candidates;
+    if (row.jobs.length < row.picked || allTaken) {
+      // Lost a race for an account's last slot, or every candidate was being taken by
+      // concurrent claimers (more may be queued behind them): look again with a fresh snapshot.
       if (--racesLeft <= 0) break;
-    } else if (row.candidates < candidatesFor(wanted) || row.picked === 0) {
+      if (allTaken) widen *= 2;
+    } else if (row.candidates < candidates) {
       // The candidates were all there is to claim now.
       break;
     }

@@ -179,6 +179,32 @@ describe('queue', function () {
     expect(last).to.deep.equal({ completed: true, next: null, lostRace: false });
   });
 
+  it('claims past jobs other claimers are taking: one job straight away, a batch by looking further down the queue', async () => {
+    const acct = await makeAccount(t.db, { running: 20 });
+    const held = await enqueue(t.db, acct, { createdAt: new Date(Date.UTC(2026, 0, 1)) });
+    const queued: string[] = [];
+    for (let i = 0; i < 10; i++) queued.push(await enqueue(t.db, acct, { createdAt: new Date(Date.UTC(2026, 0, 2, 0, 0, i)) }));
+    const [first] = await claim(t.db, 'r1', 1, LEASE);
+    expect(first!.id).to.equal(held);
+    // Another claimer is taking the first eight queued jobs (as many as a two-job claim first looks at).
+    const other = new pg.Client(clientConfig(t.url));
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM submissions WHERE id = ANY($1::uuid[]) FOR UPDATE', [queued.slice(0, 8)]);
+      const turned = await completeAndClaim(t.db, 'r1', { id: held, attempt: 1 }, resultFor(held), LEASE);
+      expect(turned.completed).to.equal(true);
+      expect(turned.next?.id).to.equal(queued[8]);
+      const batch = await claim(t.db, 'r2', 2, LEASE);
+      expect(batch.map((j) => j.id)).to.deep.equal([queued[9]]);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    const again = await claim(t.db, 'r2', 2, LEASE);
+    expect(again.map((j) => j.id)).to.deep.equal(queued.slice(0, 2));
+  });
+
   it('complete-and-claim by a runner that lost the job stores nothing, and claims only within limits', async () => {
     const full = await makeAccount(t.db, { running: 1 });
     const free = await makeAccount(t.db, { running: 1 });
