@@ -100,5 +100,15 @@ export const MAX_MONTHLY_LIMIT = 4_000_000;
 /** The rolling window of the per-minute submission rate. */
 export const RATE_WINDOW_MS = 60_000;
 
+/**
+ * Milliseconds until a submission stamped at `oldestMs` leaves the rolling window, as
+ * seen at `nowMs`. Never more than the window: a submission stamped after `now` (a
+ * request that arrived a moment later, maybe on another API host, was admitted first)
+ * has left it one window after the answer to this one.
+ */
+export function msUntilWindowFrees(oldestMs: number, nowMs: number): number {
+  return Math.max(0, Math.min(RATE_WINDOW_MS, oldestMs + RATE_WINDOW_MS - nowMs));
+}
+
 /** WebSocket executions per connection per second. */
 export const WEBSOCKET_RUNS_PER_SECOND = 1;

@@ -2,7 +2,7 @@ import { RevokedKeyError } from '../accounts/errors.js';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
 import type { CallbackTarget, RunOptions, SubmissionMode } from '../db/schema.js';
-import { RATE_WINDOW_MS } from '../limits.js';
+import { msUntilWindowFrees, RATE_WINDOW_MS } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
 import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
@@ -150,7 +150,7 @@ function rejection(row: AdmitRow, units: number, now: Date): Extract<Admission, 
       return reject(
         'rate_limited',
         `at most ${row.per_minute} submissions per rolling minute per account`,
-        (oldest + RATE_WINDOW_MS - now.getTime()) / 1000,
+        msUntilWindowFrees(oldest, now.getTime()) / 1000,
       );
     }
     case 'too_many_pending':

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { originAllowed } from '../../src/accounts/keys.js';
 import { marketplaceFromConfig, validSubscriber } from '../../src/accounts/marketplace.js';
 import { rateLimitHeaderValues } from '../../src/api/middleware/rate-limit-headers.js';
+import { msUntilWindowFrees, RATE_WINDOW_MS } from '../../src/limits.js';
 import { originRefusalText, widgetRefusalText } from '../../src/api/ws/widget-text.js';
 import { REJECTION_REASONS } from '../../src/quota/admit.js';
 
@@ -86,5 +87,14 @@ describe('rate-limit header values', () => {
     // A key limit above what the account has left: the account's figures bind.
     const g = { ...f, keyLimit: 500, keyUsed: 1 };
     expect(rateLimitHeaderValues(g, now)).to.include({ 'X-RateLimit-Requests-Limit': '100', 'X-RateLimit-Requests-Remaining': '10' });
+  });
+
+  it('never resets later than a minute from the answer, even when the oldest submission is stamped after `now`', () => {
+    // A request that arrived a moment later (maybe on another API host) was admitted first.
+    const later = { ...base, lastMinute: 30, oldestInWindow: new Date(now.getTime() + 40) };
+    expect(rateLimitHeaderValues(later, now)).to.include({ 'X-RateLimit-Reset': '60' });
+    expect(msUntilWindowFrees(now.getTime() + 40, now.getTime())).to.equal(RATE_WINDOW_MS);
+    expect(msUntilWindowFrees(now.getTime() - 59_999, now.getTime())).to.equal(1);
+    expect(msUntilWindowFrees(now.getTime() - 70_000, now.getTime())).to.equal(0);
   });
 });

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import Type from 'typebox';
-import { RATE_WINDOW_MS } from '../../limits.js';
+import { msUntilWindowFrees } from '../../limits.js';
 import { usageAndRate, type RateFigures } from '../../quota/usage.js';
 import type { ApiDeps, ApiState, ResponseDoc, RouteDef } from '../route.js';
 
@@ -18,7 +18,7 @@ import type { ApiDeps, ApiState, ResponseDoc, RouteDef } from '../route.js';
 
 export function rateLimitHeaderValues(f: RateFigures, now: Date): Record<string, string> {
   const oldest = f.oldestInWindow?.getTime();
-  const reset = f.lastMinute === 0 || oldest === undefined ? 0 : Math.max(0, Math.ceil((oldest + RATE_WINDOW_MS - now.getTime()) / 1000));
+  const reset = f.lastMinute === 0 || oldest === undefined ? 0 : Math.ceil(msUntilWindowFrees(oldest, now.getTime()) / 1000);
   const accountLeft = Math.max(0, f.monthlyLimit - f.used);
   const keyLeft = f.keyLimit === null ? null : Math.max(0, f.keyLimit - f.keyUsed);
   return {
