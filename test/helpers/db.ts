@@ -24,6 +24,30 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * DROP DATABASE … WITH (FORCE) ends the sessions still connected, but a role that is not
+ * a superuser may not end an autovacuum worker, so the drop fails while one is at work
+ * on the database (SQLSTATE 42501). A plain DROP DATABASE cancels autovacuum itself but
+ * fails while sessions are connected (55006): the two are tried in turn until one works.
+ */
+async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '42501' || attempt >= 20) throw e;
+    }
+    try {
+      await client.query(`DROP DATABASE IF EXISTS "${name}"`);
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '55006') throw e;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export interface TestDatabase extends DbHandle {
   name: string;
   url: string;
@@ -42,7 +66,7 @@ export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
     url,
     drop: async () => {
       await handle.close();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      await admin((c) => dropDatabase(c, name));
     },
   };
 }
