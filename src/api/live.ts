@@ -109,7 +109,10 @@ export async function waitForRunEnd(
   }
 }
 
-async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extraParamsJson: string | null }> {
+async function storedRow(db: Db, id: string, live?: LiveResults): Promise<{ result: RunResult; extraParamsJson: string | null }> {
+  // A waiter of this process may have been handed the result with the run's end.
+  const notified = live?.done.takeResult(id);
+  if (notified) return notified;
   const row = await db
     .selectFrom('submissions')
     .select(['id', 'compiler', 'result', 'extra_params', sql<string | null>`extra_params::text`.as('extra_params_json')])
@@ -120,12 +123,12 @@ async function storedRow(db: Db, id: string): Promise<{ result: RunResult; extra
 }
 
 /** The stored result of an ended submission; a failure without one reads as internal_error. */
-export async function storedResult(db: Db, id: string): Promise<RunResult> {
-  return (await storedRow(db, id)).result;
+export async function storedResult(db: Db, id: string, live?: LiveResults): Promise<RunResult> {
+  return (await storedRow(db, id, live)).result;
 }
 
 /** The same, as the JSON text every channel answers with (src/result.ts presentResult: field order, extra_params as sent). */
-export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}): Promise<string> {
-  const { result, extraParamsJson } = await storedRow(db, id);
+export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}, live?: LiveResults): Promise<string> {
+  const { result, extraParamsJson } = await storedRow(db, id, live);
   return presentResult(result, { ...options, extraParamsJson });
 }

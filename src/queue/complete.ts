@@ -6,7 +6,7 @@ import { retryOnConflict } from './retry.js';
 
 /**
  * The `done` CTE: the job stored as finished with `result`, only while `runnerId` still
- * holds this attempt of it; returns (id, account_id, mode). Shared with completeAndClaim.
+ * holds this attempt of it; returns (id, account_id, mode, result, extra_params). Shared with completeAndClaim.
  */
 export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBuilder<unknown> {
   const { id, attempt } = refParts(ref);
@@ -16,18 +16,26 @@ export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBu
       SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
       WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
         AND (${attempt}::int IS NULL OR attempts = ${attempt})
-      RETURNING id, account_id, mode
+      RETURNING id, account_id, mode, result, extra_params
     )`;
 }
+
+/** Postgres refuses a NOTIFY payload of this many bytes or more. */
+const NOTIFY_PAYLOAD_LIMIT = 8000;
 
 /**
  * A select-list expression that NOTIFYs runbox_done for the rows of `done` something
  * may be waiting on live: every mode but 'async' (those are polled for or called back).
  * Postgres serialises the commits of all notifying transactions through their WAL
  * flush, so a NOTIFY nobody listens for would cap how many jobs a second complete,
- * whatever the number of runners.
+ * whatever the number of runners. The payload carries the result when it fits
+ * (`id:finished:{"r": result, "x": extra_params as stored}`), so the API answering a
+ * waiting client needs no query; otherwise it is `id:finished` (src/queue/done.ts).
  */
-export const notifyDone = sql`(SELECT count(pg_notify(${DONE_CHANNEL}, id::text || ':finished')) FROM done WHERE mode <> 'async')`;
+export const notifyDone = sql`(
+  SELECT count(pg_notify(${DONE_CHANNEL}, CASE WHEN octet_length(n.full) < ${NOTIFY_PAYLOAD_LIMIT} THEN n.full ELSE n.id::text || ':finished' END))
+  FROM (SELECT id, id::text || ':finished:' || json_build_object('r', result, 'x', extra_params::text)::text AS full
+        FROM done WHERE mode <> 'async') n)`;
 
 /**
  * Stores a job's result and frees its account's slot, only while `runnerId` still

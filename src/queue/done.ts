@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import type { RunResult } from '../result.js';
 import { DONE_CHANNEL } from './job.js';
 import { listen } from './listen.js';
 
@@ -8,7 +9,9 @@ import { listen } from './listen.js';
 // lost while the connection was down. The notification carries the final state, so a
 // waiter is released without a query; ends notified shortly before anyone waited are
 // remembered for a while, so a submission admitted while the LISTEN was already in
-// place needs no look-up at all (waitFor's `admittedAt`).
+// place needs no look-up at all (waitFor's `admittedAt`). A finished run's notification
+// may carry its result (src/queue/complete.ts notifyDone); it is kept for a waiter of
+// this process to take (`takeResult`), which then needs no query for it either.
 
 export type FinalState = 'finished' | 'failed';
 
@@ -16,8 +19,16 @@ export interface DoneWatcher {
   /** Resolves with the final state once the submission is finished or failed; rejects with the signal's reason on abort. */
   waitFor(id: string, signal?: AbortSignal, options?: WaitOptions): Promise<FinalState>;
   /** Resolves once the LISTEN is in place (until then, only polls notice ends). */
+  /** The result a waiter here was notified with, once (undefined: look it up). */
+  takeResult(id: string): EndedRun | undefined;
   ready(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A finished run as its notification carried it: the result, and extra_params as stored (JSON text). */
+export interface EndedRun {
+  result: RunResult;
+  extraParamsJson: string | null;
 }
 
 export interface WaitOptions {
@@ -31,6 +42,8 @@ export interface WaitOptions {
 /** Ends remembered for waiters that come after the notification. */
 const RECENT_MAX = 4096;
 const RECENT_MS = 60_000;
+/** Notified results kept for this process's waiters to take (normally at once). */
+const RESULTS_MAX = 256;
 
 export interface DoneWatcherOptions {
   url: string;
@@ -44,6 +57,8 @@ export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
   const waiters = new Map<string, Set<(state: FinalState) => void>>();
 
   const recent = new Map<string, { state: FinalState; at: number }>();
+  // Payloads of notified results (JSON text), only for ids someone here waits on.
+  const results = new Map<string, string>();
   // performance.now() when the current LISTEN was in place; undefined while it is not.
   let listeningSince: number | undefined;
 
@@ -80,8 +95,19 @@ export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
     url: options.url,
     channel: DONE_CHANNEL,
     onNotify: (payload) => {
-      const [id = '', state] = payload.split(':');
+      // id:state, or id:finished:{"r": result, "x": extra_params} (the JSON holds colons too).
+      const first = payload.indexOf(':');
+      const second = first < 0 ? -1 : payload.indexOf(':', first + 1);
+      const id = first < 0 ? payload : payload.slice(0, first);
+      const state = first < 0 ? undefined : payload.slice(first + 1, second < 0 ? undefined : second);
       if (state === 'finished' || state === 'failed') {
+        if (second >= 0 && waiters.has(id)) {
+          results.set(id, payload.slice(second + 1));
+          for (const oldId of results.keys()) {
+            if (results.size <= RESULTS_MAX) break;
+            results.delete(oldId);
+          }
+        }
         remember(id, state);
         settle(id, state);
       } else if (waiters.has(id)) {
@@ -122,6 +148,17 @@ export function createDoneWatcher(options: DoneWatcherOptions): DoneWatcher {
         const admittedAt = waitOptions?.admittedAt;
         if (since === undefined || admittedAt === undefined || since > admittedAt || !listener.listening) void check([id]);
       }),
+    takeResult: (id) => {
+      const text = results.get(id);
+      if (text === undefined) return undefined;
+      results.delete(id);
+      try {
+        const { r, x } = JSON.parse(text) as { r: RunResult; x: string | null };
+        return { result: r, extraParamsJson: x };
+      } catch {
+        return undefined;
+      }
+    },
     ready: () => listener.ready(),
     close: async () => {
       clearInterval(pollTimer);

@@ -2,7 +2,7 @@
 export { claim } from './claim.js';
 export { complete } from './complete.js';
 export { completeAndClaim } from './complete-and-claim.js';
-export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type FinalState } from './done.js';
+export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type EndedRun, type FinalState } from './done.js';
 export { fail, type FailOptions } from './fail.js';
 export { heartbeat, markStopped, type RunnerInfo } from './heartbeat.js';
 export { DONE_CHANNEL, JOBS_CHANNEL, type ClaimedJob, type JobRef } from './job.js';

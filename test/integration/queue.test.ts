@@ -472,7 +472,8 @@ describe('queue', function () {
       await listener.connect();
       try {
         const heard: string[] = [];
-        listener.on('notification', (n) => heard.push(n.payload ?? ''));
+        // id:state (a finished run's result may follow: it is checked on its own below).
+        listener.on('notification', (n) => heard.push((n.payload ?? '').split(':').slice(0, 2).join(':')));
         await listener.query(`LISTEN ${DONE_CHANNEL}`);
         const acct = await makeAccount(t.db, { running: 4 });
         const ids: Record<string, string> = {};
@@ -498,6 +499,30 @@ describe('queue', function () {
         expect((await stateOf(t.db, ids['async']!)).state).to.equal('finished');
       } finally {
         await listener.end();
+      }
+    });
+
+    it('hands a waiter the result its notification carried, once; a result too large to notify is left to a look-up', async () => {
+      const watcher = createDoneWatcher({ url: t.url, db: t.db, pollMs: 600_000 });
+      try {
+        await watcher.ready();
+        const acct = await makeAccount(t.db, { running: 2 });
+        const small = await enqueue(t.db, acct, { mode: 'sync' });
+        const large = await enqueue(t.db, acct, { mode: 'sync' });
+        await sql`UPDATE submissions SET extra_params = '{"b": 1.50, "a": [1]}'::json WHERE id = ${small}`.execute(t.db);
+        const waiting = [watcher.waitFor(small), watcher.waitFor(large)];
+        expect(await claim(t.db, 'r1', 2, LEASE)).to.have.length(2);
+        const smallResult = resultFor(small);
+        const largeResult = resultFor(large, 'x'.repeat(9000));
+        expect(await complete(t.db, 'r1', small, smallResult)).to.equal(true);
+        expect(await complete(t.db, 'r1', large, largeResult)).to.equal(true);
+        expect(await Promise.all(waiting)).to.deep.equal(['finished', 'finished']);
+        // extra_params as stored (json keeps the text as sent), the result as the runner stored it.
+        expect(watcher.takeResult(small)).to.deep.equal({ result: smallResult, extraParamsJson: '{"b": 1.50, "a": [1]}' });
+        expect(watcher.takeResult(small)).to.equal(undefined);
+        expect(watcher.takeResult(large)).to.equal(undefined);
+      } finally {
+        await watcher.close();
       }
     });
 

@@ -38,6 +38,6 @@ export const runCodeSyncRoute: RouteDef = {
     }
     ctx.set('X-Submission-Id', id);
     ctx.type = 'application/json';
-    ctx.body = await storedResultJson(deps.db, id);
+    ctx.body = await storedResultJson(deps.db, id, {}, live);
   },
 };

@@ -137,7 +137,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         ],
         omit: ['id'],
         last: [['submission_id', submissionId]],
-      });
+      }, deps.live);
       if (ws.readyState === ws.OPEN) ws.send(result);
     } finally {
       unsubscribe();

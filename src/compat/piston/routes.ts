@@ -74,7 +74,7 @@ export const pistonExecuteRoute: RouteDef = {
         return;
       }
       ctx.set('X-Submission-Id', id);
-      ctx.body = pistonResponse(await storedResult(deps.db, id), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
+      ctx.body = pistonResponse(await storedResult(deps.db, id, live), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
     };
   },
 };
