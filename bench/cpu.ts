@@ -95,7 +95,6 @@ export function countStatements(): { count(): number; commits(): number; stop():
   };
 }
 
-/** The event loop's blocks over an interval, ms (resolution 1 ms). */
 /** The main thread's scheduler figures (/proc/<pid>/task/<pid>/schedstat): time on a
  *  CPU and time runnable but waiting for one, ms. An event loop's delay is the sum of the
  *  work it did and the waits: this tells the two apart on a saturated host. */
@@ -104,6 +103,7 @@ export function mainThreadSched(): { onCpuMs: number; waitMs: number } {
   return { onCpuMs: run! / 1e6, waitMs: wait! / 1e6 };
 }
 
+/** The event loop's blocks over an interval, ms (resolution 1 ms). */
 export function eventLoopBlocks(): { stop(): { p50: number; p99: number; max: number } } {
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();

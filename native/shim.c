@@ -184,8 +184,8 @@ int main(int argc, char **argv) {
     errno = EINVAL;
     fail("--uid and --gid go together", NULL);
   }
-  // Programs run at nice 0 whatever the runner's own priority (it may run above them,
-  // RUNBOX_RUNNER_NICE), as nsjail's nice_level does; lowering a nice value needs root, so before the drop.
+  // Programs run at nice 0 whatever priority the runner was started with, as nsjail's
+  // nice_level does; lowering a nice value needs root, so before the drop.
   if (setpriority(PRIO_PROCESS, 0, 0) != 0) fail("setpriority", NULL);
   if (uid >= 0) {
     if (uid == 0 || gid == 0) {

@@ -18,9 +18,9 @@ export type FinalState = 'finished' | 'failed';
 export interface DoneWatcher {
   /** Resolves with the final state once the submission is finished or failed; rejects with the signal's reason on abort. */
   waitFor(id: string, signal?: AbortSignal, options?: WaitOptions): Promise<FinalState>;
-  /** Resolves once the LISTEN is in place (until then, only polls notice ends). */
   /** The result a waiter here was notified with, once (undefined: look it up). */
   takeResult(id: string): EndedRun | undefined;
+  /** Resolves once the LISTEN is in place (until then, only polls notice ends). */
   ready(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
+import type { SubmissionMode } from '../../src/db/schema.js';
 
 // Rows the queue and runner tests create directly: accounts (with an optional
 // runs-at-once override), queued submissions, and the usage counters admission would
@@ -47,7 +48,7 @@ export interface JobOpts {
   units?: number;
   maxAttempts?: number;
   /** How it was submitted (default 'async'): only live modes have their end notified. */
-  mode?: 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
+  mode?: SubmissionMode;
   /** Also count it in account_usage/key_usage, as admission does. */
   billed?: boolean;
 }
