@@ -10,12 +10,16 @@
 //       start PATH with fresh pipes on 0-6 and FILE... (opened write-only, as root, here)
 //       on 7..., empty environment. Pipes, as the child sees them: 0 stdin, 1 stdout,
 //       2 stderr, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of its command line.
+//   launch ID ARGV
+//       write ARGV to pipe 6 now, ahead of the run: the shim starts the launcher, whose
+//       runbox-init waits for the stage on pipe 3
 //   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM ARGV STDIN STAGEIN
-//       write ARGV, STDIN and STAGEIN to pipes 6, 0 and 3 (without ever blocking on
-//       them) and read 1, 2, 4 and 5 until each ends: KEEP bytes of stdout and of
+//       write ARGV (unless launched), STDIN and STAGEIN to pipes 6, 0 and 3 (without
+//       ever blocking on them) and read 1, 2, 4 and 5 until each ends: KEEP bytes of stdout and of
 //       stderr are kept, OUTMAX of stage-out, DIAGMAX of the launcher log; the rest is
 //       counted and dropped, so the child never blocks on a full pipe.
-//   discard ID   close ID's pipes (a shim with an empty command line leaves)
+//   discard ID   close ID's pipes (a shim with an empty command line leaves, and so
+//                does a launched runbox-init whose stage archive is empty)
 // Replies (server -> runner):
 //   spawned ID PID | failed ID ERRNO
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
@@ -61,7 +65,7 @@ struct rbuf {
 };
 
 struct job {
-  int used, running, stream, flooded, overflow;
+  int used, launched, running, stream, flooded, overflow;
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
   struct wbuf w[PIPES];  // used for IN, STAGE_IN, ARGV
@@ -300,9 +304,20 @@ static void run(char **f, const size_t *len, int nf) {
   j->outmax = num_field(f[4]);
   j->diagmax = num_field(f[5]);
   j->stream = f[6][0] == '1';
-  set_write(j, ARGV, f[7], len[7]);
+  if (!j->launched) set_write(j, ARGV, f[7], len[7]);
   set_write(j, IN, f[8], len[8]);
   set_write(j, STAGE_IN, f[9], len[9]);
+}
+
+static void launch(char **f, const size_t *len, int nf) {
+  // f: "launch" ID ARGV
+  struct job *j = nf == 3 ? find(f[1]) : NULL;
+  if (!j || j->launched || j->running || len[2] == 0) {
+    fprintf(stderr, "runbox-forkserver: malformed launch request\n");
+    return;
+  }
+  j->launched = 1;
+  set_write(j, ARGV, f[2], len[2]);
 }
 
 static void discard(char **f, int nf) {
@@ -429,6 +444,7 @@ static void handle(unsigned char *body, size_t len) {
   fields[nf] = NULL;
   if (!strcmp(fields[0], "spawn")) spawn(fields, (int)nf);
   else if (!strcmp(fields[0], "run")) run(fields, lengths, (int)nf);
+  else if (!strcmp(fields[0], "launch")) launch(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
   else fprintf(stderr, "runbox-forkserver: unknown request\n");
 }
@@ -504,9 +520,10 @@ int main(void) {
     pfds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
-      if (!j->used || !j->running) continue;
+      if (!j->used) continue;
       for (int i = 0; i < PIPES; i++) {
-        if (j->fd[i] < 0) continue;
+        // Before its run, a launched job's command line may still be on its way.
+        if (j->fd[i] < 0 || (!j->running && !(child_reads[i] && j->w[i].len > j->w[i].off))) continue;
         owner[n].job = k;
         owner[n].pipe = i;
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};

@@ -1,19 +1,24 @@
 // runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
 // Static, because images carry older C libraries than the host that builds it.
 //
-// Usage: /.runbox/init [--cgroup-fd N]... [--collect-max BYTES] [--collect NAME]... -- ARGV...
+// Usage: /.runbox/init [--cgroup-fd N]...
 //  0. joins the cgroups whose cgroup.procs files the runner opened on the --cgroup-fd
 //     descriptors: the program's own cgroups below the job, so that its time and memory
 //     are measured without the launcher's;
-//  1. reads the stage archive (archive.h) from fd 3 and creates its files in the
-//     working directory (the workspace), never following or replacing anything;
+//  1. reads the stage archive (archive.h) from fd 3: first the program (argv,
+//     environment, the names to collect), then its files, which it creates in the
+//     working directory (the workspace), never following or replacing anything. The
+//     program comes this way, not on the command line, so that a runner can start the
+//     launcher and init ahead of the run they are for: until the record arrives the
+//     sandbox is empty and waits. An end of fd 3 before any record means the run was
+//     called off: init exits 0 and nothing runs;
 //  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
 //  3. forks the program (which then holds only fds 0-2) and waits for it, so the
 //     program is never PID 1 (PID 1 ignores default-action signals);
 //  3b. gives the program real pipes for stdin, stdout and stderr and relays them to and
 //     from its own fds 0-2 (the runner's sockets): open("/dev/stdin") and friends fail
 //     on a socket (ENXIO), and judges' programs use them;
-//  4. when it ends, kills whatever it left behind, sends the --collect files that are
+//  4. when it ends, kills whatever it left behind, sends the collected files that are
 //     regular files and the program's end on fd 4, and exits with the same code
 //     (128 + signal when killed).
 #define _GNU_SOURCE
@@ -91,8 +96,58 @@ static void put32(unsigned char *p, uint32_t v) {
   p[3] = v;
 }
 
+// The program, from the stage archive's first record.
+struct program {
+  char **argv, **env, **collect;
+  int collect_count;
+  unsigned long long collect_max;
+};
+
+static void bad_program(void) {
+  errno = 0;
+  fail("malformed program record in stage archive", NULL);
+}
+
+// Points `out` at the next `n` NUL-terminated strings of buf[*at..len).
+static void take_strings(char *buf, size_t len, size_t *at, uint32_t n, char **out) {
+  for (uint32_t k = 0; k < n; k++) {
+    char *end = *at < len ? memchr(buf + *at, 0, len - *at) : NULL;
+    if (!end) bad_program();
+    out[k] = buf + *at;
+    *at = (size_t)(end - buf) + 1;
+  }
+  out[n] = NULL;
+}
+
+static void read_program(struct program *p) {
+  unsigned char type;
+  if (!read_full(STAGE_IN_FD, &type, 1)) _exit(0);  // called off before it began
+  if (type != ARCHIVE_PROGRAM) bad_program();
+  unsigned char hdr[4];
+  read_full(STAGE_IN_FD, hdr, 4);
+  uint32_t size = be32(hdr);
+  if (size < 16 || size > ARCHIVE_PROGRAM_MAX) bad_program();
+  char *buf = malloc(size);
+  if (!buf) fail("out of memory", NULL);
+  read_full(STAGE_IN_FD, buf, size);
+  uint32_t argc = be32((unsigned char *)buf), envc = be32((unsigned char *)buf + 4), collectc = be32((unsigned char *)buf + 8);
+  p->collect_max = be32((unsigned char *)buf + 12);
+  // Each string takes at least its NUL: counts past the record's size are malformed.
+  if (argc == 0 || argc > size || envc > size || collectc > size || argc + envc + collectc > size - 16) bad_program();
+  p->argv = calloc(argc + 1, sizeof *p->argv);
+  p->env = calloc(envc + 1, sizeof *p->env);
+  p->collect = calloc(collectc + 1, sizeof *p->collect);
+  if (!p->argv || !p->env || !p->collect) fail("out of memory", NULL);
+  size_t at = 16;
+  take_strings(buf, size, &at, argc, p->argv);
+  take_strings(buf, size, &at, envc, p->env);
+  take_strings(buf, size, &at, collectc, p->collect);
+  if (at != size) bad_program();
+  p->collect_count = (int)collectc;
+}
+
+// The workspace files: the rest of the stage archive.
 static void stage_in(void) {
-  if (fcntl(STAGE_IN_FD, F_GETFD) < 0) return;  // nothing passed
   for (;;) {
     unsigned char type;
     if (!read_full(STAGE_IN_FD, &type, 1)) break;
@@ -296,40 +351,25 @@ static int relay_until_end(pid_t child, int sigfd, struct pipe_relay *rel, int n
 }
 
 int main(int argc, char **argv) {
-  char **collect_names = NULL;
-  int collect_count = 0;
-  unsigned long long collect_max = 64ULL << 20;
-  int i = 1;
-  collect_names = calloc((size_t)argc, sizeof *collect_names);
-  if (!collect_names) fail("out of memory", NULL);
-  for (; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) {
-      i++;
-      break;
-    }
+  for (int i = 1; i < argc; i++) {
     if (i + 1 >= argc) {
       errno = 0;
       fail("missing value for", argv[i]);
     }
-    if (!strcmp(argv[i], "--collect")) collect_names[collect_count++] = argv[++i];
-    else if (!strcmp(argv[i], "--cgroup-fd")) {
+    if (!strcmp(argv[i], "--cgroup-fd")) {
       int fd = atoi(argv[++i]);
       if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
       close(fd);
-    }
-    else if (!strcmp(argv[i], "--collect-max")) collect_max = strtoull(argv[++i], NULL, 10);
-    else {
+    } else {
       errno = 0;
       fail("unknown option", argv[i]);
     }
   }
-  if (i >= argc) {
-    errno = 0;
-    fail("nothing to run", NULL);
-  }
   // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
+  struct program prog;
+  read_program(&prog);
   stage_in();
   load_seccomp();
 
@@ -350,8 +390,10 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(INIT_FAILED);
     close_from(3);
-    execvp(argv[i], argv + i);
-    fprintf(stderr, "runbox-init: cannot execute %s: %s\n", argv[i], strerror(errno));
+    // execvp looks the program up on the PATH of `environ`: the program's own.
+    environ = prog.env;
+    execvp(prog.argv[0], prog.argv);
+    fprintf(stderr, "runbox-init: cannot execute %s: %s\n", prog.argv[0], strerror(errno));
     _exit(EXEC_FAILED);
   }
   close(in[0]);
@@ -374,7 +416,7 @@ int main(int argc, char **argv) {
   int status = relay_until_end(child, sigfd, rel, 3);
   close(sigfd);
 
-  collect(collect_names, collect_count, collect_max);
+  collect(prog.collect, prog.collect_count, prog.collect_max);
   unsigned char rec[5];
   int code;
   if (WIFSIGNALED(status)) {

@@ -2,11 +2,14 @@ import type { StageFile } from './spec.js';
 
 // The stage archive spoken with runbox-init (native/archive.h): files in on fd 3,
 // collected files and the program's end back on fd 4. Big-endian integers.
+//   'P' u32 size, then u32 argc, u32 envc, u32 collectc, u32 collect_max and that many
+//       NUL-terminated strings (argv, NAME=VALUE, names to collect): first, on fd 3 only
 //   'F' u16 name_len, name, u32 mode, u32 size, bytes
 //   'X' u32 exit code      'S' u32 signal
 // Everything that comes back was writable by the program: it is parsed with bounds
 // and validated names, and a malformed stream is reported, never trusted.
 
+const PROGRAM = 0x50; // 'P'
 const FILE = 0x46; // 'F'
 const EXITED = 0x58; // 'X'
 const SIGNALED = 0x53; // 'S'
@@ -18,8 +21,36 @@ export function isPlainName(name: string): boolean {
   return bytes > 0 && bytes <= NAME_MAX_BYTES && !name.includes('/') && !name.includes('\0') && name !== '.' && name !== '..';
 }
 
-export function encodeStageIn(files: readonly StageFile[]): Buffer {
-  const parts: Buffer[] = [];
+/** What runbox-init runs, sent as the stage archive's first record. */
+export interface StageProgram {
+  argv: readonly string[];
+  env: readonly (readonly [string, string])[];
+  collect: readonly string[];
+  collectMaxBytes: number;
+}
+
+/** runbox-init's bound on the program record (native/archive.h). */
+const PROGRAM_MAX_BYTES = 1 << 20;
+
+export function encodeProgram(p: StageProgram): Buffer {
+  if (p.argv.length === 0) throw new Error('empty argv');
+  const strings = [...p.argv, ...p.env.map(([k, v]) => `${k}=${v}`), ...p.collect];
+  if (strings.some((x) => x.includes('\0'))) throw new Error('a program string contains a NUL byte');
+  const body = Buffer.from(strings.map((x) => `${x}\0`).join(''));
+  const head = Buffer.alloc(5 + 16);
+  head[0] = PROGRAM;
+  head.writeUInt32BE(16 + body.length, 1);
+  head.writeUInt32BE(p.argv.length, 5);
+  head.writeUInt32BE(p.env.length, 9);
+  head.writeUInt32BE(p.collect.length, 13);
+  head.writeUInt32BE(p.collectMaxBytes, 17);
+  if (16 + body.length > PROGRAM_MAX_BYTES) throw new Error('the program record is too large');
+  return Buffer.concat([head, body]);
+}
+
+/** The stage archive for fd 3: the program's record (when given), then the files. */
+export function encodeStageIn(files: readonly StageFile[], program?: StageProgram): Buffer {
+  const parts: Buffer[] = program ? [encodeProgram(program)] : [];
   for (const f of files) {
     if (!isPlainName(f.name)) throw new Error(`stage file name is not a plain name: ${JSON.stringify(f.name)}`);
     const name = Buffer.from(f.name);

@@ -28,6 +28,7 @@ export interface StageStreams {
 }
 
 export interface StageIo {
+  /** The rest of the shim's command line; empty when it was sent by launch(). */
   argv: Buffer;
   stdin: Buffer;
   stageIn: Buffer;
@@ -85,7 +86,15 @@ export class ShimProcess extends EventEmitter {
     return done;
   }
 
-  /** Calls the stage off: the shim reads an empty command line and leaves. */
+  /** Sends the rest of the shim's command line ahead of run(): the launcher starts, and
+   *  its runbox-init waits for the stage archive. */
+  launch(argv: Buffer): void {
+    if (this.io || this.streamsDone) throw new Error('this shim has run already');
+    this.server.request(['launch', this.id, argv]);
+  }
+
+  /** Calls the stage off: the shim reads an empty command line and leaves (a launched
+   *  runbox-init, an empty stage archive). */
   discard(): void {
     if (this.io || this.streamsDone) return;
     this.streamsDone = true;

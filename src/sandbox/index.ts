@@ -7,7 +7,7 @@ import { detectCgroups } from './cgroups/detect.js';
 import type { CgroupBackend } from './cgroups/types.js';
 import { bwrapPlan } from './launchers/bwrap.js';
 import { nsjailPlan } from './launchers/nsjail.js';
-import { runStage, type RunContext } from './run.js';
+import { launchKey, runStage, type RunContext } from './run.js';
 import { WarmPool } from './warm.js';
 import type { Sandbox } from './spec.js';
 
@@ -94,7 +94,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
       try {
         return await runStage(ctx, spec, prepared);
       } finally {
-        pool.refillSoon(spec.slot);
+        pool.refillSoon(launchKey(spec));
       }
     },
     close: () => pool.close(),

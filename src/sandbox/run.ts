@@ -5,7 +5,7 @@ import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
 import { forkServer, SHIM_PIPES, type ShimProcess, type StageStreams } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
-import type { LaunchPlan, LaunchRequest } from './launchers/common.js';
+import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
 
 // One stage in one sandbox, whatever the launcher: job cgroup, the shim, the streams,
@@ -13,10 +13,13 @@ import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from '
 // comes from what the runner saw and the cgroup's counters, never from the exit code
 // alone: a program may exit 137 or 153 by itself.
 //
-// A stage starts in two steps. `prepare` creates the job cgroup and starts the shim,
-// which joins it and then waits for the rest of its command line on fd 6; `runStage`
-// sends that command line. Joining a cgroup waits for a kernel grace period
-// (milliseconds), so a runner prepares a slot's next stage ahead of time (warm.ts).
+// A stage starts in two steps. `prepare` creates the job cgroup, starts the shim (which
+// joins it) and sends the launcher's command line: the launcher builds the sandbox and
+// runbox-init waits in it for the stage archive. `runStage` sends the archive (the
+// program, its environment and files) and stdin. Joining a cgroup waits for a kernel
+// grace period and a launcher's set-up takes milliseconds of its own, so a runner
+// prepares a slot's next stage ahead of time (warm.ts) for the image and limits it
+// expects; a stage that needs others is prepared afresh. Each sandbox runs one stage.
 
 export interface RunContext {
   cgroups: CgroupBackend;
@@ -44,46 +47,75 @@ type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
  *  argv, then the program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
 const ARGV_FD = 6;
 
-/** A job cgroup with a shim in it, waiting for its command line. */
+/** What a sandbox is built for: a stage fits a prepared one when all of it is the same. */
+export interface LaunchKey {
+  rootfs: string;
+  limits: SandboxLimits;
+  slot: number;
+}
+
+/** A job cgroup with a launcher in it, whose runbox-init waits for its stage. */
 export interface Prepared {
+  key: LaunchKey;
   job: JobCgroup;
-  limits: JobLimits;
   child: ShimProcess;
+  plan: LaunchPlan;
+  /** The launcher's config file (nsjail), removed with the stage. */
+  configPath: string | undefined;
   /** Settles when the shim (later the launcher) has exited. */
   gone: Promise<void>;
-  /** Descriptors (in the shim, passed down to runbox-init) of the program's cgroup.procs files. */
-  programCgroupFds: number[];
 }
 
 export function jobLimits(limits: JobLimits): JobLimits {
   return { memoryBytes: limits.memoryBytes, cpuCores: limits.cpuCores, maxTasks: limits.maxTasks };
 }
 
-const sameLimits = (a: JobLimits, b: JobLimits) => a.memoryBytes === b.memoryBytes && a.cpuCores === b.cpuCores && a.maxTasks === b.maxTasks;
+/** The launch key of a stage: its image, its limits (RUN_LIMITS where it sets none), its slot. */
+export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot'>): LaunchKey {
+  return { rootfs: spec.rootfs, limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
+}
 
-export async function prepare(ctx: RunContext, limits: JobLimits): Promise<Prepared> {
-  const job = await ctx.cgroups.createJob(limits);
-  const args: string[] = [];
-  for (const f of job.procsFiles) args.push('--cgroup', f);
-  args.push('--argv-fd', String(ARGV_FD));
-  let child: ShimProcess;
+const sameKey = (a: LaunchKey, b: LaunchKey) =>
+  a.rootfs === b.rootfs && a.slot === b.slot && (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
+
+export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared> {
+  if (!Number.isInteger(key.slot) || key.slot < 0) throw new Error(`bad slot ${key.slot}`);
+  const { limits } = key;
+  const uid = ctx.uidBase + key.slot;
+  const job = await ctx.cgroups.createJob(jobLimits(limits));
+  let configPath: string | undefined;
   try {
-    child = await forkServer(ctx.forkServerPath).spawn(ctx.shimPath, args, job.programProcsFiles);
+    configPath = newConfigPath();
+    const plan = ctx.plan({
+      spec: { rootfs: key.rootfs }, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath,
+      programCgroupFds: job.programProcsFiles.map((_, i) => SHIM_PIPES + i),
+    });
+    const rest = shimArgs(plan, limits, uid);
+    // The command line goes as NUL-separated strings: none may contain a NUL itself.
+    if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
+    if (plan.configText === undefined) configPath = undefined;
+    else writeFileSync(configPath, plan.configText, { mode: 0o600 });
+    const args: string[] = [];
+    for (const f of job.procsFiles) args.push('--cgroup', f);
+    args.push('--argv-fd', String(ARGV_FD));
+    const child = await forkServer(ctx.forkServerPath).spawn(ctx.shimPath, args, job.programProcsFiles);
+    const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.launch(Buffer.from(rest.map((a) => `${a}\0`).join('')));
+    return { key, job, child, plan, configPath, gone };
   } catch (e) {
+    removeConfig(configPath);
     await job.remove();
     throw e;
   }
-  const programCgroupFds = job.programProcsFiles.map((_, i) => SHIM_PIPES + i);
-  const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { job, limits, child, gone, programCgroupFds };
 }
 
-/** Whether a prepared shim is still waiting for its command line. */
-export function usable(p: Prepared, limits: JobLimits): boolean {
-  return !p.child.exited && sameLimits(p.limits, limits);
+/** Whether a prepared stage fits `key` and its launcher is still waiting. */
+export function usable(p: Prepared, key: LaunchKey): boolean {
+  return !p.child.exited && sameKey(p.key, key);
 }
 
-/** Calls a prepared stage off: the shim exits on an empty command line. */
+/** Calls a prepared stage off: runbox-init exits on an empty stage archive (a shim
+ *  not yet past its command line, on an empty one). */
 export async function discard(p: Prepared): Promise<void> {
   // Referenced again, so that the process stays up until the shim is gone.
   p.child.ref();
@@ -91,8 +123,18 @@ export async function discard(p: Prepared): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([p.gone, new Promise((r) => (timer = setTimeout(r, LAUNCHER_GRACE_MS)))]);
   clearTimeout(timer);
+  removeConfig(p.configPath);
   await p.job.killAll();
   await p.job.remove();
+}
+
+function removeConfig(path: string | undefined): void {
+  if (!path) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    // not written
+  }
 }
 
 function shimArgs(plan: LaunchPlan, limits: SandboxLimits, uid: number): string[] {
@@ -120,39 +162,26 @@ function newConfigPath(): string {
   return join(configDir, `run-${++configSeq}.cfg`);
 }
 
-/** Runs one stage, in `prepared` when it fits (same job limits, still waiting), else afresh. */
+/** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh. */
 export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared): Promise<SandboxOutcome> {
-  const limits: SandboxLimits = { ...RUN_LIMITS, ...spec.limits };
+  const key = launchKey(spec);
+  const { limits } = key;
   let p = prepared;
-  let configPath: string | undefined;
   try {
-    if (!Number.isInteger(spec.slot) || spec.slot < 0) throw new Error(`bad slot ${spec.slot}`);
-    const uid = ctx.uidBase + spec.slot;
-    const stageIn = encodeStageIn(spec.files ?? []);
+    // Checked before anything starts: a bad argv, environment or name is the caller's error.
+    const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits));
     const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
-    if (p && !usable(p, jobLimits(limits))) {
+    if (p && !usable(p, key)) {
       await discard(p).catch(() => {});
       p = undefined;
     }
-    p ??= await prepare(ctx, jobLimits(limits));
-    configPath = newConfigPath();
-    const plan = ctx.plan({
-      spec, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath, programCgroupFds: p.programCgroupFds,
-    });
-    if (plan.configText === undefined) configPath = undefined;
-    else writeFileSync(configPath, plan.configText, { mode: 0o600 });
-    return await supervise(spec, limits, plan, p, shimArgs(plan, limits, uid), stageIn, stdin);
+    p ??= await prepare(ctx, key);
+    return await supervise(spec, limits, p, stageIn, stdin);
   } finally {
     if (p) {
       await p.job.killAll().catch(() => {});
       removeLater(p.job);
-    }
-    if (configPath) {
-      try {
-        unlinkSync(configPath);
-      } catch {
-        // not written
-      }
+      removeConfig(p.configPath);
     }
   }
 }
@@ -182,23 +211,13 @@ export async function removalsSettled(): Promise<void> {
   await Promise.all(retry.map((job) => job.killAll().then(() => job.remove()).catch(() => {})));
 }
 
-async function supervise(
-  spec: SandboxSpec,
-  limits: SandboxLimits,
-  plan: LaunchPlan,
-  prepared: Prepared,
-  rest: string[],
-  stageIn: Buffer,
-  stdin: Buffer,
-): Promise<SandboxOutcome> {
-  const { job, child } = prepared;
+async function supervise(spec: SandboxSpec, limits: SandboxLimits, prepared: Prepared, stageIn: Buffer, stdin: Buffer): Promise<SandboxOutcome> {
+  const { job, child, plan } = prepared;
   let forced: Forced | null = null;
   let forcedWhy = '';
   let killing: Promise<void> = Promise.resolve();
 
   const started = performance.now();
-  // The command line goes as NUL-separated strings: none may contain a NUL itself.
-  if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
   child.ref();
 
   let exited = child.exited;
@@ -218,10 +237,10 @@ async function supervise(
       });
   };
 
-  // The fork server writes the command line, stdin and stage-in (never blocking on a
-  // program that does not read) and keeps the first bytes of each output stream.
+  // The fork server writes stdin and stage-in (never blocking on a program that does
+  // not read) and keeps the first bytes of each output stream.
   const streams = child.run({
-    argv: Buffer.from(rest.map((a) => `${a}\0`).join('')),
+    argv: Buffer.alloc(0),
     stdin,
     stageIn,
     keepBytes: limits.outputKeepBytes,

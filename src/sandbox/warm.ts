@@ -1,18 +1,18 @@
-import { RUN_LIMITS } from '../limits.js';
-import { discard, jobLimits, prepare, removalsSettled, usable, type Prepared, type RunContext } from './run.js';
+import { discard, prepare, removalsSettled, type LaunchKey, type Prepared, type RunContext } from './run.js';
 
-// Each slot keeps its next stage prepared (job cgroup made, shim joined and waiting),
-// so that a run does not wait for the kernel's cgroup migration. Prepared with the
-// default limits; a stage with other limits is prepared afresh instead.
-
-const DEFAULT_JOB_LIMITS = jobLimits(RUN_LIMITS);
+// Each slot keeps its next stage prepared (job cgroup made, launcher started, runbox-init
+// waiting for its stage), so that a run's path holds only the program's own start. It is
+// prepared for the launch key of the slot's last stage: a job's compile and run stages
+// share an image and limits, and so do most runs that follow each other on a slot. A
+// stage with another key calls the prepared one off and starts afresh.
 
 export class WarmPool {
   private readonly ready = new Map<number, Promise<Prepared | null>>();
+  private readonly soon = new Map<number, NodeJS.Immediate>();
 
   constructor(private readonly ctx: RunContext) {}
 
-  /** The slot's prepared stage, if one is ready and still usable; it leaves the pool. */
+  /** The slot's prepared stage, if one is ready; it leaves the pool (runStage checks that it fits). */
   async take(slot: number): Promise<Prepared | undefined> {
     const entry = this.ready.get(slot);
     // A refill still to come would only prepare what this stage now prepares itself.
@@ -23,31 +23,26 @@ export class WarmPool {
     }
     if (!entry) return undefined;
     this.ready.delete(slot);
-    const p = await entry;
-    if (!p) return undefined;
-    if (usable(p, DEFAULT_JOB_LIMITS)) return p;
-    await discard(p).catch(() => {});
-    return undefined;
+    return (await entry) ?? undefined;
   }
 
-  private readonly soon = new Map<number, NodeJS.Immediate>();
-
   /** refill, once the caller has taken the stage's outcome (and sent its result on its
-   *  way): starting the shim blocks the event loop for a few milliseconds. */
-  refillSoon(slot: number): void {
-    if (this.soon.has(slot)) return;
-    this.soon.set(slot, setImmediate(() => {
-      this.soon.delete(slot);
-      this.refill(slot);
+   *  way): a sandbox's set-up joins cgroups, which holds up every fork and exit on the
+   *  host for a moment, the stage's own included. */
+  refillSoon(key: LaunchKey): void {
+    if (this.soon.has(key.slot)) return;
+    this.soon.set(key.slot, setImmediate(() => {
+      this.soon.delete(key.slot);
+      this.refill(key);
     }));
   }
 
-  /** Starts preparing the slot's next stage in the background. */
-  refill(slot: number): void {
-    if (this.ready.has(slot)) return;
+  /** Starts preparing the slot's next stage for `key` in the background. */
+  refill(key: LaunchKey): void {
+    if (this.ready.has(key.slot)) return;
     this.ready.set(
-      slot,
-      prepare(this.ctx, DEFAULT_JOB_LIMITS).then(
+      key.slot,
+      prepare(this.ctx, key).then(
         (p) => {
           p.child.unref();
           return p;

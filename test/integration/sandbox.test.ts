@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { runnerCgroups } from '../../src/sandbox/index.js';
 import { BASE_ENV, type Sandbox, type SandboxSpec } from '../../src/sandbox/spec.js';
@@ -9,6 +10,14 @@ import { expectHostClean, hostReportsMemoryPeak, imageRootfs, imageSandboxOrSkip
 // the counters. Real launchers, real cgroups, the real python3.9 image.
 
 const SLOT = TEST_SLOT_BASE + 10;
+
+const commOf = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
 
 for (const launcher of LAUNCHERS) {
   describe(`sandbox (${launcher})`, function () {
@@ -152,15 +161,33 @@ for (const launcher of LAUNCHERS) {
       for (const dir of swept) expect(dir).to.match(new RegExp(`/job-${runner.pid}-\\d+$`));
     });
 
-    it('keeps the slot\'s next stage prepared between runs, and releases it on close', async () => {
-      await py('pass');
-      // A fresh job cgroup (with its waiting shim) is ready for the slot's next stage.
-      for (let i = 0; i < 200 && leftoverJobCgroups().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    it('keeps the slot\'s next sandbox standing between runs, fresh, and releases it on close', async () => {
+      const first = await py('open("/box/mark", "w"); open("/tmp/mark", "w"); print("first")');
+      expect(first.stdout.toString()).to.equal('first\n');
+      // A fresh job cgroup with a sandbox in it, runbox-init waiting as the slot's user,
+      // is ready for the slot's next stage before that stage is asked for.
+      const initWaiting = () => processesOf([uidOfSlot(SLOT)]).some((pid) => commOf(pid) === 'init');
+      for (let i = 0; i < 300 && !(leftoverJobCgroups().length > 0 && initWaiting()); i++) await new Promise((r) => setTimeout(r, 10));
       expect(leftoverJobCgroups()).to.have.length.greaterThan(0);
-      const r = await py('print("warm")');
-      expect(r.stdout.toString()).to.equal('warm\n');
+      expect(initWaiting(), 'runbox-init waiting in the prepared sandbox').to.equal(true);
+      // It is a new sandbox: nothing of the last run's workspace or /tmp.
+      const r = await py('import os; print("warm", os.path.exists("/box/mark"), os.path.exists("/tmp/mark"))');
+      expect([r.status, r.stdout.toString()]).to.deep.equal(['exited', 'warm False False\n']);
       await sb.close!();
       expect(leftoverJobCgroups()).to.deep.equal([]);
+      expect(processesOf([uidOfSlot(SLOT)])).to.deep.equal([]);
+    });
+
+    it('calls the prepared sandbox off for a stage of another image, and runs that stage afresh', async () => {
+      await py('pass');
+      const waiting = () => processesOf([uidOfSlot(SLOT)]).filter((pid) => commOf(pid) === 'init');
+      for (let i = 0; i < 300 && waiting().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      const [prepared] = waiting();
+      expect(prepared, 'runbox-init waiting in the prepared sandbox').to.be.a('number');
+      // Another path is another image as far as the prepared sandbox is concerned.
+      const r = await sb.run({ rootfs: `${rootfs}/.`, argv: ['python3.9', '-c', 'print("other")'], slot: SLOT });
+      expect([r.status, r.stdout.toString()]).to.deep.equal(['exited', 'other\n']);
+      expect(existsSync(`/proc/${prepared}`), 'the prepared sandbox was called off').to.equal(false);
     });
 
     it('runs a stage with limits of its own in a job cgroup made for them', async () => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { RUN_LIMITS } from '../../src/limits.js';
 import { bwrapPlan } from '../../src/sandbox/launchers/bwrap.js';
-import type { LaunchRequest } from '../../src/sandbox/launchers/common.js';
+import { encodeProgram } from '../../src/sandbox/archive.js';
+import { stageProgram, type LaunchRequest } from '../../src/sandbox/launchers/common.js';
 import { NSJAIL_LOG_FD, nsjailConfig, nsjailMounts, nsjailPlan, protoString } from '../../src/sandbox/launchers/nsjail.js';
 import { DEV_LINKS, DEV_NODES, procMasks } from '../../src/sandbox/launchers/world.js';
 import { BASE_ENV } from '../../src/sandbox/spec.js';
@@ -9,14 +10,31 @@ import { BASE_ENV } from '../../src/sandbox/spec.js';
 // The launchers are pure argv builders; these pin the flags that carry the isolation.
 
 const req = (over: Partial<LaunchRequest['spec']> = {}): LaunchRequest => ({
-  spec: { rootfs: '/var/lib/runbox/images/python3.9/rootfs', argv: ['python3', 'main.py'], collect: ['a.out'], ...over },
+  spec: { rootfs: '/var/lib/runbox/images/python3.9/rootfs', ...over },
   limits: { ...RUN_LIMITS },
+  programCgroupFds: [7, 8],
   uid: 61003,
   gid: 61003,
   helpersDir: '/opt/runbox/native/build',
   launcherPath: '/usr/bin/launcher',
   configPath: '/run/x/run-1.cfg',
 });
+
+/** The program record as runbox-init reads it (native/init.c read_program). */
+function decodeProgram(b: Buffer) {
+  expect(String.fromCharCode(b[0]!)).to.equal('P');
+  expect(b.readUInt32BE(1)).to.equal(b.length - 5);
+  const counts = [b.readUInt32BE(5), b.readUInt32BE(9), b.readUInt32BE(13)] as const;
+  const strings = b.subarray(21).toString().split('\0');
+  expect(strings.pop()).to.equal('');
+  expect(strings.length).to.equal(counts[0] + counts[1] + counts[2]);
+  return {
+    argv: strings.slice(0, counts[0]),
+    env: strings.slice(counts[0], counts[0] + counts[1]),
+    collect: strings.slice(counts[0] + counts[1]),
+    collectMax: b.readUInt32BE(17),
+  };
+}
 
 /** The value after `flag` (first occurrence). */
 const after = (argv: string[], flag: string, n = 1) => argv.slice(argv.indexOf(flag) + 1, argv.indexOf(flag) + 1 + n);
@@ -64,28 +82,38 @@ describe('bwrap launch plan', () => {
     for (const d of masks.dirs) expect(ro).to.include(d);
   });
 
-  it('passes exactly BASE_ENV plus the spec env', () => {
-    const p = bwrapPlan(req({ env: { PYTHONHASHSEED: '0' } }));
-    const set: Record<string, string> = {};
-    p.argv.forEach((x, i) => {
-      if (x === '--setenv') set[p.argv[i + 1]!] = p.argv[i + 2]!;
-    });
-    expect(set).to.deep.equal({ ...BASE_ENV, PYTHONHASHSEED: '0' });
+  it('passes no environment of its own: the program gets its own from runbox-init', () => {
+    expect(opts).to.include('--clearenv');
+    expect(opts).to.not.include('--setenv');
   });
 
-  it('runs the program under runbox-init with the collect list', () => {
-    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal([
-      '/.runbox/init', '--collect-max', String(RUN_LIMITS.collectBytes), '--collect', 'a.out', '--', 'python3', 'main.py',
-    ]);
+  it('starts runbox-init, which joins the program cgroups and waits for its program', () => {
+    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal(['/.runbox/init', '--cgroup-fd', '7', '--cgroup-fd', '8']);
     expect(plan.fixedProcesses).to.equal(2);
   });
 
-  it('refuses relative images, odd collect names and bad environment names', () => {
+  it('refuses relative images', () => {
     expect(() => bwrapPlan(req({ rootfs: 'images/x' }))).to.throw(/absolute/);
     expect(() => bwrapPlan(req({ rootfs: '/a/../etc' }))).to.throw(/absolute/);
-    expect(() => bwrapPlan(req({ collect: ['../x'] }))).to.throw(/plain/);
-    expect(() => bwrapPlan(req({ env: { 'A=B': 'x' } }))).to.throw(/environment/);
-    expect(() => bwrapPlan(req({ argv: [] }))).to.throw(/argv/);
+  });
+});
+
+describe('the program record for runbox-init', () => {
+  const spec = { argv: ['python3', 'main.py'], collect: ['a.out'], env: { PYTHONHASHSEED: '0' } };
+
+  it('carries argv, exactly BASE_ENV plus the spec env, the collect list and its bound', () => {
+    const p = decodeProgram(encodeProgram(stageProgram(spec, RUN_LIMITS)));
+    expect(p.argv).to.deep.equal(['python3', 'main.py']);
+    expect(p.env).to.deep.equal(Object.entries({ ...BASE_ENV, PYTHONHASHSEED: '0' }).map(([k, v]) => `${k}=${v}`));
+    expect(p.collect).to.deep.equal(['a.out']);
+    expect(p.collectMax).to.equal(RUN_LIMITS.collectBytes);
+  });
+
+  it('refuses odd collect names, bad environment names, an empty argv and NUL bytes', () => {
+    expect(() => stageProgram({ ...spec, collect: ['../x'] }, RUN_LIMITS)).to.throw(/plain/);
+    expect(() => stageProgram({ ...spec, env: { 'A=B': 'x' } }, RUN_LIMITS)).to.throw(/environment/);
+    expect(() => stageProgram({ ...spec, argv: [] }, RUN_LIMITS)).to.throw(/argv/);
+    expect(() => encodeProgram(stageProgram({ ...spec, argv: ['a\0b'] }, RUN_LIMITS))).to.throw(/NUL/);
   });
 });
 
@@ -135,20 +163,18 @@ describe('nsjail launch plan', () => {
     expect(order.indexOf('/proc')).to.be.lessThan(order.indexOf('/proc/cmdline'));
   });
 
-  it('passes the stage fds, exactly BASE_ENV plus the spec env, and runs runbox-init', () => {
-    const c = nsjailConfig(req({ env: { PYTHONHASHSEED: '0' } }));
-    expect(c.match(/^pass_fd: .*$/gm)).to.deep.equal(['pass_fd: 3', 'pass_fd: 4']);
-    const env = c.match(/^envar: .*$/gm)!.map((l) => JSON.parse(l.slice('envar: '.length)) as string);
-    expect(env).to.deep.equal(Object.entries({ ...BASE_ENV, PYTHONHASHSEED: '0' }).map(([k, v]) => `${k}=${v}`));
-    expect(c).to.include('exec_bin {\n  path: "/.runbox/init"\n  arg: "--collect-max"\n');
-    expect(c).to.include('  arg: "--"\n  arg: "python3"\n  arg: "main.py"\n}\n');
+  it('passes the stage fds and the program cgroups, no environment, and runs runbox-init', () => {
+    expect(config.match(/^pass_fd: .*$/gm)).to.deep.equal(['pass_fd: 3', 'pass_fd: 4', 'pass_fd: 7', 'pass_fd: 8']);
+    expect(config).to.not.match(/^envar:/m);
+    expect(config).to.not.match(/^keep_env: true/m);
+    expect(config).to.include('exec_bin {\n  path: "/.runbox/init"\n  arg: "--cgroup-fd"\n  arg: "7"\n  arg: "--cgroup-fd"\n  arg: "8"\n}\n');
   });
 
-  it('writes any argument as a protobuf string literal', () => {
+  it('writes any string as a protobuf string literal', () => {
     expect(protoString('a"b\\c')).to.equal('"a\\"b\\\\c"');
     expect(protoString('é\n')).to.equal('"\\303\\251\\012"');
-    const c = nsjailConfig(req({ argv: ['sh', '-c', 'echo "x"\n}'] }));
-    expect(c).to.include('  arg: "echo \\"x\\"\\012}"\n');
+    const c = nsjailConfig(req({ rootfs: '/images/a "b"\n}' }));
+    expect(c).to.include('  src: "/images/a \\"b\\"\\012}"\n');
   });
 
   it('refuses a relative chroot', () => {

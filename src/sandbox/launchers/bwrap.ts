@@ -1,5 +1,5 @@
 import { SANDBOX_LAYOUT } from '../spec.js';
-import { checkRootfs, initArgv, sandboxEnv, type LaunchPlan, type LaunchRequest } from './common.js';
+import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
 import { procMasks } from './world.js';
 
 // bubblewrap (Debian 0.8), run unprivileged: the shim has already dropped to the slot's
@@ -29,9 +29,9 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--new-session',
     '--cap-drop', 'ALL',
     '--hostname', 'runbox',
+    // runbox-init gets an empty environment and gives the program its own.
     '--clearenv',
   ];
-  for (const [k, v] of sandboxEnv(spec)) argv.push('--setenv', k, v);
   argv.push('--ro-bind', checkRootfs(spec.rootfs), '/', '--proc', '/proc');
   const masks = procMasks();
   for (const f of masks.files) argv.push('--ro-bind', '/dev/null', f);

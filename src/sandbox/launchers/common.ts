@@ -1,11 +1,12 @@
-import { isPlainName } from '../archive.js';
+import { isPlainName, type StageProgram } from '../archive.js';
 import { BASE_ENV, SANDBOX_LAYOUT, type SandboxLimits, type SandboxSpec } from '../spec.js';
 
-// What both launchers share: the request they turn into argv, the init command line
-// and the environment.
+// What both launchers share: the request they turn into argv, the init command line,
+// and the program that runbox-init is sent once the sandbox stands (its argv and
+// environment are not the launcher's: a launcher starts before its run is known).
 
 export interface LaunchRequest {
-  spec: Pick<SandboxSpec, 'rootfs' | 'argv' | 'env' | 'collect'>;
+  spec: Pick<SandboxSpec, 'rootfs'>;
   limits: SandboxLimits;
   /** The slot's uid and gid (RUNBOX_SANDBOX_UID_BASE + slot). */
   uid: number;
@@ -35,15 +36,18 @@ export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
 
 /** runbox-init's command line inside the sandbox. */
 export function initArgv(req: LaunchRequest): string[] {
-  const { spec, limits } = req;
-  if (spec.argv.length === 0) throw new Error('empty argv');
-  const out = [INIT_PATH, '--collect-max', String(limits.collectBytes)];
+  const out = [INIT_PATH];
   for (const fd of req.programCgroupFds ?? []) out.push('--cgroup-fd', String(fd));
+  return out;
+}
+
+/** What runbox-init runs: argv, BASE_ENV + spec.env, and the names to bring back. */
+export function stageProgram(spec: Pick<SandboxSpec, 'argv' | 'env' | 'collect'>, limits: Pick<SandboxLimits, 'collectBytes'>): StageProgram {
+  if (spec.argv.length === 0) throw new Error('empty argv');
   for (const name of spec.collect ?? []) {
     if (!isPlainName(name)) throw new Error(`collect name is not a plain name: ${JSON.stringify(name)}`);
-    out.push('--collect', name);
   }
-  return [...out, '--', ...spec.argv];
+  return { argv: spec.argv, env: sandboxEnv(spec), collect: spec.collect ?? [], collectMaxBytes: limits.collectBytes };
 }
 
 /** BASE_ENV + spec.env, checked: nothing of the runner's own environment passes. */

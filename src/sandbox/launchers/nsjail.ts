@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { SANDBOX_LAYOUT } from '../spec.js';
-import { checkRootfs, initArgv, sandboxEnv, type LaunchPlan, type LaunchRequest } from './common.js';
+import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
 import { DEV_LINKS, DEV_NODES, DEVPTS_OPTIONS, procMasks } from './world.js';
 
 // nsjail, run as root: it builds the namespaces and mounts, then drops to the slot's
@@ -84,7 +84,7 @@ export function nsjailMounts(req: LaunchRequest): Mount[] {
 
 /** The nsjail config (protobuf text) for one run. */
 export function nsjailConfig(req: LaunchRequest): string {
-  const { spec, uid, gid } = req;
+  const { uid, gid } = req;
   const [path, ...args] = initArgv(req);
   return protoText({
     name: 'runbox',
@@ -96,7 +96,8 @@ export function nsjailConfig(req: LaunchRequest): string {
     nice_level: 0,
     log_fd: NSJAIL_LOG_FD,
     log_level: new ProtoEnum('ERROR'),
-    envar: sandboxEnv(spec).map(([k, v]) => `${k}=${v}`),
+    // No envar: runbox-init starts with an empty environment (keep_env is off) and
+    // gives the program its own.
     pass_fd: [...PASSED_FDS, ...(req.programCgroupFds ?? [])],
     // The shim has set the rlimits; nsjail must not replace them with its own defaults.
     disable_rl: true,
