@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
@@ -50,6 +50,9 @@ const ARGV_FD = 6;
 /** What a sandbox is built for: a stage fits a prepared one when all of it is the same. */
 export interface LaunchKey {
   rootfs: string;
+  /** Which directory `rootfs` named then (device and inode): an image is updated by
+   *  switching a symlink, and a sandbox prepared before the switch holds the old tree. */
+  rootfsId: string;
   limits: SandboxLimits;
   slot: number;
 }
@@ -72,11 +75,21 @@ export function jobLimits(limits: JobLimits): JobLimits {
 
 /** The launch key of a stage: its image, its limits (RUN_LIMITS where it sets none), its slot. */
 export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot'>): LaunchKey {
-  return { rootfs: spec.rootfs, limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
+  return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
 }
 
-const sameKey = (a: LaunchKey, b: LaunchKey) =>
-  a.rootfs === b.rootfs && a.slot === b.slot && (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
+function directoryId(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return ''; // the launcher will say what is wrong with it
+  }
+}
+
+export const sameLaunchKey = (a: LaunchKey, b: LaunchKey) =>
+  a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot &&
+  (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
 
 export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared> {
   if (!Number.isInteger(key.slot) || key.slot < 0) throw new Error(`bad slot ${key.slot}`);
@@ -111,7 +124,7 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
 
 /** Whether a prepared stage fits `key` and its launcher is still waiting. */
 export function usable(p: Prepared, key: LaunchKey): boolean {
-  return !p.child.exited && sameKey(p.key, key);
+  return !p.child.exited && sameLaunchKey(p.key, key);
 }
 
 /** Calls a prepared stage off: runbox-init exits on an empty stage archive (a shim

@@ -92,6 +92,6 @@ export interface Sandbox {
   readonly launcher: string;
   run(spec: SandboxSpec): Promise<SandboxOutcome>;
   /** Releases what the sandbox keeps ready between runs (each slot's next job cgroup and
-   *  its waiting shim). Runs still work afterwards. Optional for stand-ins in tests. */
+   *  its waiting sandbox). Runs still work afterwards. Optional for stand-ins in tests. */
   close?(): Promise<void>;
 }

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { RUN_LIMITS } from '../../src/limits.js';
 import { bwrapPlan } from '../../src/sandbox/launchers/bwrap.js';
@@ -5,6 +8,7 @@ import { encodeProgram } from '../../src/sandbox/archive.js';
 import { stageProgram, type LaunchRequest } from '../../src/sandbox/launchers/common.js';
 import { NSJAIL_LOG_FD, nsjailConfig, nsjailMounts, nsjailPlan, protoString } from '../../src/sandbox/launchers/nsjail.js';
 import { DEV_LINKS, DEV_NODES, procMasks } from '../../src/sandbox/launchers/world.js';
+import { launchKey, sameLaunchKey } from '../../src/sandbox/run.js';
 import { BASE_ENV } from '../../src/sandbox/spec.js';
 
 // The launchers are pure argv builders; these pin the flags that carry the isolation.
@@ -179,5 +183,27 @@ describe('nsjail launch plan', () => {
 
   it('refuses a relative chroot', () => {
     expect(() => nsjailPlan(req({ rootfs: 'rootfs' }))).to.throw(/absolute/);
+  });
+});
+
+describe('the launch key of a prepared sandbox', () => {
+  it('changes when the image is switched under the same path, or the limits or slot differ', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbox-key-'));
+    try {
+      mkdirSync(join(dir, 'v1'));
+      mkdirSync(join(dir, 'v2'));
+      symlinkSync('v1', join(dir, 'image'));
+      const spec = { rootfs: join(dir, 'image'), slot: 3 };
+      const before = launchKey(spec);
+      expect(sameLaunchKey(before, launchKey(spec))).to.equal(true);
+      expect(sameLaunchKey(before, launchKey({ ...spec, limits: { memoryBytes: 64 << 20 } }))).to.equal(false);
+      expect(sameLaunchKey(before, launchKey({ ...spec, slot: 4 }))).to.equal(false);
+      // An image update renames a new symlink over the old one (src/images/store.ts).
+      symlinkSync('v2', join(dir, 'next'));
+      renameSync(join(dir, 'next'), join(dir, 'image'));
+      expect(sameLaunchKey(before, launchKey(spec))).to.equal(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
