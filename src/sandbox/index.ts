@@ -91,10 +91,15 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     launcher,
     async run(spec) {
       const prepared = await pool.take(spec.slot);
+      const key = launchKey(spec);
+      // The slot's next sandbox is built once this stage's processes are gone: its
+      // set-up joins cgroups, which holds up every fork and exit on the host for a
+      // moment, so building it while the stage runs slows the stage.
+      const refill = () => pool.refillSoon(key);
       try {
-        return await runStage(ctx, spec, prepared);
+        return await runStage(ctx, spec, prepared, refill);
       } finally {
-        pool.refillSoon(launchKey(spec));
+        refill();
       }
     },
     close: () => pool.close(),

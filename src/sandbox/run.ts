@@ -175,8 +175,9 @@ function newConfigPath(): string {
   return join(configDir, `run-${++configSeq}.cfg`);
 }
 
-/** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh. */
-export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared): Promise<SandboxOutcome> {
+/** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
+ *  `onOver` is called once the stage's processes are gone, before its counters are read. */
+export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared, onOver?: () => void): Promise<SandboxOutcome> {
   const key = launchKey(spec);
   const { limits } = key;
   let p = prepared;
@@ -189,7 +190,7 @@ export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Pr
       p = undefined;
     }
     p ??= await prepare(ctx, key);
-    return await supervise(spec, limits, p, stageIn, stdin);
+    return await supervise(spec, limits, p, stageIn, stdin, onOver);
   } finally {
     if (p) {
       await p.job.killAll().catch(() => {});
@@ -224,7 +225,14 @@ export async function removalsSettled(): Promise<void> {
   await Promise.all(retry.map((job) => job.killAll().then(() => job.remove()).catch(() => {})));
 }
 
-async function supervise(spec: SandboxSpec, limits: SandboxLimits, prepared: Prepared, stageIn: Buffer, stdin: Buffer): Promise<SandboxOutcome> {
+async function supervise(
+  spec: SandboxSpec,
+  limits: SandboxLimits,
+  prepared: Prepared,
+  stageIn: Buffer,
+  stdin: Buffer,
+  onOver: (() => void) | undefined,
+): Promise<SandboxOutcome> {
   const { job, child, plan } = prepared;
   let forced: Forced | null = null;
   let forcedWhy = '';
@@ -302,6 +310,7 @@ async function supervise(spec: SandboxSpec, limits: SandboxLimits, prepared: Pre
   }
   const wallMs = performance.now() - started;
   await killing;
+  onOver?.();
 
   let counters: JobCounters = { oomKills: 0, taskLimitHits: 0, cpuNs: null, memoryPeakBytes: null };
   try {

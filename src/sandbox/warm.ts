@@ -26,9 +26,7 @@ export class WarmPool {
     return (await entry) ?? undefined;
   }
 
-  /** refill, once the caller has taken the stage's outcome (and sent its result on its
-   *  way): a sandbox's set-up joins cgroups, which holds up every fork and exit on the
-   *  host for a moment, the stage's own included. */
+  /** refill, on the next turn of the event loop (once per slot until then). */
   refillSoon(key: LaunchKey): void {
     if (this.soon.has(key.slot)) return;
     this.soon.set(key.slot, setImmediate(() => {
