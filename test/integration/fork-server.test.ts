@@ -103,6 +103,23 @@ describe('fork server', function () {
     expect(await exitOf(p)).to.deep.equal([0, null]);
   });
 
+  it('writes a launched command line at once, before the run, which then sends only stdin and stage-in', async () => {
+    // The child acts on its command line before any run is asked for: it leaves a mark
+    // on stage-out (read once the run starts) and only then reads stdin and stage-in.
+    const p = await server.spawn(SH, ['-c', 'tr -d "\\000" <&6 >&4; cat; cat <&3 >&2']);
+    p.launch(Buffer.from('go\0now\0'));
+    const s = await p.run(io({ argv: Buffer.from('ignored\0'), stdin: Buffer.from('in'), stageIn: Buffer.from('stage') }));
+    expect([s.stageOut.toString(), s.stdout.toString(), s.stderr.toString()]).to.deep.equal(['gonow', 'in', 'stage']);
+    expect(await exitOf(p)).to.deep.equal([0, null]);
+  });
+
+  it('a discarded launched stage reads an empty stage-in', async () => {
+    const p = await server.spawn(SH, ['-c', 'cat <&6 >/dev/null; n=$(wc -c <&3); exit $n']);
+    p.launch(Buffer.from('argv\0'));
+    p.discard();
+    expect(await exitOf(p)).to.deep.equal([0, null]);
+  });
+
   it('runs stages side by side without mixing their streams', async () => {
     const all = await Promise.all(Array.from({ length: 8 }, (_, i) => run(`head -c ${1000 * (i + 1)} /dev/zero | tr '\\0' ${i}`)));
     all.forEach(({ s }, i) => expect(s.stdout.toString()).to.equal(String(i).repeat(1000 * (i + 1))));
