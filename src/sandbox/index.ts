@@ -92,9 +92,9 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     async run(spec) {
       const prepared = await pool.take(spec.slot);
       const key = launchKey(spec);
-      // The slot's next sandbox is built once this stage's processes are gone: its
-      // set-up joins cgroups, which holds up every fork and exit on the host for a
-      // moment, so building it while the stage runs slows the stage.
+      // The slot's next sandbox is built once this stage's processes are gone: built
+      // while the stage runs, its set-up competes with the stage for the cores and
+      // slowed it by more than it saved (sandbox benchmark, two cores).
       const refill = () => pool.refillSoon(key);
       try {
         return await runStage(ctx, spec, prepared, refill);

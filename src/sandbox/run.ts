@@ -16,10 +16,10 @@ import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from '
 // A stage starts in two steps. `prepare` creates the job cgroup, starts the shim (which
 // joins it) and sends the launcher's command line: the launcher builds the sandbox and
 // runbox-init waits in it for the stage archive. `runStage` sends the archive (the
-// program, its environment and files) and stdin. Joining a cgroup waits for a kernel
-// grace period and a launcher's set-up takes milliseconds of its own, so a runner
-// prepares a slot's next stage ahead of time (warm.ts) for the image and limits it
-// expects; a stage that needs others is prepared afresh. Each sandbox runs one stage.
+// program, its environment and files) and stdin. Starting the shim and the launcher's
+// set-up take milliseconds (new processes, namespaces, mounts), so a runner prepares a
+// slot's next stage ahead of time (warm.ts) for the image and limits it expects; a
+// stage that needs others is prepared afresh. Each sandbox runs one stage.
 
 export interface RunContext {
   cgroups: CgroupBackend;
@@ -87,10 +87,13 @@ function directoryId(path: string): string {
   }
 }
 
+/** Whether a sandbox built for `a` is the one a stage with key `b` needs. */
 export const sameLaunchKey = (a: LaunchKey, b: LaunchKey) =>
   a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot &&
   (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
 
+/** Makes the job cgroup and starts the launcher in it for `key`; its runbox-init then
+ *  waits for the stage archive (runStage) or its end (discard). */
 export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared> {
   if (!Number.isInteger(key.slot) || key.slot < 0) throw new Error(`bad slot ${key.slot}`);
   const { limits } = key;
