@@ -97,7 +97,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
       // slowed it by more than it saved (sandbox benchmark, two cores).
       const refill = () => pool.refillSoon(key);
       try {
-        return await runStage(ctx, spec, prepared, refill);
+        return await runStage(ctx, spec, prepared, key, refill);
       } finally {
         refill();
       }

@@ -180,8 +180,13 @@ function newConfigPath(): string {
 
 /** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
  *  `onOver` is called once the stage's processes are gone, before its counters are read. */
-export async function runStage(ctx: RunContext, spec: SandboxSpec, prepared?: Prepared, onOver?: () => void): Promise<SandboxOutcome> {
-  const key = launchKey(spec);
+export async function runStage(
+  ctx: RunContext,
+  spec: SandboxSpec,
+  prepared?: Prepared,
+  key: LaunchKey = launchKey(spec),
+  onOver?: () => void,
+): Promise<SandboxOutcome> {
   const { limits } = key;
   let p = prepared;
   try {

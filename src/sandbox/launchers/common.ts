@@ -51,7 +51,7 @@ export function stageProgram(spec: Pick<SandboxSpec, 'argv' | 'env' | 'collect'>
 }
 
 /** BASE_ENV + spec.env, checked: nothing of the runner's own environment passes. */
-export function sandboxEnv(spec: Pick<SandboxSpec, 'env'>): [string, string][] {
+function sandboxEnv(spec: Pick<SandboxSpec, 'env'>): [string, string][] {
   const env = { ...BASE_ENV, ...spec.env };
   for (const [k, v] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || v.includes('\0')) throw new Error(`bad environment variable ${JSON.stringify(k)}`);
