@@ -13,9 +13,10 @@
 //   launch ID ARGV
 //       write ARGV to pipe 6 now, ahead of the run: the shim starts the launcher, whose
 //       runbox-init waits for the stage on pipe 3
-//   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM ARGV STDIN STAGEIN
-//       write ARGV (unless launched), STDIN and STAGEIN to pipes 6, 0 and 3 (without
-//       ever blocking on them) and read 1, 2, 4 and 5 until each ends: KEEP bytes of stdout and of
+//   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN
+//       write STDIN and STAGEIN to pipes 0 and 3 (without ever blocking on them; a job
+//       never launched has pipe 6 closed instead, and its shim leaves) and read 1, 2,
+//       4 and 5 until each ends: KEEP bytes of stdout and of
 //       stderr are kept, OUTMAX of stage-out, DIAGMAX of the launcher log; the rest is
 //       counted and dropped, so the child never blocks on a full pipe.
 //   discard ID   close ID's pipes (a shim with an empty command line leaves, and so
@@ -288,8 +289,8 @@ static void set_write(struct job *j, int i, const char *data, size_t len) {
 }
 
 static void run(char **f, const size_t *len, int nf) {
-  // f: "run" ID KEEP FLOOD OUTMAX DIAGMAX STREAM ARGV STDIN STAGEIN
-  if (nf != 10) {
+  // f: "run" ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN
+  if (nf != 9) {
     fprintf(stderr, "runbox-forkserver: malformed run request\n");
     return;
   }
@@ -304,9 +305,9 @@ static void run(char **f, const size_t *len, int nf) {
   j->outmax = num_field(f[4]);
   j->diagmax = num_field(f[5]);
   j->stream = f[6][0] == '1';
-  if (!j->launched) set_write(j, ARGV, f[7], len[7]);
-  set_write(j, IN, f[8], len[8]);
-  set_write(j, STAGE_IN, f[9], len[9]);
+  if (!j->launched) close_fd(j, ARGV);
+  set_write(j, IN, f[7], len[7]);
+  set_write(j, STAGE_IN, f[8], len[8]);
 }
 
 static void launch(char **f, const size_t *len, int nf) {

@@ -28,8 +28,6 @@ export interface StageStreams {
 }
 
 export interface StageIo {
-  /** The rest of the shim's command line; empty when it was sent by launch(). */
-  argv: Buffer;
   stdin: Buffer;
   stageIn: Buffer;
   keepBytes: number;
@@ -81,7 +79,7 @@ export class ShimProcess extends EventEmitter {
     this.server.hold();
     this.server.request([
       'run', this.id, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
-      io.argv, io.stdin, io.stageIn,
+      io.stdin, io.stageIn,
     ]);
     return done;
   }

@@ -269,7 +269,6 @@ async function supervise(
   // The fork server writes stdin and stage-in (never blocking on a program that does
   // not read) and keeps the first bytes of each output stream.
   const streams = child.run({
-    argv: Buffer.alloc(0),
     stdin,
     stageIn,
     keepBytes: limits.outputKeepBytes,

@@ -11,7 +11,7 @@ const SH = '/bin/sh';
 
 function io(over: Partial<StageIo> = {}): StageIo {
   return {
-    argv: Buffer.alloc(0), stdin: Buffer.alloc(0), stageIn: Buffer.alloc(0),
+    stdin: Buffer.alloc(0), stageIn: Buffer.alloc(0),
     keepBytes: 64 * 1024, floodBytes: 8 << 20, stageOutBytes: 1 << 20, logBytes: 4096,
     onFlood: () => {}, ...over,
   };
@@ -30,16 +30,17 @@ describe('fork server', function () {
   });
   after(() => server.close());
 
-  const run = async (script: string, over: Partial<StageIo> = {}): Promise<{ s: StageStreams; exit: [number | null, NodeJS.Signals | null] }> => {
+  const run = async (script: string, over: Partial<StageIo> = {}, argv = Buffer.alloc(0)): Promise<{ s: StageStreams; exit: [number | null, NodeJS.Signals | null] }> => {
     const p = await server.spawn(SH, ['-c', script]);
+    if (argv.length > 0) p.launch(argv);
     const s = await p.run(io(over));
     return { s, exit: await exitOf(p) };
   };
 
   it('hands each pipe to the child: command line on 6, stdin on 0, stage-in on 3; stdout, stderr, stage-out on 4 and the log on 5 come back', async () => {
     const { s, exit } = await run('tr -d "\\000" <&6; echo; cat; echo err >&2; cat <&3 >&4; echo log >&5; exit 7', {
-      argv: Buffer.from('a\0b\0'), stdin: Buffer.from('in\n'), stageIn: Buffer.from('stage'),
-    });
+      stdin: Buffer.from('in\n'), stageIn: Buffer.from('stage'),
+    }, Buffer.from('a\0b\0'));
     expect(s.stdout.toString()).to.equal('ab\nin\n');
     expect(s.stderr.toString()).to.equal('err\n');
     expect(s.stageOut.toString()).to.equal('stage');
@@ -97,7 +98,9 @@ describe('fork server', function () {
     expect(s.stdout.toString()).to.equal('still\n');
   });
 
-  it('a discarded stage reads an empty command line', async () => {
+  it('a stage run without a launch, or discarded, reads an empty command line', async () => {
+    const { exit } = await run('n=$(wc -c <&6); exit $n');
+    expect(exit).to.deep.equal([0, null]);
     const p = await server.spawn(SH, ['-c', 'n=$(wc -c <&6); exit $n']);
     p.discard();
     expect(await exitOf(p)).to.deep.equal([0, null]);
@@ -108,7 +111,7 @@ describe('fork server', function () {
     // on stage-out (read once the run starts) and only then reads stdin and stage-in.
     const p = await server.spawn(SH, ['-c', 'tr -d "\\000" <&6 >&4; cat; cat <&3 >&2']);
     p.launch(Buffer.from('go\0now\0'));
-    const s = await p.run(io({ argv: Buffer.from('ignored\0'), stdin: Buffer.from('in'), stageIn: Buffer.from('stage') }));
+    const s = await p.run(io({ stdin: Buffer.from('in'), stageIn: Buffer.from('stage') }));
     expect([s.stageOut.toString(), s.stdout.toString(), s.stderr.toString()]).to.deep.equal(['gonow', 'in', 'stage']);
     expect(await exitOf(p)).to.deep.equal([0, null]);
   });
