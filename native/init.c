@@ -13,7 +13,7 @@
 //     sandbox is empty and waits. An end of fd 3 before any record means the run was
 //     called off: init exits 0 and nothing runs;
 //  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
-//  3. forks the program (which then holds only fds 0-2) and waits for it, so the
+//  3. starts the program (which then holds only fds 0-2) and waits for it, so the
 //     program is never PID 1 (PID 1 ignores default-action signals);
 //  3b. gives the program real pipes for stdin, stdout and stderr and relays them to and
 //     from its own fds 0-2 (the runner's sockets): open("/dev/stdin") and friends fail
@@ -28,6 +28,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,12 +210,6 @@ static void load_seccomp(void) {
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) fail("cannot load seccomp filter", NULL);
 }
 
-static void close_from(int lowest) {
-  if (syscall(SYS_close_range, (unsigned)lowest, ~0U, 0) == 0) return;
-  long max = sysconf(_SC_OPEN_MAX);
-  for (int fd = lowest; fd < max; fd++) close(fd);
-}
-
 static void collect(char **names, int count, unsigned long long max_total) {
   unsigned long long total = 0;
   for (int i = 0; i < count; i++) {
@@ -303,9 +298,11 @@ static int pump(struct pipe_relay *r, short from_events, short to_events) {
 }
 
 // Relays stdio until the program has ended and its output pipes are drained; returns
-// the program's wait status. SIGCHLD is blocked and read from `sigfd`.
-static int relay_until_end(pid_t child, int sigfd, struct pipe_relay *rel, int nrel) {
-  int status = 0, child_done = 0;
+// the program's wait status (`status` when there is no program: child 0). SIGCHLD is
+// blocked and read from `sigfd`.
+static int relay_until_end(pid_t child, int status, int sigfd, struct pipe_relay *rel, int nrel) {
+  int child_done = child == 0;
+  if (child_done) close_relay(&rel[0]);
   for (;;) {
     struct pollfd fds[1 + 2 * 3];
     int nfds = 0;
@@ -383,18 +380,37 @@ int main(int argc, char **argv) {
   int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) fail("signalfd", NULL);
 
-  pid_t child = fork();
-  if (child < 0) fail("fork", NULL);
-  if (child == 0) {
-    signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(INIT_FAILED);
-    close_from(3);
-    // execvp looks the program up on the PATH of `environ`: the program's own.
-    environ = prog.env;
-    execvp(prog.argv[0], prog.argv);
-    fprintf(stderr, "runbox-init: cannot execute %s: %s\n", prog.argv[0], strerror(errno));
-    _exit(EXEC_FAILED);
+  // posix_spawn: the child shares init's memory until its exec (CLONE_VFORK) instead of
+  // copying its page tables, which costs about half a millisecond of CPU here. PATH is
+  // looked up in `environ`: the program's own.
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  sigset_t pipe_default;
+  sigemptyset(&pipe_default);
+  sigaddset(&pipe_default, SIGPIPE);
+  int e = posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr) ||
+          posix_spawn_file_actions_adddup2(&fa, in[0], 0) || posix_spawn_file_actions_adddup2(&fa, out[1], 1) ||
+          posix_spawn_file_actions_adddup2(&fa, err[1], 2) || posix_spawn_file_actions_addclosefrom_np(&fa, 3) ||
+          posix_spawnattr_setsigmask(&attr, &old) || posix_spawnattr_setsigdefault(&attr, &pipe_default) ||
+          posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (e) {
+    errno = 0;
+    fail("cannot set up the program's start", NULL);
+  }
+  environ = prog.env;
+  pid_t child = 0;
+  int status = 0;
+  e = posix_spawnp(&child, prog.argv[0], &fa, &attr, prog.argv, prog.env);
+  if (e) {
+    // As a shell says it: on the program's stderr, exit code 127.
+    child = 0;
+    status = W_EXITCODE(EXEC_FAILED, 0);
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", prog.argv[0], strerror(e));
+    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+    if (n > 0 && write(err[1], msg, (size_t)n) < 0) {
+      // nobody to tell
+    }
   }
   close(in[0]);
   close(out[1]);
@@ -413,7 +429,7 @@ int main(int argc, char **argv) {
     set_nonblocking(rel[k].from);
     set_nonblocking(rel[k].to);
   }
-  int status = relay_until_end(child, sigfd, rel, 3);
+  status = relay_until_end(child, status, sigfd, rel, 3);
   close(sigfd);
 
   collect(prog.collect, prog.collect_count, prog.collect_max);

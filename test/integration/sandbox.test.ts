@@ -89,6 +89,9 @@ for (const launcher of LAUNCHERS) {
       expect([killed.status, killed.exitCode, killed.signal]).to.deep.equal(['signaled', 143, 15]);
       const missing = await run(['no-such-program']);
       expect([missing.status, missing.exitCode]).to.deep.equal(['exited', 127]);
+      expect(missing.stderr.toString()).to.equal('runbox-init: cannot execute no-such-program: No such file or directory\n');
+      const notExecutable = await run(['./data'], { files: [{ name: 'data', mode: 0o644, content: Buffer.from('x') }] });
+      expect([notExecutable.exitCode, notExecutable.stderr.toString()]).to.deep.equal([127, 'runbox-init: cannot execute ./data: Permission denied\n']);
     });
 
     it('gives the program BASE_ENV plus the spec env and nothing of the runner', async () => {
