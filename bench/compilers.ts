@@ -12,7 +12,7 @@ import { BASE_ENV, SANDBOX_LAYOUT, type Sandbox, type StageFile } from '../src/s
 import { PROJECT_ROOT } from '../src/util/paths.js';
 
 // Each identifier's hello program, compile and run stages timed separately: through
-// the full sandbox (job cgroup, shim, launcher, init, seccomp, workspace archive in and
+// the full sandbox (job cgroup, launcher, init, seccomp, workspace archive in and
 // artifacts out) against the same command lines run bare in the same image: a chroot
 // in a private mount and PID namespace with /proc, the host's /dev and a tmpfs-backed
 // workspace bound at /box, as root, no limits. Sandboxed and bare alternate (their order too) so that both

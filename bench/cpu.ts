@@ -30,7 +30,7 @@ export function procCpu(pid: number | 'self'): ProcCpu {
 }
 
 /** This process as a runner: its own CPU, and as children both those it waited for and
- *  its fork server's, with the shims that server waited for. */
+ *  its fork server's, with the launchers that server waited for. */
 export function runnerCpu(): ProcCpu {
   const own = procCpu('self');
   const server = forkServerPid();

@@ -10,7 +10,7 @@ import type { Sandbox, StageFile } from '../src/sandbox/spec.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 
 // What the sandbox adds to a tiny program, per launcher present: the full chain (job
-// cgroup, shim, launcher, init, seccomp, workspace in) against the same program run
+// cgroup, launcher, init, seccomp, workspace in) against the same program run
 // bare in the same image, interleaved (and the order rotated each round) so that all
 // see the same machine load. Between runs the sandbox prepares the slot's next stage,
 // as it does in a runner.
@@ -18,7 +18,7 @@ import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutco
 //   c:      the gcc image's hello world, compiled once; bare is the same binary started
 //           through the image's own dynamic loader and libraries (no chroot needed).
 // Also timed, to show what bounds the overhead: bwrap alone with the launcher's
-// namespaces and mounts (no job cgroup, shim, init or seccomp).
+// namespaces and mounts (no job cgroup, init or seccomp).
 
 const exec = promisify(execFile);
 const ROUNDS = Number(process.env.RUNBOX_BENCH_ROUNDS ?? (QUICK ? 8 : 60));
@@ -37,7 +37,7 @@ function bwrapAloneArgv(rootfs: string, binds: [string, string][], argv: string[
 interface Program {
   name: string;
   bare(): Promise<void>;
-  /** bwrap alone with the same namespaces and mounts, no cgroup, shim, init or seccomp: the floor of any bwrap sandbox. */
+  /** bwrap alone with the same namespaces and mounts, no cgroup, init or seccomp: the floor of any bwrap sandbox. */
   bwrapAlone(): Promise<void>;
   boxed(sb: Sandbox): Promise<void>;
   cleanup(): void;

@@ -9,7 +9,7 @@ import { bareHello, benchStack, HELLO_PY, imageRootfs, load, PYTHON, unsuccessfu
 // start-up is not in it. Baseline: the same number of bare interpreter processes
 // (chroot into the same image), as many at a time as the runner has slots. Rounds
 // alternate between the two. Beside the rates: CPU ms per run by process (the runner's
-// Node, which is this process, the sandbox children (its fork server's and the shims that
+// Node, which is this process, the sandbox children (its fork server's and the launchers that
 // server waited for), the database's
 // backends) against the bare pool's (this process launching the interpreters, and
 // the interpreters), and the runner's event-loop blocks while it drains, beside the time
@@ -117,7 +117,7 @@ export async function benchThroughput(): Promise<BenchOutcome> {
         row({ benchmark: 'throughput', figure: `python hello runs finished, ${slots} slots busy (${s.launcher()})`, unit: 'runs/s', value: runner, baseline: bare, baselineIs: `bare interpreter, ${slots} at a time`, target: `≥ ${TARGET_RATIO}× of bare`, met: runner / bare >= TARGET_RATIO }),
         row({ benchmark: 'throughput', figure: 'CPU per run: runner Node + sandbox children + Postgres', unit: 'ms', value: runTotal, baseline: bareTotal, baselineIs: 'bare: launching Node + interpreter', target: `≤ ${TARGET_CPU_RATIO}×`, met: runTotal / bareTotal <= TARGET_CPU_RATIO }),
         row({ benchmark: 'throughput', figure: 'CPU per run: runner Node process', unit: 'ms', value: per.runnerNodeMs, baseline: per.bareNodeMs, baselineIs: 'bare: launching Node', target: `≤ ${TARGET_RUNNER_NODE_MS} ms`, met: per.runnerNodeMs <= TARGET_RUNNER_NODE_MS }),
-        row({ benchmark: 'throughput', figure: 'CPU per run: sandbox children (fork server, shim, launcher, init, python)', unit: 'ms', value: per.sandboxChildrenMs, baseline: per.bareChildrenMs, baselineIs: 'bare: chroot + python', target: 'report', met: null }),
+        row({ benchmark: 'throughput', figure: 'CPU per run: sandbox children (fork server, launcher, init, python)', unit: 'ms', value: per.sandboxChildrenMs, baseline: per.bareChildrenMs, baselineIs: 'bare: chroot + python', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'CPU per run: Postgres backends', unit: 'ms', value: per.postgresMs, baseline: null, baselineIs: '', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'CPU per run: API process (admitting the backlog)', unit: 'ms', value: per.apiMs, baseline: null, baselineIs: '', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'runner event-loop block p99 while draining', unit: 'ms', value: blockP99, baseline: null, baselineIs: '', target: `≤ ${TARGET_BLOCK_MS} ms`, met: blockP99 <= TARGET_BLOCK_MS }),

@@ -14,6 +14,6 @@
 #define ARCHIVE_EXITED 'X'
 #define ARCHIVE_SIGNALED 'S'
 #define ARCHIVE_NAME_MAX 255
-// The program record's bound (the shim's bound on a launcher's command line).
+// The program record's bound.
 #define ARCHIVE_PROGRAM_MAX (1u << 20)
 #endif

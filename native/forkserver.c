@@ -1,28 +1,27 @@
-// runbox-forkserver: starts the runner's shims and moves the bytes of their streams, so
-// that the runner's Node process neither forks itself (copying its whole heap's page
-// tables) for every stage nor handles seven pipes per stage. One per runner process,
+// runbox-forkserver: starts the runner's launchers and moves the bytes of their streams,
+// so that the runner's Node process neither forks itself (copying its whole heap's page
+// tables) for every stage nor handles six pipes per stage. One per runner process,
 // started once; it exits when the runner closes its stdin or dies. Policy (timers,
 // process counts, kills, verdicts) stays in the runner: this is plumbing with counters.
 //
 // Messages both ways are frames: u32 length, u32 field count, then each field as u32
 // length + bytes (little-endian). Requests (runner -> server):
-//   spawn ID PATH NFILES FILE... ARGV0 ARGV...
-//       start PATH with fresh pipes on 0-6 and FILE... (opened write-only, as root, here)
-//       on 7..., empty environment. Pipes, as the child sees them: 0 stdin, 1 stdout,
-//       2 stderr, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of its command line.
-//   launch ID ARGV
-//       write ARGV to pipe 6 now, ahead of the run: the shim starts the launcher, whose
-//       runbox-init waits for the stage on pipe 3
+//   start ID NJOIN CGROUP... NFILES FILE... NRLIMITS RLIMIT... UID GID ARGV0 ARGV...
+//       start ARGV0 (an absolute path) with fresh pipes on 0-5 and FILE... (opened
+//       write-only, as root, here) on 6..., an empty environment, default signals. Before
+//       its exec the child, as root, joins each CGROUP (a cgroup.procs file), sets each
+//       RLIMIT (RES=SOFT:HARD, RES one of cpu fsize nofile core nproc stack as, "inf" for
+//       unlimited) and nice 0, then, when UID and GID are not empty, drops to them (no
+//       supplementary groups, no_new_privs); it dies with this server. Pipes, as the
+//       child sees them: 0 stdin, 1 stdout, 2 stderr, 3 stage-in, 4 stage-out, 5 launcher log.
 //   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN
-//       write STDIN and STAGEIN to pipes 0 and 3 (without ever blocking on them; a job
-//       never launched has pipe 6 closed instead, and its shim leaves) and read 1, 2,
-//       4 and 5 until each ends: KEEP bytes of stdout and of
-//       stderr are kept, OUTMAX of stage-out, DIAGMAX of the launcher log; the rest is
-//       counted and dropped, so the child never blocks on a full pipe.
-//   discard ID   close ID's pipes (a shim with an empty command line leaves, and so
-//                does a launched runbox-init whose stage archive is empty)
+//       write STDIN and STAGEIN to pipes 0 and 3 (without ever blocking on them) and read
+//       1, 2, 4 and 5 until each ends: KEEP bytes of stdout and of stderr are kept, OUTMAX
+//       of stage-out, DIAGMAX of the launcher log; the rest is counted and dropped, so the
+//       child never blocks on a full pipe.
+//   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
 // Replies (server -> runner):
-//   spawned ID PID | failed ID ERRNO
+//   started ID PID | failed ID ERRNO STEP
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
@@ -34,26 +33,31 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PIPES 7
+#define PIPES 6
 #define MAX_FILES 8
+#define MAX_JOIN 16
+#define MAX_RLIMITS 8
 #define MAX_FIELDS 4096
 // Stage-in carries a compile stage's collected files (up to 64 MiB) and more.
 #define MAX_REQUEST (256u << 20)
 #define MAX_JOBS 256
 
-static const int child_reads[PIPES] = {1, 0, 0, 1, 0, 0, 1};
-enum { IN = 0, OUT = 1, ERR = 2, STAGE_IN = 3, STAGE_OUT = 4, LOG = 5, ARGV = 6 };
+static const int child_reads[PIPES] = {1, 0, 0, 1, 0, 0};
+enum { IN = 0, OUT = 1, ERR = 2, STAGE_IN = 3, STAGE_OUT = 4, LOG = 5 };
 
 struct wbuf {
   char *data;
@@ -66,10 +70,10 @@ struct rbuf {
 };
 
 struct job {
-  int used, launched, running, stream, flooded, overflow;
+  int used, running, stream, flooded, overflow;
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
-  struct wbuf w[PIPES];  // used for IN, STAGE_IN, ARGV
+  struct wbuf w[PIPES];  // used for IN, STAGE_IN
   struct rbuf r[PIPES];  // used for OUT, ERR, STAGE_OUT, LOG
   unsigned long long keep, flood, outmax, diagmax;
 };
@@ -135,43 +139,102 @@ static void reply_text(int n, ...) {
 
 // ---- starting a child ----------------------------------------------------------------
 
-// Starts the child with the pipes on 0..6, the files on 7..., nothing else open and
-// default signals. posix_spawn: glibc's shares this process's memory until the exec
-// (CLONE_VFORK) instead of copying its page tables, and reports a failed exec itself.
-static int start_child(pid_t *pid, int ends[PIPES], int files[], int nfiles, char **argv) {
-  int total = PIPES + nfiles;
-  // Sources first go above every descriptor in play, so that no dup2 onto 0..total-1
-  // overwrites a source still to be moved.
-  int park = total;
-  for (int i = 0; i < total; i++) {
-    int src = i < PIPES ? ends[i] : files[i - PIPES];
-    if (src >= park) park = src + 1;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  int e = posix_spawn_file_actions_init(&fa);
-  if (e) return e;
-  e = posix_spawnattr_init(&attr);
-  if (e) {
-    posix_spawn_file_actions_destroy(&fa);
-    return e;
-  }
-  for (int i = 0; i < total && !e; i++) e = posix_spawn_file_actions_adddup2(&fa, i < PIPES ? ends[i] : files[i - PIPES], park + i);
-  for (int i = 0; i < total && !e; i++) e = posix_spawn_file_actions_adddup2(&fa, park + i, i);
-  if (!e) e = posix_spawn_file_actions_addclosefrom_np(&fa, total);
-  sigset_t none, defaults;
+// What the child does between clone and exec, worked out beforehand: the child only
+// makes system calls, on a stack of its own, while this process waits (CLONE_VFORK).
+struct plan {
+  int nfd;  // descriptors to place at 0..nfd-1, from src[]
+  int src[PIPES + MAX_FILES];
+  int park;  // above every descriptor in play: sources are moved here first
+  const char *join[MAX_JOIN];
+  int njoin;
+  struct {
+    int res;
+    struct rlimit rl;
+  } rlimit[MAX_RLIMITS];
+  int nrlimit;
+  long uid, gid;  // -1: stay root
+  pid_t server;
+  char **argv;
+  // Set by the child when a step fails (it then exits); read once clone has returned.
+  int err;
+  const char *step;
+};
+
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int child_fail(struct plan *p, const char *step) {
+  p->err = errno ? errno : EINVAL;
+  p->step = step;
+  _exit(125);
+}
+
+// Done here rather than by a helper program the child would execute first: one exec
+// fewer per stage (an exec of a small static program costs about 1.2 ms of CPU here).
+static int child_main(void *arg) {
+  struct plan *p = arg;
+  // This server ignores SIGPIPE and blocks SIGCHLD; the child starts from defaults.
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigaction(SIGPIPE, &dfl, NULL);
+  sigset_t none;
   sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGCHLD);
-  if (!e) e = posix_spawnattr_setsigmask(&attr, &none);
-  if (!e) e = posix_spawnattr_setsigdefault(&attr, &defaults);
-  if (!e) e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  for (int i = 0; i < p->nfd; i++)
+    if (dup2(p->src[i], p->park + i) < 0) return child_fail(p, "placing descriptors");
+  for (int i = 0; i < p->nfd; i++)
+    if (dup2(p->park + i, i) < 0) return child_fail(p, "placing descriptors");
+  if (syscall(SYS_close_range, (unsigned)p->nfd, ~0U, 0) != 0) return child_fail(p, "closing descriptors");
+  for (int i = 0; i < p->njoin; i++) {
+    int fd = open(p->join[i], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 || write(fd, "0", 1) != 1) return child_fail(p, p->join[i]);
+    close(fd);
+  }
+  for (int i = 0; i < p->nrlimit; i++)
+    if (setrlimit(p->rlimit[i].res, &p->rlimit[i].rl) != 0) return child_fail(p, "setrlimit");
+  // Programs run at nice 0 whatever priority the runner was started with, as nsjail's
+  // nice_level does; lowering a nice value needs root, so before the drop.
+  if (setpriority(PRIO_PROCESS, 0, 0) != 0) return child_fail(p, "setpriority");
+  if (p->uid >= 0) {
+    // Raw calls: the C library's would coordinate the ids of threads of this memory.
+    if (syscall(SYS_setgroups, 0, NULL) != 0) return child_fail(p, "setgroups");
+    if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) != 0) return child_fail(p, "setresgid");
+    if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) != 0) return child_fail(p, "setresuid");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return child_fail(p, "no_new_privs");
+  }
+  // Dies with this server (set after the uid change, which clears it), which dies with
+  // the runner. If the server is already gone, the parent is no longer the one that started us.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return child_fail(p, "pdeathsig");
+  if (getppid() != p->server) {
+    errno = ESRCH;
+    return child_fail(p, "parent-death signal");
+  }
+  sigprocmask(SIG_SETMASK, &none, NULL);
   char *envp[] = {NULL};
-  if (!e) e = posix_spawn(pid, argv[0], &fa, &attr, argv, envp);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  return e;
+  execve(p->argv[0], p->argv, envp);
+  return child_fail(p, "exec");
+}
+
+static int start_child(pid_t *pid, struct plan *p, int ends[PIPES], int files[], int nfiles) {
+  p->nfd = PIPES + nfiles;
+  p->park = p->nfd;
+  for (int i = 0; i < p->nfd; i++) {
+    p->src[i] = i < PIPES ? ends[i] : files[i - PIPES];
+    if (p->src[i] >= p->park) p->park = p->src[i] + 1;
+  }
+  p->server = getpid();
+  p->err = 0;
+  p->step = NULL;
+  // CLONE_VM | CLONE_VFORK, as posix_spawn: the child shares this memory until its exec
+  // instead of copying the page tables, and this process waits until then.
+  pid_t child = clone(child_main, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+  if (child < 0) {
+    p->step = "clone";
+    return errno;
+  }
+  if (p->err) {
+    waitpid(child, NULL, 0);  // gone already: not reported as an exit
+    return p->err;
+  }
+  *pid = child;
+  return 0;
 }
 
 static int digits_only(const char *s) {
@@ -203,57 +266,134 @@ static void forget(struct job *j) {
   memset(j, 0, sizeof *j);
 }
 
-static void failed(const char *id, int e) {
+static void failed(const char *id, int e, const char *step) {
   char num[16];
   snprintf(num, sizeof num, "%d", e);
-  reply_text(3, "failed", id, num);
+  reply_text(4, "failed", id, num, step ? step : "");
 }
 
-static void spawn(char **f, int nf) {
-  // f: "spawn" ID PATH NFILES FILE... ARGV...
-  if (nf < 5 || !digits_only(f[1])) {
-    fprintf(stderr, "runbox-forkserver: malformed spawn request\n");
+// A count field followed by that many fields, from f[*at]; -1 when malformed.
+static int counted(char **f, int nf, int *at, int max) {
+  if (*at >= nf) return -1;
+  char *end;
+  long n = strtol(f[*at], &end, 10);
+  if (*end || !*f[*at] || n < 0 || n > max || *at + 1 + n > nf) return -1;
+  int first = *at + 1;
+  *at = first + (int)n;
+  return first;
+}
+
+static int parse_limit(const char *s, const char *stop, rlim_t *out) {
+  if ((size_t)(stop - s) == 3 && !strncmp(s, "inf", 3)) {
+    *out = RLIM_INFINITY;
+    return 0;
+  }
+  if (s == stop) return -1;
+  unsigned long long v = 0;
+  for (const char *c = s; c < stop; c++) {
+    if (*c < '0' || *c > '9' || v > (~0ULL - 9) / 10) return -1;
+    v = v * 10 + (unsigned)(*c - '0');
+  }
+  *out = (rlim_t)v;
+  return 0;
+}
+
+// "RES=SOFT:HARD"
+static int parse_rlimit(const char *s, int *res, struct rlimit *rl) {
+  static const struct {
+    const char *name;
+    int res;
+  } table[] = {
+      {"cpu", RLIMIT_CPU},     {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}, {"core", RLIMIT_CORE},
+      {"nproc", RLIMIT_NPROC}, {"stack", RLIMIT_STACK}, {"as", RLIMIT_AS},
+  };
+  const char *eq = strchr(s, '=');
+  const char *colon = eq ? strchr(eq, ':') : NULL;
+  if (!colon) return -1;
+  *res = -1;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strlen(table[i].name) == (size_t)(eq - s) && !strncmp(table[i].name, s, (size_t)(eq - s))) *res = table[i].res;
+  if (*res < 0) return -1;
+  if (parse_limit(eq + 1, colon, &rl->rlim_cur) || parse_limit(colon + 1, colon + 1 + strlen(colon + 1), &rl->rlim_max)) return -1;
+  return rl->rlim_cur <= rl->rlim_max ? 0 : -1;
+}
+
+static int parse_id(const char *s, long *out) {
+  if (!*s) {
+    *out = -1;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  // Never root: the ids are the slot's.
+  if (errno || *end || v <= 0 || v > 0x7fffffff) return -1;
+  *out = v;
+  return 0;
+}
+
+static void start(char **f, int nf) {
+  // f: "start" ID NJOIN CGROUP... NFILES FILE... NRLIMITS RLIMIT... UID GID ARGV0 ARGV...
+  if (nf < 2 || !digits_only(f[1])) {
+    fprintf(stderr, "runbox-forkserver: malformed start request\n");
     return;
   }
   const char *id = f[1];
-  char *end;
-  long nfiles = strtol(f[3], &end, 10);
-  if (*end || nfiles < 0 || nfiles > MAX_FILES || 4 + nfiles >= nf) {
-    failed(id, EINVAL);
+  static struct plan p;
+  memset(&p, 0, sizeof p);
+  int at = 2;
+  int join = counted(f, nf, &at, MAX_JOIN);
+  int file = join < 0 ? -1 : counted(f, nf, &at, MAX_FILES);
+  int lim = file < 0 ? -1 : counted(f, nf, &at, MAX_RLIMITS);
+  if (lim < 0 || at + 3 > nf || parse_id(f[at], &p.uid) || parse_id(f[at + 1], &p.gid) || (p.uid < 0) != (p.gid < 0) ||
+      f[at + 2][0] != '/') {
+    failed(id, EINVAL, "request");
     return;
   }
-  char **argv = f + 4 + nfiles;
+  int nfiles = lim - 1 - file;
+  p.njoin = file - 1 - join;
+  for (int k = 0; k < p.njoin; k++) p.join[k] = f[join + k];
+  p.nrlimit = at - lim;
+  for (int k = 0; k < p.nrlimit; k++)
+    if (parse_rlimit(f[lim + k], &p.rlimit[k].res, &p.rlimit[k].rl)) {
+      failed(id, EINVAL, f[lim + k]);
+      return;
+    }
+  p.argv = f + at + 2;
   struct job *j = NULL;
   for (int k = 0; k < MAX_JOBS && !j; k++)
     if (!jobs[k].used) j = &jobs[k];
   if (!j || find(id)) {
-    failed(id, j ? EEXIST : EAGAIN);
+    failed(id, j ? EEXIST : EAGAIN, "request");
     return;
   }
   int mine[PIPES], theirs[PIPES], files[MAX_FILES];
   int made = 0, opened = 0, e = 0;
+  const char *step = "pipe";
   for (; made < PIPES; made++) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) != 0) {
       e = errno;
       goto cleanup;
     }
-    theirs[made] = child_reads[made] ? p[0] : p[1];
-    mine[made] = child_reads[made] ? p[1] : p[0];
+    theirs[made] = child_reads[made] ? pp[0] : pp[1];
+    mine[made] = child_reads[made] ? pp[1] : pp[0];
     // Only this side is non-blocking: each end is its own open file.
     fcntl(mine[made], F_SETFL, O_NONBLOCK);
     // Staged files can be megabytes: larger pipes, fewer wake-ups (best effort).
     if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
   }
   for (; opened < nfiles; opened++) {
-    files[opened] = open(f[4 + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    files[opened] = open(f[file + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (files[opened] < 0) {
       e = errno;
+      step = f[file + opened];
       goto cleanup;
     }
   }
-  pid_t pid;
-  e = start_child(&pid, theirs, files, (int)nfiles, argv);
+  pid_t pid = 0;
+  e = start_child(&pid, &p, theirs, files, nfiles);
+  step = p.step;
   if (e) goto cleanup;
   for (int k = 0; k < PIPES; k++) close(theirs[k]);
   for (int k = 0; k < opened; k++) close(files[k]);
@@ -263,7 +403,7 @@ static void spawn(char **f, int nf) {
   memcpy(j->fd, mine, sizeof mine);
   char num[16];
   snprintf(num, sizeof num, "%d", (int)pid);
-  reply_text(3, "spawned", id, num);
+  reply_text(3, "started", id, num);
   return;
 cleanup:
   for (int k = 0; k < made; k++) {
@@ -271,7 +411,7 @@ cleanup:
     close(theirs[k]);
   }
   for (int k = 0; k < opened; k++) close(files[k]);
-  failed(id, e);
+  failed(id, e, step);
 }
 
 static unsigned long long num_field(const char *s) {
@@ -305,20 +445,8 @@ static void run(char **f, const size_t *len, int nf) {
   j->outmax = num_field(f[4]);
   j->diagmax = num_field(f[5]);
   j->stream = f[6][0] == '1';
-  if (!j->launched) close_fd(j, ARGV);
   set_write(j, IN, f[7], len[7]);
   set_write(j, STAGE_IN, f[8], len[8]);
-}
-
-static void launch(char **f, const size_t *len, int nf) {
-  // f: "launch" ID ARGV
-  struct job *j = nf == 3 ? find(f[1]) : NULL;
-  if (!j || j->launched || j->running || len[2] == 0) {
-    fprintf(stderr, "runbox-forkserver: malformed launch request\n");
-    return;
-  }
-  j->launched = 1;
-  set_write(j, ARGV, f[2], len[2]);
 }
 
 static void discard(char **f, int nf) {
@@ -443,9 +571,8 @@ static void handle(unsigned char *body, size_t len) {
     at += 4 + n;
   }
   fields[nf] = NULL;
-  if (!strcmp(fields[0], "spawn")) spawn(fields, (int)nf);
+  if (!strcmp(fields[0], "start")) start(fields, (int)nf);
   else if (!strcmp(fields[0], "run")) run(fields, lengths, (int)nf);
-  else if (!strcmp(fields[0], "launch")) launch(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
   else fprintf(stderr, "runbox-forkserver: unknown request\n");
 }
@@ -523,8 +650,8 @@ int main(void) {
       struct job *j = &jobs[k];
       if (!j->used) continue;
       for (int i = 0; i < PIPES; i++) {
-        // Before its run, a launched job's command line may still be on its way.
-        if (j->fd[i] < 0 || (!j->running && !(child_reads[i] && j->w[i].len > j->w[i].off))) continue;
+        // Until its run, a started job's launcher sets up and waits: nothing to move.
+        if (j->fd[i] < 0 || !j->running) continue;
         owner[n].job = k;
         owner[n].pipe = i;
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};

@@ -2,17 +2,35 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as os } from 'node:os';
 
-// Shims are started by runbox-forkserver (native/forkserver.c), a small process this
-// one starts once, and the bytes of their streams move through it: Node forks itself
-// for every child_process.spawn (copying the page tables of its whole heap, which
-// blocked the event loop for milliseconds per stage), and seven pipes per stage cost
-// it more than the stage's policy does. The server writes a stage's command line, stdin
-// and stage-in, keeps the first bytes of its output and counts the rest, and answers
-// once every stream has ended. Timers, process counts, kills and verdicts stay here
-// (run.ts), and so does every decision.
+// Launchers are started by runbox-forkserver (native/forkserver.c), a small process
+// this one starts once, and the bytes of their streams move through it: Node forks
+// itself for every child_process.spawn (copying the page tables of its whole heap, which
+// blocked the event loop for milliseconds per stage), and six pipes per stage cost it
+// more than the stage's policy does. The server's child joins the job's cgroups, sets
+// rlimits and drops to the slot's ids before its exec; the server writes a stage's
+// stdin and stage-in, keeps the first bytes of its output and counts the rest, and
+// answers once every stream has ended. Timers, process counts, kills and verdicts stay
+// here (run.ts), and so does every decision.
 
-/** Descriptors 7... of a shim: files the server opens for it (SHIM_PIPES is their first). */
-export const SHIM_PIPES = 7;
+/** Descriptors 6... of a started process: files the server opens for it (STAGE_PIPES is their first). */
+export const STAGE_PIPES = 6;
+
+/** Resources a started process's rlimits may set. */
+export type RlimitName = 'cpu' | 'fsize' | 'nofile' | 'core' | 'nproc' | 'stack' | 'as';
+
+/** What the server's child does before it executes argv[0]. */
+export interface StartRequest {
+  /** An absolute path and its command line. */
+  argv: readonly string[];
+  /** cgroup.procs files the child joins, as root. */
+  join?: readonly string[];
+  /** Files the server opens write-only, as root, for the child's descriptors 6... */
+  files?: readonly string[];
+  /** Soft and hard limits ('inf' for none). */
+  rlimits?: readonly { resource: RlimitName; soft: number | 'inf'; hard: number | 'inf' }[];
+  /** Drops to these ids (no supplementary groups, no_new_privs) after the above. */
+  user?: { uid: number; gid: number };
+}
 
 /** What a stage's streams came to. */
 export interface StageStreams {
@@ -40,8 +58,8 @@ export interface StageIo {
   onFlood: () => void;
 }
 
-/** A started shim: its pid, how it ended, and its stage's streams through the server. */
-export class ShimProcess extends EventEmitter {
+/** A started process: its pid, how it ended, and its stage's streams through the server. */
+export class StageProcess extends EventEmitter {
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
   private referenced = true;
@@ -60,7 +78,7 @@ export class ShimProcess extends EventEmitter {
     return this.exitCode !== null || this.signalCode !== null;
   }
 
-  /** Called by the server when the shim's exit is reported. */
+  /** Called by the server when the process's exit is reported. */
   ended(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exited) return;
     this.exitCode = code;
@@ -69,10 +87,9 @@ export class ShimProcess extends EventEmitter {
     this.emit('exit', code, signal);
   }
 
-  /** Sends the stage: its command line (the rest of the shim's), stdin and stage-in.
-   *  Settles once every stream of the shim has ended. */
+  /** Sends the stage: stdin and stage-in. Settles once every stream of the process has ended. */
   run(io: StageIo): Promise<StageStreams> {
-    if (this.io || this.streamsDone) return Promise.reject(new Error('this shim has run already'));
+    if (this.io || this.streamsDone) return Promise.reject(new Error('this process has run already'));
     const done = new Promise<StageStreams>((resolve, reject) => {
       this.io = { resolve, reject, onFlood: io.onFlood, ...(io.onChunk ? { onChunk: io.onChunk } : {}) };
     });
@@ -84,15 +101,8 @@ export class ShimProcess extends EventEmitter {
     return done;
   }
 
-  /** Sends the rest of the shim's command line ahead of run(): the launcher starts, and
-   *  its runbox-init waits for the stage archive. */
-  launch(argv: Buffer): void {
-    if (this.io || this.streamsDone) throw new Error('this shim has run already');
-    this.server.request(['launch', this.id, argv]);
-  }
-
-  /** Calls the stage off: the shim reads an empty command line and leaves (a launched
-   *  runbox-init, an empty stage archive). */
+  /** Calls the stage off: its pipes close (a launched runbox-init reads an empty stage
+   *  archive and leaves). */
   discard(): void {
     if (this.io || this.streamsDone) return;
     this.streamsDone = true;
@@ -121,13 +131,13 @@ export class ShimProcess extends EventEmitter {
     else io.resolve(s);
   }
 
-  /** Keeps this process alive until the shim has exited (a running stage). */
+  /** Keeps this process alive until the started one has exited (a running stage). */
   ref(): void {
     if (!this.referenced && !this.exited) this.server.hold();
     this.referenced = true;
   }
 
-  /** A shim waiting for its stage must not keep an idle process alive. */
+  /** A launcher waiting for its stage must not keep an idle process alive. */
   unref(): void {
     if (this.referenced && !this.exited) this.server.unhold();
     this.referenced = false;
@@ -162,11 +172,11 @@ function frame(fields: readonly (string | Buffer)[]): Buffer[] {
 export class ForkServer {
   private readonly child: ChildProcess;
   private readonly waiting = new Map<string, Waiting>();
-  /** Shims by pid (for exits) and by request id (for streams). */
-  private readonly byPid = new Map<number, ShimProcess>();
-  private readonly byId = new Map<string, ShimProcess>();
-  /** Shims reported started whose object does not exist yet, with their exit if it came
-   *  first (a shim that failed at once). Other unknown pids (a failed exec's child) are ignored. */
+  /** Started processes by pid (for exits) and by request id (for streams). */
+  private readonly byPid = new Map<number, StageProcess>();
+  private readonly byId = new Map<string, StageProcess>();
+  /** Processes reported started whose object does not exist yet, with their exit if it
+   *  came first (a launcher that failed at once). */
   private readonly starting = new Map<number, [number | null, NodeJS.Signals | null] | null>();
   private seq = 0;
   private holds = 0;
@@ -184,7 +194,7 @@ export class ForkServer {
       this.gone = e;
       for (const w of this.waiting.values()) w.reject(e);
       this.waiting.clear();
-      // Its shims die with it (their parent-death signal).
+      // What it started dies with it (their parent-death signal).
       for (const s of this.byId.values()) s.streams(e);
       for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
       this.byId.clear();
@@ -275,23 +285,25 @@ export class ForkServer {
       case 'exit': {
         const code = num(2);
         const how: [number | null, NodeJS.Signals | null] = code >= 0 ? [code, null] : [null, signalName(num(3)) ?? 'SIGKILL'];
-        const shim = this.byPid.get(num(1));
-        if (shim) {
+        const started = this.byPid.get(num(1));
+        if (started) {
           this.byPid.delete(num(1));
-          shim.ended(...how);
+          started.ended(...how);
         } else if (this.starting.has(num(1))) this.starting.set(num(1), how);
         return;
       }
-      case 'spawned':
+      case 'started':
       case 'failed': {
         const w = this.waiting.get(text(1));
         if (!w) return;
         this.waiting.delete(text(1));
-        if (text(0) === 'spawned') {
+        if (text(0) === 'started') {
           this.starting.set(num(2), null);
           w.resolve(num(2));
+        } else {
+          const code = errnoName(num(2));
+          w.reject(Object.assign(new Error(`cannot start the launcher (${f[3] ? text(3) : 'request'}): ${code}`), { code }));
         }
-        else w.reject(Object.assign(new Error(`cannot start the shim: ${errnoName(num(2))}`), { code: errnoName(num(2)) }));
         return;
       }
       case 'chunk':
@@ -318,29 +330,32 @@ export class ForkServer {
     }
   }
 
-  /** Starts `path` with fresh pipes on 0-6 and `files` (opened write-only by the server, as root) on 7... */
-  async spawn(path: string, args: readonly string[], files: readonly string[] = []): Promise<ShimProcess> {
+  /** Starts `req.argv[0]` with fresh pipes on 0-5 and `req.files` on 6... (see StartRequest). */
+  async start(req: StartRequest): Promise<StageProcess> {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
+    const list = (items: readonly string[] = []) => [String(items.length), ...items];
+    const limits = (req.rlimits ?? []).map((r) => `${r.resource}=${r.soft}:${r.hard}`);
+    const ids = req.user ? [String(req.user.uid), String(req.user.gid)] : ['', ''];
     // Fields travel NUL-terminated to the server, which hands them to execve as C strings.
-    const fields = ['spawn', id, path, String(files.length), ...files, path, ...args];
+    const fields = ['start', id, ...list(req.join), ...list(req.files), ...list(limits), ...ids, ...req.argv];
     if (fields.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     const started = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     this.request(fields);
     this.setRef();
     const pid = await started;
-    const shim = new ShimProcess(pid, id, this);
+    const child = new StageProcess(pid, id, this);
     this.holds++;
-    this.byId.set(id, shim);
+    this.byId.set(id, child);
     const early = this.starting.get(pid);
     this.starting.delete(pid);
-    if (early) shim.ended(...early);
-    else this.byPid.set(pid, shim);
+    if (early) child.ended(...early);
+    else this.byPid.set(pid, child);
     this.setRef();
-    return shim;
+    return child;
   }
 
-  /** Ends the server; its shims die with it. */
+  /** Ends the server; what it started dies with it. */
   close(): void {
     this.child.stdin!.end();
   }
@@ -349,7 +364,7 @@ export class ForkServer {
 let server: ForkServer | null = null;
 
 /** The pid of this process's fork server, if one is running (its CPU and its reaped
- *  shims' are not in this process's children's figures: see bench/cpu.ts). */
+ *  children's are not in this process's children's figures: see bench/cpu.ts). */
 export function forkServerPid(): number | undefined {
   return server?.alive ? server.pid : undefined;
 }

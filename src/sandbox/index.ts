@@ -14,7 +14,7 @@ import type { Sandbox } from './spec.js';
 export type LauncherName = 'bwrap' | 'nsjail';
 export type * from './spec.js';
 
-const NATIVE_FILES = ['runbox-shim', 'runbox-forkserver', 'init', 'seccomp.bpf', 'seccomp.kafel'];
+const NATIVE_FILES = ['runbox-forkserver', 'init', 'seccomp.bpf', 'seccomp.kafel'];
 
 const isExecutable = (p: string) => access(p, constants.X_OK).then(() => true, () => false);
 
@@ -78,7 +78,6 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
 
   const ctx: RunContext = {
     cgroups: await runnerCgroups(),
-    shimPath: join(NATIVE_BUILD_DIR, 'runbox-shim'),
     forkServerPath: join(NATIVE_BUILD_DIR, 'runbox-forkserver'),
     helpersDir: NATIVE_BUILD_DIR,
     launcherPath,

@@ -3,29 +3,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
-import { forkServer, SHIM_PIPES, type ShimProcess, type StageStreams } from './fork-server.js';
+import { forkServer, STAGE_PIPES, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
 
-// One stage in one sandbox, whatever the launcher: job cgroup, the shim, the streams,
+// One stage in one sandbox, whatever the launcher: job cgroup, the launcher, the streams,
 // the watchdogs (wall timer, process count, output flood) and the verdict. The verdict
 // comes from what the runner saw and the cgroup's counters, never from the exit code
 // alone: a program may exit 137 or 153 by itself.
 //
-// A stage starts in two steps. `prepare` creates the job cgroup, starts the shim (which
-// joins it) and sends the launcher's command line: the launcher builds the sandbox and
-// runbox-init waits in it for the stage archive. `runStage` sends the archive (the
-// program, its environment and files) and stdin. Starting the shim and the launcher's
-// set-up take milliseconds (new processes, namespaces, mounts), so a runner prepares a
+// A stage starts in two steps. `prepare` creates the job cgroup and starts the launcher
+// in it (the fork server's child joins it, sets rlimits and drops privileges first): the
+// launcher builds the sandbox and runbox-init waits in it for the stage archive.
+// `runStage` sends the archive (the program, its environment and files) and stdin. The
+// launcher's start and set-up take milliseconds (new processes, namespaces, mounts), so a runner prepares a
 // slot's next stage ahead of time (warm.ts) for the image and limits it expects; a
 // stage that needs others is prepared afresh. Each sandbox runs one stage.
 
 export interface RunContext {
   cgroups: CgroupBackend;
-  /** native/build/runbox-shim */
-  shimPath: string;
-  /** native/build/runbox-forkserver, which starts the shims (fork-server.ts) */
+  /** native/build/runbox-forkserver, which starts the launchers (fork-server.ts) */
   forkServerPath: string;
   /** native/build, mounted at /.runbox */
   helpersDir: string;
@@ -43,10 +41,6 @@ const STAGE_OUT_SLACK_BYTES = 64 * 1024;
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
-/** The shim's pipes (fork-server.ts): 0-2 the program's, 3 stage-in, 4 stage-out, 5 launcher log, 6 the rest of
- *  argv, then the program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
-const ARGV_FD = 6;
-
 /** What a sandbox is built for: a stage fits a prepared one when all of it is the same. */
 export interface LaunchKey {
   rootfs: string;
@@ -61,11 +55,13 @@ export interface LaunchKey {
 export interface Prepared {
   key: LaunchKey;
   job: JobCgroup;
-  child: ShimProcess;
+  /** The launcher: pipes 0-2 the program's, 3 stage-in, 4 stage-out, 5 its log, then the
+   *  program's cgroup.procs files (opened by the fork server, as root), which runbox-init joins. */
+  child: StageProcess;
   plan: LaunchPlan;
   /** The launcher's config file (nsjail), removed with the stage. */
   configPath: string | undefined;
-  /** Settles when the shim (later the launcher) has exited. */
+  /** Settles when the launcher has exited. */
   gone: Promise<void>;
 }
 
@@ -104,19 +100,18 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
     configPath = newConfigPath();
     const plan = ctx.plan({
       spec: { rootfs: key.rootfs }, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath,
-      programCgroupFds: job.programProcsFiles.map((_, i) => SHIM_PIPES + i),
+      programCgroupFds: job.programProcsFiles.map((_, i) => STAGE_PIPES + i),
     });
-    const rest = shimArgs(plan, limits, uid);
-    // The command line goes as NUL-separated strings: none may contain a NUL itself.
-    if (rest.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     if (plan.configText === undefined) configPath = undefined;
     else writeFileSync(configPath, plan.configText, { mode: 0o600 });
-    const args: string[] = [];
-    for (const f of job.procsFiles) args.push('--cgroup', f);
-    args.push('--argv-fd', String(ARGV_FD));
-    const child = await forkServer(ctx.forkServerPath).spawn(ctx.shimPath, args, job.programProcsFiles);
+    const child = await forkServer(ctx.forkServerPath).start({
+      argv: plan.argv,
+      join: job.procsFiles,
+      files: job.programProcsFiles,
+      rlimits: rlimits(limits),
+      ...(plan.dropPrivileges ? { user: { uid, gid: uid } } : {}),
+    });
     const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.launch(Buffer.from(rest.map((a) => `${a}\0`).join('')));
     return { key, job, child, plan, configPath, gone };
   } catch (e) {
     removeConfig(configPath);
@@ -130,10 +125,9 @@ export function usable(p: Prepared, key: LaunchKey): boolean {
   return !p.child.exited && sameLaunchKey(p.key, key);
 }
 
-/** Calls a prepared stage off: runbox-init exits on an empty stage archive (a shim
- *  not yet past its command line, on an empty one). */
+/** Calls a prepared stage off: runbox-init exits on an empty stage archive. */
 export async function discard(p: Prepared): Promise<void> {
-  // Referenced again, so that the process stays up until the shim is gone.
+  // Referenced again, so that the process stays up until the launcher is gone.
   p.child.ref();
   p.child.discard();
   let timer: NodeJS.Timeout | undefined;
@@ -153,17 +147,14 @@ function removeConfig(path: string | undefined): void {
   }
 }
 
-function shimArgs(plan: LaunchPlan, limits: SandboxLimits, uid: number): string[] {
-  const args: string[] = [];
+function rlimits(limits: SandboxLimits): NonNullable<StartRequest['rlimits']> {
   const cpu = limits.cpuTimeRlimitSeconds;
-  args.push(
-    '--rlimit', `cpu=${cpu}:${cpu}`,
-    '--rlimit', `fsize=${limits.fileSizeBytes}:${limits.fileSizeBytes}`,
-    '--rlimit', `nofile=${limits.openFiles}:${limits.openFiles}`,
-    '--rlimit', 'core=0:0',
-  );
-  if (plan.dropPrivileges) args.push('--uid', String(uid), '--gid', String(uid));
-  return [...args, '--', ...plan.argv];
+  return [
+    { resource: 'cpu', soft: cpu, hard: cpu },
+    { resource: 'fsize', soft: limits.fileSizeBytes, hard: limits.fileSizeBytes },
+    { resource: 'nofile', soft: limits.openFiles, hard: limits.openFiles },
+    { resource: 'core', soft: 0, hard: 0 },
+  ];
 }
 
 // Launcher config files (nsjail's) live in a directory of this process, readable by

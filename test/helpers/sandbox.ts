@@ -33,11 +33,8 @@ export function imageRootfs(image: string): { rootfs: string } | { skip: string 
 function bwrapUnusable(): string | null {
   const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
   if (!bwrap) return 'bwrap not found on PATH';
-  const uid = String(loadConfig().RUNBOX_SANDBOX_UID_BASE + TEST_SLOT_BASE + 99);
-  const r = spawnSync(join(NATIVE_BUILD_DIR, 'runbox-shim'), ['--uid', uid, '--gid', uid, '--', bwrap, '--unshare-user', '--ro-bind', '/', '/', '/bin/true'], {
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
+  const uid = loadConfig().RUNBOX_SANDBOX_UID_BASE + TEST_SLOT_BASE + 99;
+  const r = spawnSync(bwrap, ['--unshare-user', '--ro-bind', '/', '/', '/bin/true'], { uid, gid: uid, encoding: 'utf8', timeout: 10_000 });
   return r.status === 0 ? null : `bwrap cannot make a user namespace as an unprivileged user here: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
 }
 

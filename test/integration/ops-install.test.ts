@@ -32,7 +32,7 @@ describe('scripts/install', function () {
     const r = install(['--prefix', root, '--role', 'all']);
     expect(r.status, r.out).to.equal(0);
     const app = join(root, 'opt/runbox');
-    for (const f of ['dist/src/cli/start.js', 'dist/src/cli/admin.js', 'dist/browser/widget.js', 'dist/browser/portal.js', 'native/build/runbox-shim', 'native/build/runbox-forkserver', 'package.json', 'scripts/runbox-admin']) {
+    for (const f of ['dist/src/cli/start.js', 'dist/src/cli/admin.js', 'dist/browser/widget.js', 'dist/browser/portal.js', 'native/build/runbox-forkserver', 'native/build/init', 'package.json', 'scripts/runbox-admin']) {
       expect(existsSync(join(app, f)), f).to.equal(true);
     }
     expect(readdirSync(join(app, 'rootfs')).filter((f) => f.endsWith('.json')).length).to.be.greaterThan(0);

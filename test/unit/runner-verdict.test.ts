@@ -61,7 +61,7 @@ describe('runner: sandbox outcome to result fields', () => {
   });
 
   it('a sandbox internal error means the job was not run', () => {
-    expect(() => executionFields(outcome({ status: 'internal_error', exitCode: null, diagnostic: 'shim failed' }))).to.throw(NotStarted);
+    expect(() => executionFields(outcome({ status: 'internal_error', exitCode: null, diagnostic: 'launcher failed' }))).to.throw(NotStarted);
   });
 });
 

@@ -47,7 +47,7 @@ async function doctorChecks(): Promise<Check[]> {
     detail: launchers.length ? `found ${launchers.join(', ')}` : 'neither bwrap nor nsjail on PATH',
     fix: 'apt-get install bubblewrap (run `npm run setup`)',
   });
-  const nativeOk = existsSync(join(NATIVE_BUILD_DIR, 'runbox-shim')) && existsSync(join(NATIVE_BUILD_DIR, 'runbox-seccomp'));
+  const nativeOk = ['runbox-forkserver', 'init', 'runbox-seccomp'].every((f) => existsSync(join(NATIVE_BUILD_DIR, f)));
   checks.push({ name: 'native helpers', ok: nativeOk, detail: nativeOk ? 'built' : 'native/build is incomplete', fix: 'run `npm run build`' });
   for (const image of DEFAULT_IMAGES) {
     const ok = existsSync(join(config.RUNBOX_IMAGES_DIR, image, 'manifest.json'));

@@ -107,7 +107,7 @@ class JobV1 implements JobCgroup {
 
   async killAll(spare?: number): Promise<void> {
     // Every hierarchy holds the same processes once joined; a process that had joined
-    // only some of them (a failed shim) is caught by checking each.
+    // only some of them (a launcher that failed to start) is caught by checking each.
     for (const f of [...this.programProcsFiles, ...this.procsFiles]) await killUntilEmpty(f, spare);
   }
 

@@ -2,7 +2,7 @@ import { SANDBOX_LAYOUT } from '../spec.js';
 import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
 import { procMasks } from './world.js';
 
-// bubblewrap (Debian 0.8), run unprivileged: the shim has already dropped to the slot's
+// bubblewrap (Debian 0.8), run unprivileged: the fork server's child has dropped to the slot's
 // uid, and bwrap maps that same uid inside a new user namespace. Its `--dev` makes the
 // /dev that world.ts describes (and nsjail copies).
 

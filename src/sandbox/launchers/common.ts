@@ -24,7 +24,7 @@ export interface LaunchRequest {
 export interface LaunchPlan {
   /** argv[0] is the launcher's absolute path. */
   argv: string[];
-  /** The shim drops to the slot's uid/gid before exec (unprivileged launcher). */
+  /** The fork server's child drops to the slot's uid/gid before exec (unprivileged launcher). */
   dropPrivileges: boolean;
   /** The launcher's own processes in the job cgroup, runbox-init included: not the program's. */
   fixedProcesses: number;

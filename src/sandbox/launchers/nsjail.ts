@@ -6,7 +6,7 @@ import { DEV_LINKS, DEV_NODES, DEVPTS_OPTIONS, procMasks } from './world.js';
 // nsjail, run as root: it builds the namespaces and mounts, then drops to the slot's
 // uid itself. No user namespace: ids inside are the host's ids, so the tmpfs owners
 // below are real. Memory, tasks and CPU are the job cgroup's job, never nsjail's; the
-// rlimits are the shim's, as under bubblewrap.
+// rlimits are set by the fork server's child before the exec, as under bubblewrap.
 //
 // Everything goes in a config file (protobuf text) written for each run: only there
 // can a mount carry nosuid/nodev/noexec, so every mount has bubblewrap's flags.
@@ -99,7 +99,7 @@ export function nsjailConfig(req: LaunchRequest): string {
     // No envar: runbox-init starts with an empty environment (keep_env is off) and
     // gives the program its own.
     pass_fd: [...PASSED_FDS, ...(req.programCgroupFds ?? [])],
-    // The shim has set the rlimits; nsjail must not replace them with its own defaults.
+    // The fork server's child has set the rlimits; nsjail must not replace them with its own defaults.
     disable_rl: true,
     clone_newuser: false,
     uidmap: { inside_id: String(uid) },
