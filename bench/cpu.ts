@@ -103,6 +103,36 @@ export function mainThreadSched(): { onCpuMs: number; waitMs: number } {
   return { onCpuMs: run! / 1e6, waitMs: wait! / 1e6 };
 }
 
+/**
+ * The event loop's own blocks, ms: a 1 ms timer's lateness at each turn, less the time
+ * the main thread spent runnable but waiting for a core meanwhile (its schedstat run
+ * delay). What is left is the loop's work and any sleep inside a synchronous call: time
+ * the loop could not turn although it had a core. On a host whose cores the sandboxes
+ * keep busy, the plain delay (eventLoopBlocks) is mostly that wait.
+ */
+export function eventLoopOwnBlocks(): { stop(): { p50: number; p99: number; max: number; turns: number } } {
+  const file = `/proc/${process.pid}/task/${process.pid}/schedstat`;
+  const runDelayNs = () => Number(readFileSync(file, 'utf8').split(' ')[1]);
+  const blocks: number[] = [];
+  let last = performance.now();
+  let lastWait = runDelayNs();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const wait = runDelayNs();
+    blocks.push(Math.max(0, now - last - 1 - (wait - lastWait) / 1e6));
+    last = now;
+    lastWait = wait;
+  }, 1);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      const sorted = blocks.sort((a, b) => a - b);
+      const at = (q: number) => +(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0).toFixed(2);
+      return { p50: at(0.5), p99: at(0.99), max: +(sorted.at(-1) ?? 0).toFixed(2), turns: sorted.length };
+    },
+  };
+}
+
 /** The event loop's blocks over an interval, ms (resolution 1 ms). */
 export function eventLoopBlocks(): { stop(): { p50: number; p99: number; max: number } } {
   const h = monitorEventLoopDelay({ resolution: 1 });

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { loadAverage, QUICK, row, runIfMain, writeResult, type BenchOutcome } from './common.js';
-import { cpuDelta, eventLoopBlocks, mainThreadSched, postgresCpu, postgresCpuDelta, procCpu, runnerCpu } from './cpu.js';
+import { cpuDelta, eventLoopBlocks, eventLoopOwnBlocks, mainThreadSched, postgresCpu, postgresCpuDelta, procCpu, runnerCpu } from './cpu.js';
 import { bareHello, benchStack, HELLO_PY, imageRootfs, load, PYTHON, unsuccessful } from './stack.js';
 
 // Runs finished per second with every runner slot busy: a backlog of python hello
@@ -12,8 +12,9 @@ import { bareHello, benchStack, HELLO_PY, imageRootfs, load, PYTHON, unsuccessfu
 // Node, which is this process, the sandbox children (its fork server's and the launchers that
 // server waited for), the database's
 // backends) against the bare pool's (this process launching the interpreters, and
-// the interpreters), and the runner's event-loop blocks while it drains, beside the time
-// its main thread spent runnable but waiting for a CPU.
+// the interpreters), and the runner's event-loop delay while it drains, the time its main
+// thread spent runnable but waiting for a CPU, and (in one more drain) the loop's own
+// blocks: its delay less that wait.
 
 const JOBS = Number(process.env.RUNBOX_BENCH_RUNS ?? (QUICK ? 40 : 300));
 const ROUNDS = QUICK ? 1 : 2;
@@ -37,6 +38,19 @@ export async function benchThroughput(): Promise<BenchOutcome> {
   const s = await benchStack('bench_throughput', { accounts: 20 });
   const loadBefore = loadAverage();
   const slots = s.config.RUNBOX_RUNNER_SLOTS;
+  /** A backlog of JOBS python hello worlds, submitted with the runner stopped. */
+  const submitBacklog = async () => {
+    const sub = await load({ url: s.url, path: '/api/v2/run-code/', keys: s.keys, body: { code: HELLO_PY, compiler: PYTHON }, connections: 4, amount: JOBS });
+    const accepted = Object.entries(sub.statuses).filter(([k]) => k.startsWith('2')).reduce((n, [, v]) => n + v, 0);
+    if (accepted !== JOBS) throw new Error(`only ${accepted} of ${JOBS} submissions accepted: ${JSON.stringify(sub.statuses)}`);
+  };
+  const drained = async () => {
+    for (;;) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM submissions WHERE state IN ('queued', 'running')`.execute(s.db.db);
+      if (rows[0]!.n === 0) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   try {
     const rootfs = imageRootfs(s.config, 'python3.9');
     const runnerRates: number[] = [];
@@ -54,20 +68,14 @@ export async function benchThroughput(): Promise<BenchOutcome> {
       // Earlier rounds' rows stay; this round's are those created from here on.
       const since = (await sql<{ t: Date }>`SELECT clock_timestamp() AS t`.execute(s.db.db)).rows[0]!.t;
       const api0 = s.apiPid ? procCpu(s.apiPid).selfMs : 0;
-      const sub = await load({ url: s.url, path: '/api/v2/run-code/', keys: s.keys, body: { code: HELLO_PY, compiler: PYTHON }, connections: 4, amount: JOBS });
-      const accepted = Object.entries(sub.statuses).filter(([k]) => k.startsWith('2')).reduce((n, [, v]) => n + v, 0);
-      if (accepted !== JOBS) throw new Error(`only ${accepted} of ${JOBS} submissions accepted: ${JSON.stringify(sub.statuses)}`);
+      await submitBacklog();
       if (s.apiPid) cpu.api += procCpu(s.apiPid).selfMs - api0;
       await s.startRunner();
       const pg0 = await postgresCpu(s.db.db);
       const r0 = runnerCpu();
       const loop = eventLoopBlocks();
       const sched0 = mainThreadSched();
-      for (;;) {
-        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM submissions WHERE state IN ('queued', 'running')`.execute(s.db.db);
-        if (rows[0]!.n === 0) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await drained();
       blocks.push(loop.stop());
       const sched1 = mainThreadSched();
       cpu.runnerWaitMs += sched1.waitMs - sched0.waitMs;
@@ -82,6 +90,16 @@ export async function benchThroughput(): Promise<BenchOutcome> {
       const { rows } = await sql<{ seconds: number }>`SELECT extract(epoch FROM max(finished_at) - min(finished_at))::float8 AS seconds FROM submissions WHERE created_at >= ${since}`.execute(s.db.db);
       runnerRates.push((JOBS - 1) / rows[0]!.seconds);
     }
+    // The loop's own blocks, in a drain of their own: the 1 ms timer that measures them
+    // costs the runner's process CPU, which the rounds above must not count.
+    await submitBacklog();
+    await s.startRunner();
+    const own = eventLoopOwnBlocks();
+    await drained();
+    const ownBlocks = own.stop();
+    await s.stopRunner();
+    const badOwn = await unsuccessful(s.db.db);
+    if (badOwn > 0) throw new Error(`${badOwn} submissions did not succeed`);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const runner = mean(runnerRates);
     const bare = mean(bareRates);
@@ -96,7 +114,7 @@ export async function benchThroughput(): Promise<BenchOutcome> {
     };
     const runTotal = per.runnerNodeMs + per.sandboxChildrenMs + per.postgresMs;
     const bareTotal = per.bareNodeMs + per.bareChildrenMs;
-    const blockP99 = Math.max(...blocks.map((b) => b.p99));
+    const delayP99 = Math.max(...blocks.map((b) => b.p99));
     const result = {
       date: new Date().toISOString(),
       jobsPerRound: JOBS,
@@ -107,7 +125,8 @@ export async function benchThroughput(): Promise<BenchOutcome> {
       bareRunsPerSecond: bareRates.map((r) => +r.toFixed(2)),
       ratio: +(runner / bare).toFixed(2),
       cpuMsPerRun: Object.fromEntries(Object.entries(per).map(([k, v]) => [k, +v.toFixed(2)])),
-      runnerEventLoopBlocksMs: blocks,
+      runnerEventLoopDelayMs: blocks,
+      runnerEventLoopOwnBlocksMs: ownBlocks,
       loadAverage: { before: loadBefore, after: loadAverage() },
     };
     console.error(`throughput: written to ${writeResult('throughput', result)}`);
@@ -120,10 +139,11 @@ export async function benchThroughput(): Promise<BenchOutcome> {
         row({ benchmark: 'throughput', figure: 'CPU per run: sandbox children (fork server, launcher, init, python)', unit: 'ms', value: per.sandboxChildrenMs, baseline: per.bareChildrenMs, baselineIs: 'bare: chroot + python', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'CPU per run: Postgres backends', unit: 'ms', value: per.postgresMs, baseline: null, baselineIs: '', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'CPU per run: API process (admitting the backlog)', unit: 'ms', value: per.apiMs, baseline: null, baselineIs: '', target: 'report', met: null }),
-        row({ benchmark: 'throughput', figure: 'runner event-loop block p99 while draining', unit: 'ms', value: blockP99, baseline: null, baselineIs: '', target: `≤ ${TARGET_BLOCK_MS} ms`, met: blockP99 <= TARGET_BLOCK_MS }),
         // The loop's delay is its own work plus waiting for a CPU: on a host whose cores the
         // sandboxes keep busy, the wait is most of it.
+        row({ benchmark: 'throughput', figure: 'runner event-loop delay p99 while draining', unit: 'ms', value: delayP99, baseline: null, baselineIs: '', target: 'report', met: null }),
         row({ benchmark: 'throughput', figure: 'runner main thread runnable but waiting for a CPU, per run (schedstat)', unit: 'ms', value: per.runnerMainThreadWaitMs, baseline: null, baselineIs: '', target: 'report', met: null }),
+        row({ benchmark: 'throughput', figure: 'runner event-loop block p99 while draining (the delay less the wait for a CPU)', unit: 'ms', value: ownBlocks.p99, baseline: null, baselineIs: '', target: `≤ ${TARGET_BLOCK_MS} ms`, met: ownBlocks.p99 <= TARGET_BLOCK_MS }),
       ],
     };
   } finally {
