@@ -108,7 +108,7 @@ export function mainThreadSched(): { onCpuMs: number; waitMs: number } {
  * the main thread spent runnable but waiting for a core meanwhile (its schedstat run
  * delay). What is left is the loop's work and any sleep inside a synchronous call: time
  * the loop could not turn although it had a core. On a host whose cores the sandboxes
- * keep busy, the plain delay (eventLoopBlocks) is mostly that wait.
+ * keep busy, the plain delay (eventLoopDelay) is mostly that wait.
  */
 export function eventLoopOwnBlocks(): { stop(): { p50: number; p99: number; max: number; turns: number } } {
   const file = `/proc/${process.pid}/task/${process.pid}/schedstat`;
@@ -133,8 +133,8 @@ export function eventLoopOwnBlocks(): { stop(): { p50: number; p99: number; max:
   };
 }
 
-/** The event loop's blocks over an interval, ms (resolution 1 ms). */
-export function eventLoopBlocks(): { stop(): { p50: number; p99: number; max: number } } {
+/** The event loop's delay over an interval (its own work and its waits for a core), ms (resolution 1 ms). */
+export function eventLoopDelay(): { stop(): { p50: number; p99: number; max: number } } {
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   return {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { loadAverage, QUICK, row, runIfMain, writeResult, type BenchOutcome } from './common.js';
-import { cpuDelta, eventLoopBlocks, eventLoopOwnBlocks, mainThreadSched, postgresCpu, postgresCpuDelta, procCpu, runnerCpu } from './cpu.js';
+import { cpuDelta, eventLoopDelay, eventLoopOwnBlocks, mainThreadSched, postgresCpu, postgresCpuDelta, procCpu, runnerCpu } from './cpu.js';
 import { bareHello, benchStack, HELLO_PY, imageRootfs, load, PYTHON, unsuccessful } from './stack.js';
 
 // Runs finished per second with every runner slot busy: a backlog of python hello
@@ -73,7 +73,7 @@ export async function benchThroughput(): Promise<BenchOutcome> {
       await s.startRunner();
       const pg0 = await postgresCpu(s.db.db);
       const r0 = runnerCpu();
-      const loop = eventLoopBlocks();
+      const loop = eventLoopDelay();
       const sched0 = mainThreadSched();
       await drained();
       blocks.push(loop.stop());
