@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -648,10 +647,10 @@ int main(void) {
     pfds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
-      if (!j->used) continue;
+      // Until its run, a started job's launcher sets up and waits: nothing to move.
+      if (!j->used || !j->running) continue;
       for (int i = 0; i < PIPES; i++) {
-        // Until its run, a started job's launcher sets up and waits: nothing to move.
-        if (j->fd[i] < 0 || !j->running) continue;
+        if (j->fd[i] < 0) continue;
         owner[n].job = k;
         owner[n].pipe = i;
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};

@@ -17,9 +17,9 @@ import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from '
 // in it (the fork server's child joins it, sets rlimits and drops privileges first): the
 // launcher builds the sandbox and runbox-init waits in it for the stage archive.
 // `runStage` sends the archive (the program, its environment and files) and stdin. The
-// launcher's start and set-up take milliseconds (new processes, namespaces, mounts), so a runner prepares a
-// slot's next stage ahead of time (warm.ts) for the image and limits it expects; a
-// stage that needs others is prepared afresh. Each sandbox runs one stage.
+// launcher's start and set-up take milliseconds (new processes, namespaces, mounts), so
+// a runner prepares a slot's next stage ahead of time (warm.ts) for the image and limits
+// it expects; a stage that needs others is prepared afresh. Each sandbox runs one stage.
 
 export interface RunContext {
   cgroups: CgroupBackend;
