@@ -16,7 +16,7 @@ export const SANDBOX_LAYOUT = {
 } as const;
 
 /** Mount points an image must contain. */
-export const IMAGE_MOUNT_POINTS = [SANDBOX_LAYOUT.workspace, SANDBOX_LAYOUT.tmp, SANDBOX_LAYOUT.helpers, '/proc', '/dev'] as const;
+export const IMAGE_MOUNT_POINTS = [SANDBOX_LAYOUT.workspace, SANDBOX_LAYOUT.tmp, SANDBOX_LAYOUT.helpers, '/proc', '/dev', '/sys'] as const;
 
 /** The environment every program gets; nothing of the runner's own environment passes. */
 export const BASE_ENV: Readonly<Record<string, string>> = {
