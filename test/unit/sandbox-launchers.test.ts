@@ -79,7 +79,7 @@ describe('bwrap launch plan', () => {
     expect(after(a, '--chdir')).to.deep.equal(['/box']);
     expect(after(a, '--proc')).to.deep.equal(['/proc']);
     expect(opts.some((x, i) => x === '--tmpfs' && opts[i + 1] === '/dev')).to.equal(true);
-    for (const n of DEV_NODES) expect(opts.slice(opts.indexOf(`/dev/${n}`) - 1, opts.indexOf(`/dev/${n}`) + 2)).to.deep.equal(['--dev-bind', `/dev/${n}`, `/dev/${n}`]);
+    for (const n of DEV_NODES) expect(opts.slice(opts.lastIndexOf(`/dev/${n}`) - 2, opts.lastIndexOf(`/dev/${n}`) + 1)).to.deep.equal(['--dev-bind', `/dev/${n}`, `/dev/${n}`]);
     for (const [n, target] of DEV_LINKS) expect(opts.slice(opts.indexOf(`/dev/${n}`) - 2, opts.indexOf(`/dev/${n}`) + 1)).to.deep.equal(['--symlink', target, `/dev/${n}`]);
     expect(after(a, '--dir')).to.deep.equal(['/dev/pts']);
   });
