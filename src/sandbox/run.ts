@@ -268,7 +268,17 @@ async function supervise(
     logBytes: DIAGNOSTIC_BYTES,
     ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
+    ...(spec.stdinFeed ? { holdStdin: true } : {}),
   });
+  let over = false;
+  const detachFeed = spec.stdinFeed?.attach(
+    (chunk) => {
+      if (!over) child.writeStdin(chunk);
+    },
+    () => {
+      if (!over) child.endStdin();
+    },
+  );
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
   let polling = false;
@@ -302,6 +312,8 @@ async function supervise(
     });
     io = await streams;
   } finally {
+    over = true;
+    detachFeed?.();
     clearTimeout(timer);
     clearInterval(poller);
     spec.signal?.removeEventListener('abort', onAbort);
