@@ -20,12 +20,11 @@ async function answerTo(url: string, key: string, text: string): Promise<{ msg: 
   const ws = new WebSocket(url, { headers: { Authorization: key } });
   await once(ws, 'open');
   const next = once(ws, 'message') as Promise<[Buffer]>;
-  const exited = once(api.child, 'exit').then(([code, signal]) => {
-    throw new Error(`the API process exited (${String(code ?? signal)})`);
-  });
+  const exited = once(api.child, 'exit').then(([code, signal]) => `the API process exited (${String(code ?? signal)})`);
   ws.send(text);
-  const [data] = await Promise.race([next, exited]);
-  return { msg: JSON.parse(data.toString()) as Msg, ws };
+  const first = await Promise.race([next, exited]);
+  if (typeof first === 'string') throw new Error(first);
+  return { msg: JSON.parse(first[0].toString()) as Msg, ws };
 }
 
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
