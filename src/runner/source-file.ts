@@ -39,7 +39,7 @@ export function codeOnly(code: string): string {
       i = end;
     } else if (c === '"' || c === "'") {
       let j = i + 1;
-      while (j < code.length && code[j] !== c && code[j] !== '\n') j += code[j] === '\\' ? 2 : 1;
+      while (j < code.length && code[j] !== c && code[j] !== '\n') j += code[j] === '\\' && code[j + 1] !== '\n' ? 2 : 1;
       const end = Math.min(code.length, code[j] === c ? j + 1 : j);
       blank(i, end);
       i = end;
