@@ -85,11 +85,12 @@ export function javaClassFiles(code: string): string[] {
   const src = codeOnly(code);
   const anonymous = (src.match(/\bnew\b/g) ?? []).length;
   const names: string[] = [];
-  // Per open brace: the class it opens (null for any other block), and the nearest class
-  // around it (null: none; '' when its name is too long to be a file). Two arrays of
-  // references, not an object per brace: a source can open tens of thousands.
-  const opens: (string | null)[] = [];
-  const within: (string | null)[] = [];
+  // The classes whose bodies enclose the scan, innermost last, with the brace depth of
+  // each body ('' for a class whose name is too long to be a file). Other blocks only
+  // count in `depth`: nothing is kept per brace, however many a source opens.
+  const classes: string[] = [];
+  const bodyDepths: number[] = [];
+  let depth = 0;
   let pending: string | undefined;
   const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
   const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
@@ -114,22 +115,25 @@ export function javaClassFiles(code: string): string[] {
     }
     i++;
     if (c !== 123 && c !== 125) continue;
-    const depth = opens.length;
     if (c === 125) {
-      opens.pop();
-      within.pop();
+      if (depth > 0 && bodyDepths[bodyDepths.length - 1] === depth) {
+        classes.pop();
+        bodyDepths.pop();
+      }
+      depth = Math.max(0, depth - 1);
     } else if (pending === undefined) {
-      opens.push(null);
-      within.push(depth > 0 ? within[depth - 1]! : null);
+      depth++;
     } else {
-      const enclosing = depth > 0 ? within[depth - 1]! : null;
+      const top = classes.length - 1;
+      const enclosing = top >= 0 ? classes[top]! : null;
       // A class declared inside a method body is Outer$1Name; a member class Outer$Name.
-      const local = depth > 0 && opens[depth - 1] === null;
+      const local = top >= 0 && bodyDepths[top] !== depth;
       let full = enclosing === null ? pending : enclosing === '' ? '' : `${enclosing}$${local ? '1' : ''}${pending}`;
       if (Buffer.byteLength(full) + '.class'.length > MAX_FILE_NAME_BYTES) full = '';
       if (full !== '' && names.length < MAX_CLASS_FILES) names.push(full);
-      opens.push(full);
-      within.push(full);
+      depth++;
+      classes.push(full);
+      bodyDepths.push(depth);
       pending = undefined;
     }
   }

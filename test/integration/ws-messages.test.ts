@@ -14,15 +14,16 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 type Msg = Record<string, unknown> & { type: string; id?: string | null };
 
 let api: ApiProcess;
+/** Settles (with why) when the API process exits. */
+let apiExited: Promise<string>;
 
 /** Opens a connection and returns the next message after sending `text`; fails at once if the API process exits. */
 async function answerTo(url: string, key: string, text: string): Promise<{ msg: Msg; ws: WebSocket }> {
   const ws = new WebSocket(url, { headers: { Authorization: key } });
   await once(ws, 'open');
   const next = once(ws, 'message') as Promise<[Buffer]>;
-  const exited = once(api.child, 'exit').then(([code, signal]) => `the API process exited (${String(code ?? signal)})`);
   ws.send(text);
-  const first = await Promise.race([next, exited]);
+  const first = await Promise.race([next, apiExited]);
   if (typeof first === 'string') throw new Error(first);
   return { msg: JSON.parse(first[0].toString()) as Msg, ws };
 }
@@ -39,6 +40,7 @@ describe('WebSocket messages a client may send', function () {
     t = await freshDatabase('ws_messages');
     images = fakeImagesDir(['python-3.9.7']);
     api = await spawnApiProcess({ RUNBOX_DATABASE_URL: t.url, RUNBOX_IMAGES_DIR: images.dir, RUNBOX_LOG_LEVEL: 'silent' });
+    apiExited = once(api.child, 'exit').then(([code, signal]) => `the API process exited (${String(code ?? signal)})`);
     wsUrl = `${api.url.replace('http:', 'ws:')}/api/v2/ws/`;
     key = (await accountWithKey(t.db, { limits: { pending: 1000, perMinute: 1000 } })).key.key;
   });
