@@ -106,6 +106,26 @@ export const CONFIG_VARS = {
     1000,
     300_000,
   ),
+  RUNBOX_WS_MAX_PER_KEY: int('WebSocket connections open at once with one key, on one API process; one more is answered 429.', 32, 1, 1_000_000),
+  RUNBOX_WS_MAX_PER_ADDRESS: int(
+    'WebSocket connections open at once from one client address (X-Forwarded-For with RUNBOX_TRUST_PROXY), on one API process, whatever the keys; one more is answered 429.',
+    64,
+    1,
+    1_000_000,
+  ),
+  RUNBOX_WS_PING_MS: int('How often the API pings each WebSocket connection; one that has not answered the previous ping by then is closed.', 30_000, 100, 3_600_000),
+  RUNBOX_WS_IDLE_MS: int(
+    'A WebSocket connection with no message from its client and no run going for this long is closed (code 1000), checked at each ping.',
+    300_000,
+    100,
+    86_400_000,
+  ),
+  RUNBOX_WS_MAX_UNREAD_BYTES: int(
+    'Output the API holds for a WebSocket client that does not read it (beyond what the network buffers hold); past this nothing more is sent and the connection is closed.',
+    4 * 1024 * 1024,
+    1024,
+    1024 * 1024 * 1024,
+  ),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
   RUNBOX_PUBLIC_URL: str(
     'Address people reach the service at, e.g. https://runbox.example.com: links in portal emails and invites; https makes the session cookie Secure. Empty: http://RUNBOX_HOST:RUNBOX_PORT.',

@@ -64,7 +64,8 @@ export const REQUEST_LIMITS = {
   /** Whole request body: room for code and a Free plan's 10 tests of full-size input,
    *  with JSON escaping; a 5 MB body is refused. */
   bodyMaxBytes: 4 * MiB,
-  /** Deepest JSON nesting accepted in a body (extra_params is the only nested field). */
+  /** Deepest JSON nesting accepted in a body or a WebSocket message (extra_params is the
+   *  only nested field), counted before anything parses or walks it. */
   jsonMaxDepth: 16,
 } as const;
 

@@ -10,9 +10,45 @@ export interface SourcePlacement {
   main: string;
 }
 
-/** Strips comments and string literals so a `public class` inside them is not taken. */
-function codeOnly(code: string): string {
-  return code.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g, ' ');
+/**
+ * The source with comments and string and character literals blanked, so a `class`
+ * inside them is not taken. One pass, each character looked at once: the source is
+ * the client's (up to the code limit), and a backtracking pattern over it could take
+ * seconds of the runner's event loop. An unterminated literal ends at its line's end
+ * and an unterminated comment at the source's (javac reports both).
+ */
+export function codeOnly(code: string): string {
+  const out: string[] = [];
+  let kept = 0;
+  const blank = (from: number, to: number) => {
+    out.push(code.slice(kept, from), ' ');
+    kept = to;
+  };
+  let i = 0;
+  while (i < code.length) {
+    const c = code[i];
+    if (c === '/' && code[i + 1] === '*') {
+      const close = code.indexOf('*/', i + 2);
+      const end = close === -1 ? code.length : close + 2;
+      blank(i, end);
+      i = end;
+    } else if (c === '/' && code[i + 1] === '/') {
+      const newline = code.indexOf('\n', i + 2);
+      const end = newline === -1 ? code.length : newline;
+      blank(i, end);
+      i = end;
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < code.length && code[j] !== c && code[j] !== '\n') j += code[j] === '\\' && code[j + 1] !== '\n' ? 2 : 1;
+      const end = Math.min(code.length, code[j] === c ? j + 1 : j);
+      blank(i, end);
+      i = end;
+    } else {
+      i++;
+    }
+  }
+  out.push(code.slice(kept));
+  return out.join('');
 }
 
 export function placeSource(recipe: Pick<CompilerRecipe, 'source' | 'sourceFromPublicClass'>, code: string): SourcePlacement {
@@ -35,46 +71,81 @@ export function substituteMain(args: readonly string[], main: string): string[] 
 /** The artifacts entry that stands for every class file javac may write. */
 export const CLASS_FILES = '{classes}';
 const MAX_CLASS_FILES = 1000;
+/** Longest class file name a file system takes; a longer nested name cannot be written. */
+const MAX_FILE_NAME_BYTES = 255;
 
 /**
  * Names javac may give the class files of `code`: each declared class as
- * Outer$Inner.class, plus Outer$1.class… for anonymous classes (up to the number of
- * `new` expressions). A superset is fine: names that were not written are simply not
- * collected.
+ * Outer$Inner.class, then Outer$1.class… for anonymous classes (up to the number of
+ * `new` expressions), at most MAX_CLASS_FILES in all. A superset is fine: names that
+ * were not written are simply not collected. The work is one pass over the source
+ * plus at most MAX_CLASS_FILES names, whatever the numbers of classes and `new`s.
  */
 export function javaClassFiles(code: string): string[] {
   const src = codeOnly(code);
-  const names = new Set<string>();
   const anonymous = (src.match(/\bnew\b/g) ?? []).length;
-  // Each open brace: the class it opens, or null for any other block.
-  const stack: (string | null)[] = [];
+  const names: string[] = [];
+  // The classes whose bodies enclose the scan, innermost last, with the brace depth of
+  // each body ('' for a class whose name is too long to be a file). Other blocks only
+  // count in `depth`: nothing is kept per brace, however many a source opens.
+  const classes: string[] = [];
+  const bodyDepths: number[] = [];
+  let depth = 0;
   let pending: string | undefined;
-  const token = /\b(?:class|interface|enum)\s+([A-Za-z_][A-Za-z0-9_]*)|[{}]/g;
-  for (const m of src.matchAll(token)) {
-    if (m[1]) {
-      pending = m[1];
-    } else if (m[0] === '{') {
-      if (pending !== undefined) {
-        const enclosing = [...stack].reverse().find((n) => n !== null);
-        // A class declared inside a method body is Outer$1Name; a member class Outer$Name.
-        const local = stack.length > 0 && stack[stack.length - 1] === null;
-        const full = enclosing ? `${enclosing}$${local ? '1' : ''}${pending}` : pending;
-        names.add(full);
-        stack.push(full);
-        pending = undefined;
-      } else {
-        stack.push(null);
+  const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+  const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
+  // A hand-written scan rather than a global pattern: no match object per brace.
+  for (let i = 0; i < src.length; ) {
+    const c = src.charCodeAt(i);
+    if (isWordChar(c)) {
+      let end = i + 1;
+      while (end < src.length && isWordChar(src.charCodeAt(end))) end++;
+      const word = src.slice(i, end);
+      i = end;
+      if (word !== 'class' && word !== 'interface' && word !== 'enum') continue;
+      let at = i;
+      while (at < src.length && isSpace(src.charCodeAt(at))) at++;
+      if (at === i) continue;
+      let nameEnd = at;
+      while (nameEnd < src.length && isWordChar(src.charCodeAt(nameEnd))) nameEnd++;
+      const name = src.slice(at, nameEnd);
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) pending = name;
+      i = nameEnd;
+      continue;
+    }
+    i++;
+    if (c !== 123 && c !== 125) continue;
+    if (c === 125) {
+      if (depth > 0 && bodyDepths[bodyDepths.length - 1] === depth) {
+        classes.pop();
+        bodyDepths.pop();
       }
+      depth = Math.max(0, depth - 1);
+    } else if (pending === undefined) {
+      depth++;
     } else {
-      stack.pop();
+      const top = classes.length - 1;
+      const enclosing = top >= 0 ? classes[top]! : null;
+      // A class declared inside a method body is Outer$1Name; a member class Outer$Name.
+      const local = top >= 0 && bodyDepths[top] !== depth;
+      let full = enclosing === null ? pending : enclosing === '' ? '' : `${enclosing}$${local ? '1' : ''}${pending}`;
+      if (Buffer.byteLength(full) + '.class'.length > MAX_FILE_NAME_BYTES) full = '';
+      if (full !== '' && names.length < MAX_CLASS_FILES) names.push(full);
+      depth++;
+      classes.push(full);
+      bodyDepths.push(depth);
+      pending = undefined;
     }
   }
-  const files: string[] = [];
-  for (const cls of names) {
-    files.push(`${cls}.class`);
-    for (let i = 1; i <= anonymous; i++) files.push(`${cls}$${i}.class`);
+  const files = new Set(names.map((n) => `${n}.class`));
+  // Anonymous classes after every declared one, Outer$1 of each class before any Outer$2.
+  for (let i = 1; i <= anonymous && names.length > 0 && files.size < MAX_CLASS_FILES; i++) {
+    for (const cls of names) {
+      if (files.size >= MAX_CLASS_FILES) break;
+      if (Buffer.byteLength(cls) + `$${i}.class`.length <= MAX_FILE_NAME_BYTES) files.add(`${cls}$${i}.class`);
+    }
   }
-  return [...new Set(files)].slice(0, MAX_CLASS_FILES);
+  return [...files].slice(0, MAX_CLASS_FILES);
 }
 
 /** Artifact names with `{main}` substituted and `{classes}` expanded. */

@@ -115,6 +115,27 @@ describe('api bad input', () => {
     expect(res.status).to.equal(200);
   });
 
+  it('refuses a lone surrogate escape in code, input, tests or extra_params, naming the field (run and sync)', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ ...valid, code: 'print(1)\ud800' }, /^code contains a lone surrogate/],
+      [{ ...valid, input: '\udc00x' }, /^input contains a lone surrogate/],
+      [{ code: valid.code, compiler: valid.compiler, tests: [{ input: 'a' }, { input: '\ud83d' }] }, /^tests\[1\]\.input contains a lone surrogate/],
+      [{ ...valid, extra_params: { note: 'x\ud800y' } }, /^extra_params\.note contains a lone surrogate/],
+      [{ ...valid, extra_params: { ['k\udfff']: 1 } }, /^extra_params contains a lone surrogate/],
+    ];
+    for (const path of ['/api/v2/run-code/', '/api/v2/run-code-sync/']) {
+      for (const [body, message] of cases) {
+        // JSON.stringify writes a lone surrogate as the escape \udXXX, as a client would.
+        expect(JSON.stringify(body)).to.match(/\\ud[89a-f]/);
+        const res = fetch(`${api.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: key }, body: JSON.stringify(body) });
+        await rejects(res, 'invalid_unicode', message);
+      }
+    }
+    // A pair is a character like any other.
+    const res = await postRun(api.url, key, { ...valid, input: '\ud83d\ude00', extra_params: { face: '\ud83d\ude00' } });
+    expect(res.status).to.equal(200);
+  });
+
   it('refuses a 5 MB body with body_too_large', async () => {
     const body = JSON.stringify({ ...valid, code: 'x'.repeat(5 * 1024 * 1024) });
     await rejects(postRun(api.url, key, body), 'body_too_large', /larger than/);

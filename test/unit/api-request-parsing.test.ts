@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { keyFromHeader } from '../../src/api/middleware/authenticate.js';
-import { jsonDepth } from '../../src/api/middleware/json-body.js';
+import { jsonDepth } from '../../src/api/json-text.js';
 
 describe('api request parsing', () => {
   it('measures JSON nesting without parsing, ignoring brackets inside strings', () => {

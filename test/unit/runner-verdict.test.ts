@@ -121,6 +121,29 @@ describe('runner: Java class files to collect', () => {
     expect(files.some((f) => f.includes('InComment') || f.includes('Str'))).to.equal(false);
   });
 
+  it('lists every declared class before any anonymous one, 1,000 names at most, whatever classes × news', () => {
+    const code = Array.from({ length: 600 }, (_, i) => `class C${i} { Object o = new Object(); }`).join('\n');
+    const files = javaClassFiles(code);
+    expect(files).to.have.length(1000);
+    for (let i = 0; i < 600; i++) expect(files, `C${i}.class`).to.include(`C${i}.class`);
+    expect(files.indexOf('C599.class')).to.be.below(files.indexOf('C0$1.class'));
+    expect(files).to.include('C399$1.class');
+  });
+
+  it('leaves out nested names too long to be a file name (255 bytes), however deep the nesting', () => {
+    const files = javaClassFiles('class A{'.repeat(12_500));
+    expect(files.slice(0, 2)).to.deep.equal(['A.class', 'A$A.class']);
+    expect(files.every((f) => Buffer.byteLength(f) <= 255)).to.equal(true);
+    expect(files).to.have.length(125); // A, A$A, … up to 249 characters and .class
+  });
+
+  it('an unterminated literal ends at its line, an unterminated comment at the end', () => {
+    expect(javaClassFiles('String s = "a;\nclass X {}')).to.deep.equal(['X.class']);
+    expect(javaClassFiles("char c = 'a;\nclass X {}")).to.deep.equal(['X.class']);
+    expect(javaClassFiles('class X {}\n/* class Y {}')).to.deep.equal(['X.class']);
+    expect(javaClassFiles('"\\'.repeat(50_000) + '\nclass Z {}')).to.deep.equal(['Z.class']);
+  });
+
   it('expands {classes} and substitutes {main} in artifact names', () => {
     expect(artifactNames(['{main}.class'], 'Solution', '')).to.deep.equal(['Solution.class']);
     expect(artifactNames([CLASS_FILES], 'A', 'public class A {}')).to.deep.equal(['A.class']);

@@ -4,11 +4,13 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { ApiError } from '../errors.js';
+import { JsonTextError, parseClientJson } from '../json-text.js';
 import type { ApiState, RouteDef } from '../route.js';
 
 // The JSON body of routes that declare one, read by hand so that every failure is a
 // clear 400: wrong Content-Type, too large, invalid UTF-8 (rejected, never replaced),
-// too deeply nested, not JSON, or not matching the route's schema.
+// too deeply nested, not JSON, not valid Unicode (src/api/json-text.ts), or not
+// matching the route's schema.
 
 /** Bytes of an oversized body we still read and discard, so the client sees our answer. */
 const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
@@ -40,23 +42,6 @@ function readRaw(req: IncomingMessage, maxBytes: number): Promise<Buffer | 'too_
       if (!req.complete) reject(bad('incomplete_body', 'the body ended before its announced length'));
     });
   });
-}
-
-/** Deepest nesting of arrays/objects in JSON text, counted without parsing it. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
 }
 
 interface SchemaError {
@@ -136,14 +121,12 @@ export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boo
     throw bad('invalid_utf8', 'the body is not valid UTF-8');
   }
   if (text.trim() === '') throw bad('invalid_json', 'the body is empty; a JSON object is required');
-  if (jsonDepth(text) > REQUEST_LIMITS.jsonMaxDepth) {
-    throw bad('too_deeply_nested', `the JSON body is nested deeper than ${REQUEST_LIMITS.jsonMaxDepth} levels`);
-  }
   let value: unknown;
   try {
-    value = JSON.parse(text) as unknown;
+    value = parseClientJson(text, 'the body');
   } catch (err) {
-    throw bad('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
+    if (err instanceof JsonTextError) throw bad(err.code, err.message);
+    throw err;
   }
   // Kept for what must be echoed exactly as the client wrote it (extra_params).
   (ctx.state as ApiState).rawBody = text;

@@ -12,7 +12,7 @@ export const runCodeRoute: RouteDef = {
   summary: 'Submit code to run; the result goes to the key\'s callback URL.',
   description: [
     'Answers 200 with the text Ok once the job is stored; nothing is counted for a refused request.',
-    '400 codes: invalid_request, invalid_json, invalid_utf8, too_deeply_nested, body_too_large, unsupported_content_type,',
+    '400 codes: invalid_request, invalid_json, invalid_utf8, too_deeply_nested, invalid_unicode, body_too_large, unsupported_content_type,',
     "too_many_tests (over the plan's tests per request), compiler_unavailable (the compiler's image is not installed here:",
     'a 400 rather than a 503, since retrying the same request will not help until an operator installs it).',
     '429 codes: rate_limited, too_many_pending, monthly_limit, key_monthly_limit, each with Retry-After in seconds.',

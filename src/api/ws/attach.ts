@@ -9,6 +9,7 @@ import { availabilityCache } from '../../compilers/deployment.js';
 import { keyFromHeader } from '../middleware/authenticate.js';
 import type { ApiDeps } from '../route.js';
 import type { LiveResults } from '../live.js';
+import { clientAddress, ConnectionCounts, isOwnOrigin } from './bounds.js';
 import { startSession } from './session.js';
 import { originRefusalText } from './widget-text.js';
 
@@ -21,12 +22,17 @@ import { originRefusalText } from './widget-text.js';
 // closed (1008, policy violation) before anything is admitted or counted. The refusal
 // travels over an accepted socket because a page cannot read the body of a refused
 // handshake, and the widget shows this message to its reader.
+//
+// An ordinary API key is a secret: from a browser page other than the portal's own
+// (its playground) the upgrade is refused (403) and the page told to use a widget key.
+// A server-side client sends no Origin and is not concerned. Connections over the caps
+// per key and per client address are refused with 429 (src/api/ws/bounds.ts).
 
 export const WS_PATHS = new Set(['/api/v2/ws/', '/api/v2/ws']);
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ error: { code, message } });
-  const reason = { 401: 'Unauthorized', 404: 'Not Found' }[status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' }[status] ?? 'Error';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
@@ -35,13 +41,19 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResults }): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: REQUEST_LIMITS.bodyMaxBytes });
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
+  const counts = new ConnectionCounts(deps.config.RUNBOX_WS_MAX_PER_KEY, deps.config.RUNBOX_WS_MAX_PER_ADDRESS);
   const available = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node's HTTP server stops listening for errors on an upgraded socket; a reset
     // during the key lookup below would otherwise take the whole process down.
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return refuse(socket, 400, 'bad_request', 'the request target is not a valid URL');
+    }
     if (!WS_PATHS.has(url.pathname)) return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}`);
     const key = keyFromHeader(req.headers.authorization ?? '') || (url.searchParams.get('key') ?? '');
     void (async () => {
@@ -53,6 +65,22 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
           ws.close(1008, 'origin not allowed');
         });
       }
+      const origin = req.headers.origin;
+      if (found.kind === 'api' && origin !== undefined && !isOwnOrigin(origin, req, deps.config)) {
+        return refuse(
+          socket,
+          403,
+          'origin_not_allowed',
+          `API keys are secrets and do not work from web pages (this one is on ${origin}): use a widget key, which lists the sites it may be used on`,
+        );
+      }
+      const place = counts.take(found.keyId, clientAddress(req, deps.config.RUNBOX_TRUST_PROXY));
+      if ('over' in place) {
+        const [max, per] = place.over === 'key' ? [counts.maxPerKey, 'key'] : [counts.maxPerAddress, 'client address'];
+        return refuse(socket, 429, 'too_many_connections', `at most ${max} WebSocket connections may be open at once per ${per}; close one first`);
+      }
+      // The socket's own close: also when the handshake below fails and no session starts.
+      socket.once('close', place.release);
       wss.handleUpgrade(req, socket, head, (ws) => startSession(ws, found, { ...deps, maintenance, available }));
     })().catch(() => refuse(socket, 500, 'internal_error', 'try again later'));
   };

@@ -1,6 +1,8 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { REQUEST_LIMITS } from '../../limits.js';
+import { JsonTextError, parseClientJson } from '../json-text.js';
+import { rawMember } from '../../util/raw-json.js';
 import { CompilerIdSchema, ExtraParams, Utf8Text } from '../schemas.js';
 
 // The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler"}.
@@ -22,12 +24,26 @@ const check = Compile(WsRunMessage);
 
 export type Parsed = { ok: true; message: WsRunMessage } | { ok: false; id: string | null; message: string };
 
+/** The client's run id from a message refused before parsing, so its error names the run. */
+function idOf(raw: string): string | null {
+  try {
+    const text = rawMember(raw, 'id');
+    const id: unknown = text !== undefined && text.startsWith('"') ? JSON.parse(text) : undefined;
+    return typeof id === 'string' && !/[\uD800-\uDFFF]/u.test(id) ? id.slice(0, 200) : null;
+  } catch {
+    return null;
+  }
+}
+
 export function parseClientMessage(raw: string): Parsed {
   let value: unknown;
   try {
-    value = JSON.parse(raw);
-  } catch {
-    return { ok: false, id: null, message: 'messages must be JSON' };
+    // The body rules of REST requests (depth, valid Unicode) before anything walks it;
+    // size and UTF-8 are the socket's (maxPayload, and ws closes on bad UTF-8).
+    value = parseClientJson(raw, 'the message');
+  } catch (err) {
+    if (!(err instanceof JsonTextError)) throw err;
+    return { ok: false, id: err.code === 'invalid_json' ? null : idOf(raw), message: err.code === 'invalid_json' ? 'messages must be JSON' : err.message };
   }
   const id = typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id.slice(0, 200) : null;
   if (!check.Check(value)) {

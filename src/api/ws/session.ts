@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
+import { RevokedKeyError } from '../../accounts/errors.js';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { OutputMessage } from '../../queue/output-channel.js';
@@ -29,10 +30,46 @@ export interface SessionDeps extends ApiDeps {
 export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps): void {
   const closed = new AbortController();
   let lastRunAt = -Infinity;
-  const send = (m: object) => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  const maxUnread = deps.config.RUNBOX_WS_MAX_UNREAD_BYTES;
+  const sendText = (text: string) => {
+    if (ws.readyState !== ws.OPEN) return;
+    // A client that does not read its output would have it buffered here without end:
+    // past the bound nothing more is sent, and the connection is dropped at once
+    // (a close frame would only queue behind what it does not read).
+    if (ws.bufferedAmount > maxUnread) {
+      deps.log?.info?.({ key: auth.keyId, unread: ws.bufferedAmount }, 'WebSocket client does not read its output; connection closed');
+      ws.terminate();
+      return;
+    }
+    ws.send(text);
   };
+  const send = (m: object) => sendText(JSON.stringify(m));
   const error = (id: string | null, code: string, message: string, extra: object = {}) => send({ type: 'error', id, code, message, ...extra });
+  /** The key was revoked while the connection was open: said once, then closed. */
+  const revoked = (id: string | null) => {
+    error(id, 'invalid_key', 'the API key has been revoked');
+    ws.close(1008, 'key revoked');
+  };
+
+  /** Runs started on this connection and not yet answered (admission included). */
+  let running = 0;
+
+  // Liveness: each ping must be answered (pong) before the next one, or the peer is
+  // gone and the connection is dropped. Idle: no message from the client and no run
+  // going for RUNBOX_WS_IDLE_MS, checked at each ping; closed normally (1000).
+  let answered = true;
+  let lastHeardAt = performance.now();
+  ws.on('pong', () => (answered = true));
+  const heartbeat = setInterval(() => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!answered) return ws.terminate();
+    if (running === 0 && performance.now() - lastHeardAt >= deps.config.RUNBOX_WS_IDLE_MS) {
+      return ws.close(1000, 'idle');
+    }
+    answered = false;
+    ws.ping();
+  }, deps.config.RUNBOX_WS_PING_MS);
+  heartbeat.unref();
 
   // A malformed frame (unmasked, bad UTF-8, reserved bits, over maxPayload) is an
   // 'error' here: ws has already closed this connection with the matching code
@@ -41,12 +78,25 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   // Runs admitted on this connection and not yet answered.
   const inFlight = new Set<string>();
   ws.on('close', () => {
+    clearInterval(heartbeat);
     closed.abort(new Error('connection closed'));
     for (const id of inFlight) {
       cancelSubmission(deps.db, id).catch((e: Error) => deps.log?.error({ err: e.message, submission: id }, 'could not cancel a run'));
     }
   });
   ws.on('message', (data, isBinary) => {
+    lastHeardAt = performance.now();
+    // Whatever goes wrong with one message is said on this connection; an exception
+    // thrown out of this listener would end the whole process.
+    try {
+      onMessage(data, isBinary);
+    } catch (err) {
+      deps.log?.error({ err: (err as Error).stack ?? String(err) }, 'WebSocket message failed');
+      error(null, 'internal_error', 'the message could not be handled; try again later');
+    }
+  });
+
+  function onMessage(data: RawData, isBinary: boolean): void {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
     const text = data.toString('utf8');
     const parsed = parseClientMessage(text);
@@ -57,11 +107,18 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       return error(parsed.message.id, 'rate_limited', `at most ${WEBSOCKET_RUNS_PER_SECOND} run per second per connection`);
     }
     lastRunAt = now;
-    run(parsed.message, text).catch((err: Error) => {
-      deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
-      error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
-    });
-  });
+    running++;
+    run(parsed.message, text)
+      .catch((err: Error) => {
+        if (err instanceof RevokedKeyError) return revoked(parsed.message.id);
+        deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
+        error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
+      })
+      .finally(() => {
+        running--;
+        lastHeardAt = performance.now();
+      });
+  }
 
   async function run(msg: WsRunMessage, raw: string): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
@@ -138,7 +195,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         omit: ['id'],
         last: [['submission_id', submissionId]],
       }, deps.live);
-      if (ws.readyState === ws.OPEN) ws.send(result);
+      sendText(result);
     } finally {
       unsubscribe();
     }

@@ -1,6 +1,7 @@
 // The widget's WebSocket to runbox (/api/v2/ws/): opened on the first run, kept for
 // the next ones, and opened again after it drops (with a growing delay while the
-// server cannot be reached). A refusal by policy (close code 1008: a page the widget
+// server cannot be reached; not after the server closed it for being idle, the next
+// run opens it again). A refusal by policy (close code 1008: a page the widget
 // key does not allow) is final: the widget says why and does not keep retrying.
 
 export interface ServerMessage {
@@ -17,6 +18,7 @@ export interface ConnectionEvents {
   restored(): void;
 }
 
+const NORMAL_CLOSURE = 1000;
 const POLICY_VIOLATION = 1008;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
@@ -67,6 +69,9 @@ export class Connection {
           reject(new Error('could not connect'));
           return;
         }
+        // A normal close is the server ending a connection left idle (never one with a
+        // run going): nothing is lost, and the next run opens a new one.
+        if (e.code === NORMAL_CLOSURE) return;
         const final = e.code === POLICY_VIOLATION;
         this.on.dropped(final);
         if (!final && this.everOpen && !this.stopped) this.scheduleReconnect();
