@@ -6,11 +6,16 @@ import { SMTPServer } from 'smtp-server';
 import { sql } from 'kysely';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { EmailTakenError } from '../../src/accounts/errors.js';
+import { createKey } from '../../src/accounts/keys.js';
 import { findLogin } from '../../src/accounts/passwords.js';
+import { PORTAL_REDELIVERIES_PER_WINDOW } from '../../src/limits.js';
 import { MAX_FAILURES_PER_ADDRESS } from '../../src/portal/login-limit.js';
+import { claim, complete } from '../../src/queue/index.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { enqueue } from '../helpers/queue-rows.js';
+import { successResult } from '../helpers/run-result.js';
 
 // The portal over plain HTTP: what a browser test cannot easily show. The API's own
 // answers beside it, headers, CSRF refusals, the log-in limiter, session rotation and
@@ -88,6 +93,15 @@ function cli(url: string, env: Record<string, string>, ...args: string[]): Promi
 
 const PASSWORD = 'a long enough password';
 
+/** A submission of the key, claimed and completed through the queue's transitions (which write its callback delivery). */
+async function finishedSubmissionIn(db: TestDatabase['db'], accountId: string, keyId: string): Promise<string> {
+  const id = await enqueue(db, accountId, { keyId });
+  const [job] = await claim(db, 'runner-test', 1, 60);
+  expect(job!.id).to.equal(id);
+  expect(await complete(db, 'runner-test', id, successResult(id, { output: 'hello\n' }))).to.equal(true);
+  return id;
+}
+
 describe('web portal over HTTP', function () {
   this.timeout(60_000);
   let t: TestDatabase;
@@ -101,6 +115,7 @@ describe('web portal over HTTP', function () {
     apis.push(api);
     return api;
   };
+  const finishedSubmission = (accountId: string, keyId: string) => finishedSubmissionIn(t.db, accountId, keyId);
   /** A new account, logged in; with SMTP the sign-up answers "check your email" and the log-in follows. */
   const signUp = async (api: TestApi, email = `http-${process.pid}-${++seq}@example.com`) => {
     const c = new Client(api.url);
@@ -401,6 +416,50 @@ describe('web portal over HTTP', function () {
     expect(set.res.headers.get('location')).to.equal('/login?reset=1');
     expect((await anon.request(links[1]!.pathname + links[1]!.search)).res.status).to.equal(404);
     expect((await c.request('/account')).res.headers.get('location')).to.match(/^\/login/);
+  });
+
+  it('queues a callback once while it is pending, and limits Redeliver per account', async () => {
+    const { c, email } = await signUp(open);
+    const account = (await findLogin(t.db, email))!;
+    const key = await createKey(t.db, { accountId: account.id, appName: 'hooks', redirectUrl: 'https://hooks.example/runbox' });
+    const submission = await finishedSubmission(account.id, key.id);
+    const path = `/submissions/${submission}`;
+    const count = async () => (await t.db.selectFrom('callback_deliveries').select('id').where('submission_id', '=', submission).execute()).length;
+    expect(await count()).to.equal(1);
+    // No sender runs here: the first delivery is still pending, and 25 clicks at once add nothing.
+    const token = await c.token(path);
+    const clicks = await Promise.all(Array.from({ length: 25 }, () => c.request(`${path}/redeliver`, { form: { _csrf: token } })));
+    for (const click of clicks) expect(click.res.headers.get('location')).to.equal(`${path}?pending=1`);
+    expect(await count()).to.equal(1);
+    expect((await c.request(`${path}?pending=1`)).body).to.include('still pending; it was not queued again');
+    // Once it is delivered, 25 clicks at once queue exactly one more.
+    const delivered = () => sql`UPDATE callback_deliveries SET state = 'delivered', delivered_at = now() WHERE submission_id = ${submission}`.execute(t.db);
+    await delivered();
+    const again = await Promise.all(Array.from({ length: 25 }, () => c.request(`${path}/redeliver`, { form: { _csrf: token } })));
+    expect(again.filter((a) => a.res.headers.get('location') === `${path}?redelivered=1`)).to.have.length(1);
+    expect(await count()).to.equal(2);
+    for (let i = 1; i < PORTAL_REDELIVERIES_PER_WINDOW; i++) {
+      await delivered();
+      expect((await c.request(`${path}/redeliver`, { form: { _csrf: token } })).res.status).to.equal(302);
+    }
+    await delivered();
+    const refused = await c.request(`${path}/redeliver`, { form: { _csrf: token } });
+    expect(refused.res.status).to.equal(429);
+    expect(refused.body).to.include(`You can redeliver ${PORTAL_REDELIVERIES_PER_WINDOW} results in 60 minutes`);
+    expect(await count()).to.equal(1 + PORTAL_REDELIVERIES_PER_WINDOW);
+    // The operator is not limited.
+    const printed = await cli(t.url, {}, 'callback', 'redeliver', '--submission', submission);
+    expect(printed.code, printed.stderr).to.equal(0);
+    expect(printed.json).to.include({ already_queued: false });
+    expect(await count()).to.equal(2 + PORTAL_REDELIVERIES_PER_WINDOW);
+    // Another account's limit is its own.
+    const { c: c2, email: email2 } = await signUp(open);
+    const account2 = (await findLogin(t.db, email2))!;
+    const key2 = await createKey(t.db, { accountId: account2.id, appName: 'hooks', redirectUrl: 'https://hooks.example/runbox' });
+    const submission2 = await finishedSubmission(account2.id, key2.id);
+    await sql`UPDATE callback_deliveries SET state = 'dead' WHERE submission_id = ${submission2}`.execute(t.db);
+    const other = await c2.post(`/submissions/${submission2}/redeliver`, {}, `/submissions/${submission2}`);
+    expect(other.res.headers.get('location')).to.equal(`/submissions/${submission2}?redelivered=1`);
   });
 
   describe('with RUNBOX_SMTP_URL', () => {
