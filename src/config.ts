@@ -137,6 +137,12 @@ export const CONFIG_VARS = {
     'open',
     Type.Union([Type.Literal('open'), Type.Literal('invite'), Type.Literal('closed')]),
   ),
+  RUNBOX_SIGNUPS_PER_HOUR: int(
+    'Portal sign-ups one client address may make in a rolling hour (counted whether the address was new or already had an account); more are answered 429.',
+    10,
+    1,
+    1_000_000,
+  ),
   RUNBOX_LOG_LEVEL: str(
     'Log level.',
     'info',

@@ -116,3 +116,10 @@ export function msUntilWindowFrees(oldestMs: number, nowMs: number): number {
 
 /** WebSocket executions per connection per second. */
 export const WEBSOCKET_RUNS_PER_SECOND = 1;
+
+/**
+ * Callback redeliveries one account may ask for in the portal within REDELIVERY_WINDOW_MS.
+ * The operator's `runbox-admin callback redeliver` is not counted or limited.
+ */
+export const PORTAL_REDELIVERIES_PER_WINDOW = 20;
+export const REDELIVERY_WINDOW_MS = 3600_000;

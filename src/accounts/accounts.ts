@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { FREE_PLAN_NAME, type PlanLimits } from '../limits.js';
-import { AccountInputError } from './errors.js';
+import { AccountInputError, EmailTakenError } from './errors.js';
 import { checkPlanFigures } from './plans.js';
 
 // Accounts: an email (or, for an API-marketplace subscriber, the marketplace's name for them), a plan, and optional per-account overrides of the plan's figures
@@ -81,18 +81,63 @@ async function requirePlan(db: Db, plan: string): Promise<void> {
   if (!found) throw new AccountInputError(`no plan ${JSON.stringify(plan)} (create it with \`plan upsert\`)`);
 }
 
-export async function createAccount(db: Db, email: string, plan: string = FREE_PLAN_NAME): Promise<AccountView> {
+/** The address as stored (trimmed, as typed); throws when it is not one. */
+export function checkEmail(email: string): string {
   const trimmed = email.trim();
   if (!/^[^\s@]+@[^\s@]+$/.test(trimmed) || trimmed.length > 320) throw new AccountInputError(`${JSON.stringify(email)} is not an email address`);
+  return trimmed;
+}
+
+// Addresses keep the case they were typed in but are unique, and looked up, lower-cased
+// (the unique index accounts_email_lower_key, migration 0012): two sign-ups of race@ and
+// RACE@ at once make one account, and the other finds it taken.
+export async function createAccount(db: Db, email: string, plan: string = FREE_PLAN_NAME): Promise<AccountView> {
+  const trimmed = checkEmail(email);
   await requirePlan(db, plan);
   const inserted = await db
     .insertInto('accounts')
     .values({ email: trimmed, plan })
-    .onConflict((oc) => oc.column('email').doNothing())
+    .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
     .returning('id')
     .executeTakeFirst();
-  if (!inserted) throw new AccountInputError(`an account with email ${trimmed} already exists`);
+  if (!inserted) throw new EmailTakenError(trimmed);
   return mustGet(db, inserted.id);
+}
+
+/**
+ * Gives an account another address (the operator's word, so its verification stays as it
+ * was). Outstanding reset and verification links of the account end: they were sent to
+ * the old address. Also works before migration 0012, to resolve the clashes it reports.
+ */
+export async function setAccountEmail(db: Db, accountId: string, email: string): Promise<AccountView> {
+  const trimmed = checkEmail(email);
+  const account = await mustGet(db, accountId);
+  if (account.email === null) throw new AccountInputError(`account ${accountId} is a marketplace subscriber's; it has no email address`);
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('accounts')
+      .set({ email: trimmed })
+      .where('id', '=', accountId)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('accounts as o').select('o.id').where('o.id', '<>', accountId).where(sql`lower(o.email)`, '=', trimmed.toLowerCase()))),
+      )
+      .returning('id')
+      .executeTakeFirst()
+      .catch((err: unknown) => {
+        // Another account took the address in the meantime (the unique index).
+        if ((err as { code?: string }).code === '23505') return undefined;
+        throw err;
+      });
+    if (!updated) throw new EmailTakenError(trimmed);
+    await trx
+      .updateTable('account_tokens')
+      .set({ used_at: sql<Date>`now()` })
+      .where('account_id', '=', accountId)
+      .where('purpose', 'in', ['reset', 'verify'])
+      .where('used_at', 'is', null)
+      .execute();
+  });
+  return mustGet(db, accountId);
 }
 
 export async function setAccountPlan(db: Db, accountId: string, plan: string): Promise<AccountView> {

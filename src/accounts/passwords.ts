@@ -1,4 +1,5 @@
 import { hash, verify, Algorithm } from '@node-rs/argon2';
+import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { AccountInputError } from './errors.js';
 
@@ -32,11 +33,28 @@ export async function passwordMatches(stored: string | null, password: string): 
   return verify(stored, password).catch(() => false);
 }
 
+/**
+ * Sets the account's password and ends every reset link it still has: a link asked for
+ * before the change must not undo it. (The portal ends the account's other sessions.)
+ */
 export async function setPassword(db: Db, accountId: string, password: string): Promise<void> {
   checkPasswordRules(password);
-  const passwordHash = await hashPassword(password);
-  const row = await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', accountId).returning('id').executeTakeFirst();
-  if (!row) throw new AccountInputError(`no account ${accountId}`);
+  await setPasswordHash(db, accountId, await hashPassword(password));
+}
+
+/** setPassword with the hash already made (hashPassword) from a password that passed the rules. */
+export async function setPasswordHash(db: Db, accountId: string, passwordHash: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', accountId).returning('id').executeTakeFirst();
+    if (!row) throw new AccountInputError(`no account ${accountId}`);
+    await trx
+      .updateTable('account_tokens')
+      .set({ used_at: sql<Date>`now()` })
+      .where('account_id', '=', accountId)
+      .where('purpose', '=', 'reset')
+      .where('used_at', 'is', null)
+      .execute();
+  });
 }
 
 /** The account with this address (case-insensitive) and its credentials, for log-in. */

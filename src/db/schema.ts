@@ -184,6 +184,8 @@ export interface CallbackDeliveriesTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   delivered_at: NullableTimestamp;
+  /** Null for the delivery the run's end wrote; who asked for a redelivery (migration 0012). */
+  redelivered_by: ColumnType<'portal' | 'operator' | null, 'portal' | 'operator' | null | undefined, 'portal' | 'operator' | null>;
 }
 
 export interface AdminKeysTable {
@@ -249,6 +251,12 @@ export interface LoginAttemptsTable {
   at: Generated<Date>;
 }
 
+export interface SignupAttemptsTable {
+  id: GeneratedId;
+  ip: string;
+  at: Generated<Date>;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -266,6 +274,7 @@ export interface Database {
   portal_sessions: PortalSessionsTable;
   account_tokens: AccountTokensTable;
   login_attempts: LoginAttemptsTable;
+  signup_attempts: SignupAttemptsTable;
 }
 
 export type Account = Selectable<AccountsTable>;

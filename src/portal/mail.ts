@@ -32,3 +32,11 @@ export function resetMessage(link: string): { subject: string; text: string } {
     text: `Hello,\n\nOpen this link to choose a new password:\n\n${link}\n\nThe link works once and expires in 24 hours. If you did not ask for it, ignore this email; your password stays as it is.\n\nrunbox\n`,
   };
 }
+
+/** To the owner of an address someone tried to sign up with again (sent instead of saying so on the page). */
+export function signupExistsMessage(loginLink: string, forgotLink: string): { subject: string; text: string } {
+  return {
+    subject: 'runbox: you already have an account',
+    text: `Hello,\n\nSomeone, perhaps you, tried to sign up for runbox with this address, which already has an account. Nothing was changed.\n\nLog in here:\n\n${loginLink}\n\nForgot your password? Ask for a new one here:\n\n${forgotLink}\n\nIf it was not you, ignore this email.\n\nrunbox\n`,
+  };
+}

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { Migrator } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import { clientConfig } from '../../src/db/url.js';
 
 // Each test file gets a database of its own, made fresh from the migrations, so suites
@@ -54,12 +56,17 @@ export interface TestDatabase extends DbHandle {
   drop(): Promise<void>;
 }
 
-export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
+/** A database of its own, migrated to the latest schema (or, with `upTo`, up to and including that migration only). */
+export async function freshDatabase(label = 'test', opts: { upTo?: string } = {}): Promise<TestDatabase> {
   const name = `runbox_${label.replace(/[^a-z0-9_]/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE "${name}"`));
   const url = databaseUrl(name);
   const handle = connect(url, { max: 20, applicationName: 'runbox-test' });
-  await migrateToLatest(handle.db);
+  if (opts.upTo === undefined) await migrateToLatest(handle.db);
+  else {
+    const { error } = await new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } }).migrateTo(opts.upTo);
+    if (error) throw error;
+  }
   return {
     ...handle,
     name,

@@ -10,7 +10,7 @@ import { createAccount } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
 import { claimDeliveries } from '../../src/callbacks/claim.js';
 import { postCallback } from '../../src/callbacks/post.js';
-import { deliveriesOf, redeliver } from '../../src/callbacks/redeliver.js';
+import { deliveriesOf, queueRedelivery, redeliver } from '../../src/callbacks/redeliver.js';
 import { startSender, type Sender } from '../../src/callbacks/sender.js';
 import { verifySignature } from '../../src/callbacks/sign.js';
 import type { Config } from '../../src/config.js';
@@ -265,10 +265,35 @@ describe('callbacks', function () {
     expect(rows[0]).to.include({ state: 'delivered', attempts: 1, last_status: 200 });
     const again = await admin(['callback', 'redeliver', '--submission', id]);
     expect(again.exitCode, again.stderr).to.equal(0);
-    const { delivery } = JSON.parse(again.stdout) as { delivery: string };
+    const { delivery, already_queued } = JSON.parse(again.stdout) as { delivery: string; already_queued: boolean };
+    expect(already_queued).to.equal(false);
     expect((await waitForDelivery(db, id, ['delivered'])).id).to.equal(delivery);
     const bad = await admin(['callback', 'list', '--submission', 'nope']);
     expect(bad.exitCode).to.equal(2);
+  });
+
+  it('queues a delivery still pending only once, however many redeliveries are asked for at once', async () => {
+    // No sender yet: the run's own delivery stays pending.
+    const id = await finishedSubmission();
+    const [first] = await deliveriesOf(db.db, id);
+    const asks = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => queueRedelivery(db.db, id, i % 2 ? 'operator' : { portalAccount: accountId })),
+    );
+    for (const r of asks) expect(r).to.deep.equal({ already: first!.id });
+    expect(await deliveriesOf(db.db, id)).to.have.length(1);
+    await start();
+    await waitForDelivery(db, id, ['delivered']);
+    // Delivered: 25 at once queue exactly one more (with the sender stopped, so it stays
+    // pending through the burst), and the receiver hears the result twice in all.
+    await Promise.all(senders.splice(0).map((s) => s.stop()));
+    const again = await Promise.all(Array.from({ length: 25 }, () => queueRedelivery(db.db, id, { portalAccount: accountId })));
+    expect(again.filter((r) => r !== null && 'queued' in r)).to.have.length(1);
+    expect(again.filter((r) => r !== null && 'already' in r)).to.have.length(24);
+    await start();
+    await waitForDelivery(db, id, ['delivered']);
+    const rows = await db.db.selectFrom('callback_deliveries').select('redelivered_by').where('submission_id', '=', id).orderBy('created_at').execute();
+    expect(rows.map((r) => r.redelivered_by)).to.deep.equal([null, 'portal']);
+    expect(receiver.got.filter((g) => g.headers['x-runbox-submission'] === id)).to.have.length(2);
   });
 
   describe('SSRF guard (private addresses not allowed)', () => {

@@ -1,7 +1,13 @@
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { execa } from 'execa';
 import { sql } from 'kysely';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { EmailTakenError } from '../../src/accounts/errors.js';
+import { issueToken, peekToken } from '../../src/accounts/tokens.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { FREE_PLAN } from '../../src/limits.js';
+import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 describe('database', () => {
@@ -25,5 +31,64 @@ describe('database', () => {
     expect(await migrateToLatest(t.db)).to.deep.equal([]);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from plans`.execute(t.db);
     expect(rows[0]?.n).to.equal(1);
+  });
+});
+
+describe('migration to addresses unique whatever their case', function () {
+  // Seven runbox-admin processes, each a Node start-up on a shared machine.
+  this.timeout(300_000);
+  let t: TestDatabase;
+  before(async () => {
+    t = await freshDatabase('email_case', { upTo: '0011_admission_in_one_call' });
+    await sql`INSERT INTO plans (name, monthly_limit, per_minute, pending, running, tests_per_request)
+              VALUES ('free', ${FREE_PLAN.monthlyLimit}, ${FREE_PLAN.perMinute}, ${FREE_PLAN.pending}, ${FREE_PLAN.running}, ${FREE_PLAN.testsPerRequest})`.execute(t.db);
+  });
+  after(async () => {
+    await t?.drop();
+  });
+  const admin = (...args: string[]) => execa(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli/admin.js'), ...args], { env: { RUNBOX_DATABASE_URL: t.url }, reject: false });
+
+  it('reports accounts whose addresses differ only in case and changes nothing until the operator resolves them', async () => {
+    const made = [];
+    for (const email of ['Race@Example.com', 'other@example.com', 'race@example.com', 'RACE@example.COM']) {
+      made.push((await t.db.insertInto('accounts').values({ email, plan: 'free' }).returning(['id', 'email']).executeTakeFirstOrThrow()).id);
+    }
+    const before = await t.db.selectFrom('accounts').select(['id', 'email']).orderBy('id').execute();
+
+    const refused = await admin('migrate');
+    expect(refused.exitCode).to.equal(1);
+    expect(refused.stderr).to.include('1 email address is held by more than one account, differing only in case');
+    for (const i of [0, 2, 3]) expect(refused.stderr).to.include(`account ${made[i]} <${before[i]!.email}>`);
+    expect(refused.stderr).not.to.include('other@example.com');
+    expect(refused.stderr).to.include('Nothing was changed').and.include('runbox-admin account set-email');
+    // Every row as it was, and the migration not recorded.
+    expect(await t.db.selectFrom('accounts').select(['id', 'email']).orderBy('id').execute()).to.deep.equal(before);
+    const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration WHERE name LIKE '0012%'`.execute(t.db);
+    expect(rows).to.deep.equal([]);
+
+    // The operator gives the later accounts addresses of their own (another case of the same address is refused).
+    const clash = await admin('account', 'set-email', '--account', made[2]!, '--email', 'RACE@EXAMPLE.COM');
+    expect(clash.exitCode).to.equal(2);
+    expect(clash.stderr).to.include('already exists');
+    // A link sent to the old address ends with it.
+    const { token } = await issueToken(t.db, 'reset', 'race@example.com', made[2]!);
+    expect((await admin('account', 'set-email', '--account', made[2]!, '--email', 'race+2@example.com')).exitCode).to.equal(0);
+    expect(await peekToken(t.db, 'reset', token)).to.equal(undefined);
+    expect((await admin('account', 'set-email', '--account', made[3]!, '--email', 'race+3@example.com')).exitCode).to.equal(0);
+
+    const applied = await admin('migrate');
+    expect(applied.exitCode, applied.stderr).to.equal(0);
+    expect(JSON.parse(applied.stdout).applied).to.include('0012_email_case_and_portal_limits');
+    expect(await t.db.selectFrom('accounts').select('email').orderBy('id').execute()).to.deep.equal([
+      { email: 'Race@Example.com' },
+      { email: 'other@example.com' },
+      { email: 'race+2@example.com' },
+      { email: 'race+3@example.com' },
+    ]);
+    // From now on the index refuses any other case of a taken address.
+    let err: unknown;
+    await createAccount(t.db, 'RACE@example.com').catch((e: unknown) => (err = e));
+    expect(err).to.be.instanceOf(EmailTakenError);
+    expect((await admin('account', 'create', '--email', 'OTHER@example.com')).exitCode).to.equal(2);
   });
 });

@@ -5,7 +5,9 @@ import { expect } from 'chai';
 import type { BrowserContext, Page } from 'puppeteer-core';
 import { startSender, type Sender } from '../../src/callbacks/sender.js';
 import { loadConfig } from '../../src/config.js';
-import { postRun, testConfig } from '../helpers/api.js';
+import { SMTPServer } from 'smtp-server';
+import { systemClock } from '../../src/util/clock.js';
+import { postRun, startTestApi, testConfig } from '../helpers/api.js';
 import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
 import { realRunsUnavailable, resultsStack, silentLog, type ResultsStack } from '../helpers/results-stack.js';
 
@@ -259,12 +261,17 @@ describe('web portal in a browser', function () {
     await axeClean('/submissions/:id');
     await clickAndWait(page, await byText(page, 'Redeliver', 'button'));
     expect(await text()).to.include('queued for delivery again');
+    await axeClean('/submissions/:id after Redeliver');
     await until('the redelivery', async () => hooks.filter((h) => h.headers['x-runbox-submission'] === firstSubmission).length >= 2);
     const deliveries = hooks.filter((h) => h.headers['x-runbox-submission'] === firstSubmission);
     expect(deliveries[1]!.headers['x-runbox-delivery']).not.to.equal(deliveries[0]!.headers['x-runbox-delivery']);
     expect(JSON.parse(deliveries[1]!.body)).to.deep.include({ output: 'latrop\n' });
     await goto(`/submissions/${firstSubmission}`);
     expect(await page.$$('[data-delivery-id]')).to.have.length(2);
+    // The answer to a click that finds a delivery still pending.
+    await goto(`/submissions/${firstSubmission}?pending=1`);
+    expect(await text()).to.include('still pending; it was not queued again');
+    await axeClean('/submissions/:id?pending=1');
   });
 
   it('runs code in the playground over the WebSocket with the chosen key', async () => {
@@ -314,6 +321,47 @@ describe('web portal in a browser', function () {
     expect(await text()).to.include(hostile);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).to.equal(undefined);
     expect(dialogs).to.deep.equal([]);
+  });
+
+  it('answers a sign-up the same for a new and a taken address when SMTP is configured, on an accessible page', async () => {
+    const mails: string[] = [];
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData(stream, _session, cb) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          mails.push(Buffer.concat(chunks).toString('utf8'));
+          cb();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+    const mailed = await startTestApi({ db: stack.db.db, config: testConfig(stack.db.url, loadConfig().RUNBOX_IMAGES_DIR, { ...stack.env, RUNBOX_SMTP_URL: smtpUrl }), clock: systemClock });
+    const context = await tb.browser.createBrowserContext();
+    try {
+      const p = await context.newPage();
+      const answers = [];
+      for (const address of [`new-${process.pid}@example.com`, email.toUpperCase()]) {
+        await p.goto(`${mailed.url}/signup`, { waitUntil: 'load' });
+        await fill(p, 'Email', address);
+        await fill(p, 'Password', 'some other password');
+        await clickAndWait(p, await byText(p, 'Sign up', 'button'));
+        expect(await p.$eval('h1', (h) => h.textContent)).to.equal('Check your email');
+        await axeClean('sign-up answer', p);
+        answers.push((await text(p)).replace(address, 'ADDRESS'));
+      }
+      expect(answers[1]).to.equal(answers[0]);
+      await until('both emails', async () => mails.length >= 2);
+      expect(mails.some((m) => m.includes('already has an account'))).to.equal(true);
+    } finally {
+      await context.close();
+      await mailed.close();
+      await new Promise<void>((r) => smtp.close(() => r()));
+    }
   });
 
   describe('another account', () => {

@@ -3,10 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
+import { sql } from 'kysely';
 import { createAccount } from '../../src/accounts/accounts.js';
+import { EmailTakenError } from '../../src/accounts/errors.js';
+import { createKey } from '../../src/accounts/keys.js';
+import { findLogin } from '../../src/accounts/passwords.js';
+import { PORTAL_REDELIVERIES_PER_WINDOW } from '../../src/limits.js';
+import { MAX_FAILURES_PER_ADDRESS } from '../../src/portal/login-limit.js';
+import { claim, complete } from '../../src/queue/index.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { enqueue } from '../helpers/queue-rows.js';
+import { successResult } from '../helpers/run-result.js';
 
 // The portal over plain HTTP: what a browser test cannot easily show. The API's own
 // answers beside it, headers, CSRF refusals, the log-in limiter, session rotation and
@@ -84,6 +93,15 @@ function cli(url: string, env: Record<string, string>, ...args: string[]): Promi
 
 const PASSWORD = 'a long enough password';
 
+/** A submission of the key, claimed and completed through the queue's transitions (which write its callback delivery). */
+async function finishedSubmissionIn(db: TestDatabase['db'], accountId: string, keyId: string): Promise<string> {
+  const id = await enqueue(db, accountId, { keyId });
+  const [job] = await claim(db, 'runner-test', 1, 60);
+  expect(job!.id).to.equal(id);
+  expect(await complete(db, 'runner-test', id, successResult(id, { output: 'hello\n' }))).to.equal(true);
+  return id;
+}
+
 describe('web portal over HTTP', function () {
   this.timeout(60_000);
   let t: TestDatabase;
@@ -97,10 +115,15 @@ describe('web portal over HTTP', function () {
     apis.push(api);
     return api;
   };
+  const finishedSubmission = (accountId: string, keyId: string) => finishedSubmissionIn(t.db, accountId, keyId);
+  /** A new account, logged in; with SMTP the sign-up answers "check your email" and the log-in follows. */
   const signUp = async (api: TestApi, email = `http-${process.pid}-${++seq}@example.com`) => {
     const c = new Client(api.url);
-    const { res } = await c.post('/signup', { email, password: PASSWORD });
-    expect(res.status).to.equal(302);
+    const { res, body } = await c.post('/signup', { email, password: PASSWORD });
+    if (res.status === 200) {
+      expect(body).to.include('Check your email');
+      expect((await c.post('/login', { email, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    } else expect(res.status).to.equal(302);
     return { c, email };
   };
 
@@ -293,6 +316,153 @@ describe('web portal over HTTP', function () {
     expect((await new Client(open.url).request(link.pathname + link.search)).res.status).to.equal(404);
   });
 
+  it('treats addresses alike whatever their case: of race@ and RACE@ signed up at once one account is made, and log-in takes any case', async () => {
+    const email = `race-${process.pid}@example.com`;
+    const variants = [email, email.toUpperCase()];
+    const clients = variants.map(() => new Client(open.url));
+    const tokens = await Promise.all(clients.map((c) => c.token('/signup')));
+    const answers = await Promise.all(
+      clients.map((c, i) => c.request('/signup', { form: { _csrf: tokens[i]!, email: variants[i]!, password: PASSWORD } })),
+    );
+    expect(answers.map((a) => a.res.status).sort()).to.deep.equal([302, 400]);
+    expect(answers.find((a) => a.res.status === 400)!.body).to.include('an account with this address already exists');
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM accounts WHERE lower(email) = ${email}`.execute(t.db);
+    expect(rows[0]!.n).to.equal(1);
+    // Log-in in yet another case reaches that account.
+    const c = new Client(open.url);
+    expect((await c.post('/login', { email: `Race-${process.pid}@Example.COM`, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    // The operator's tools see the address as taken in any case too.
+    expect((await cli(t.url, {}, 'account', 'create', '--email', `RACE-${process.pid}@example.com`)).code).to.equal(2);
+    expect((await cli(t.url, {}, 'account', 'invite', '--email', `race-${process.pid}@EXAMPLE.com`)).code).to.equal(2);
+    let err: unknown;
+    await createAccount(t.db, `rAcE-${process.pid}@example.com`).catch((e: unknown) => (err = e));
+    expect(err).to.be.instanceOf(EmailTakenError);
+  });
+
+  it('counts a log-in attempt before checking its password: of 40 sent at once, at most the limit are checked', async () => {
+    const { email } = await signUp(open);
+    await t.db.deleteFrom('login_attempts').execute();
+    const clients = Array.from({ length: 40 }, () => new Client(open.url));
+    const tokens = await Promise.all(clients.map((c) => c.token('/login')));
+    const answers = await Promise.all(clients.map((c, i) => c.request('/login', { form: { _csrf: tokens[i]!, email, password: 'wrong password!' } })));
+    const statuses = answers.map((a) => a.res.status);
+    // A 401 is a password that was checked; a 429 one that never was.
+    expect(statuses.filter((s) => s === 401)).to.have.length(MAX_FAILURES_PER_ADDRESS);
+    expect(statuses.filter((s) => s === 429)).to.have.length(40 - MAX_FAILURES_PER_ADDRESS);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM login_attempts WHERE email = ${email}`.execute(t.db);
+    expect(rows[0]!.n).to.equal(MAX_FAILURES_PER_ADDRESS);
+    // The right password now waits too.
+    expect((await new Client(open.url).post('/login', { email, password: PASSWORD }, '/login')).res.status).to.equal(429);
+    await t.db.deleteFrom('login_attempts').execute();
+  });
+
+  it('limits sign-ups per client address (RUNBOX_SIGNUPS_PER_HOUR), also when they are sent at once', async () => {
+    const limited = await start({ RUNBOX_SIGNUPS_PER_HOUR: '3' });
+    await t.db.deleteFrom('signup_attempts').execute();
+    const clients = Array.from({ length: 6 }, () => new Client(limited.url));
+    const tokens = await Promise.all(clients.map((c) => c.token('/signup')));
+    const answers = await Promise.all(
+      clients.map((c, i) => c.request('/signup', { form: { _csrf: tokens[i]!, email: `limited-${process.pid}-${i}@example.com`, password: PASSWORD } })),
+    );
+    const statuses = answers.map((a) => a.res.status);
+    expect(statuses.filter((s) => s === 302)).to.have.length(3);
+    expect(statuses.filter((s) => s === 429)).to.have.length(3);
+    expect(answers.find((a) => a.res.status === 429)!.body).to.include('Too many sign-ups');
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM accounts WHERE email LIKE ${`limited-${process.pid}-%`}`.execute(t.db);
+    expect(rows[0]!.n).to.equal(3);
+    // A taken address counts as well: probing addresses costs the same allowance.
+    await t.db.deleteFrom('signup_attempts').execute();
+    const c = new Client(limited.url);
+    const taken = `limited-${process.pid}-${statuses.indexOf(302)}@example.com`;
+    for (let i = 0; i < 3; i++) expect((await c.post('/signup', { email: taken, password: PASSWORD })).res.status).to.equal(400);
+    expect((await c.post('/signup', { email: `limited-${process.pid}-new@example.com`, password: PASSWORD })).res.status).to.equal(429);
+    await t.db.deleteFrom('signup_attempts').execute();
+  });
+
+  it('ends outstanding reset links and other sessions when the password is changed', async () => {
+    const { c, email } = await signUp(open);
+    const account = (await findLogin(t.db, email))!;
+    const other = new Client(open.url);
+    expect((await other.post('/login', { email, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    const links = [];
+    for (let i = 0; i < 2; i++) {
+      const printed = await cli(t.url, { RUNBOX_PUBLIC_URL: open.url }, 'account', 'password-reset-link', '--account', account.id);
+      expect(printed.code, printed.stderr).to.equal(0);
+      const link = new URL(printed.json.link as string);
+      links.push(link.pathname + link.search);
+    }
+    expect((await new Client(open.url).request(links[0]!)).res.status).to.equal(200);
+    const changed = await c.post('/account/password', { current: PASSWORD, password: 'another long password' }, '/account');
+    expect(changed.res.headers.get('location')).to.equal('/account?password=1');
+    for (const link of links) expect((await new Client(open.url).request(link)).res.status, link).to.equal(404);
+    const token = new URLSearchParams(links[1]!.split('?')[1]).get('token')!;
+    // Not even by posting the form the page had shown.
+    const anon = new Client(open.url);
+    expect((await anon.post('/reset', { token, password: 'an attacker password' }, '/login')).res.status).to.equal(404);
+    expect((await other.request('/account')).res.headers.get('location')).to.match(/^\/login/);
+    expect((await c.request('/account')).res.status).to.equal(200);
+    expect((await new Client(open.url).post('/login', { email, password: 'another long password' }, '/login')).res.status).to.equal(302);
+  });
+
+  it('ends the other reset links and every session when one reset link is used', async () => {
+    const { c, email } = await signUp(open);
+    const account = (await findLogin(t.db, email))!;
+    const links = [];
+    for (let i = 0; i < 2; i++) {
+      const printed = await cli(t.url, { RUNBOX_PUBLIC_URL: open.url }, 'account', 'password-reset-link', '--account', account.id);
+      links.push(new URL(printed.json.link as string));
+    }
+    const anon = new Client(open.url);
+    const set = await anon.post('/reset', { token: links[0]!.searchParams.get('token')!, password: 'a reset password' }, links[0]!.pathname + links[0]!.search);
+    expect(set.res.headers.get('location')).to.equal('/login?reset=1');
+    expect((await anon.request(links[1]!.pathname + links[1]!.search)).res.status).to.equal(404);
+    expect((await c.request('/account')).res.headers.get('location')).to.match(/^\/login/);
+  });
+
+  it('queues a callback once while it is pending, and limits Redeliver per account', async () => {
+    const { c, email } = await signUp(open);
+    const account = (await findLogin(t.db, email))!;
+    const key = await createKey(t.db, { accountId: account.id, appName: 'hooks', redirectUrl: 'https://hooks.example/runbox' });
+    const submission = await finishedSubmission(account.id, key.id);
+    const path = `/submissions/${submission}`;
+    const count = async () => (await t.db.selectFrom('callback_deliveries').select('id').where('submission_id', '=', submission).execute()).length;
+    expect(await count()).to.equal(1);
+    // No sender runs here: the first delivery is still pending, and 25 clicks at once add nothing.
+    const token = await c.token(path);
+    const clicks = await Promise.all(Array.from({ length: 25 }, () => c.request(`${path}/redeliver`, { form: { _csrf: token } })));
+    for (const click of clicks) expect(click.res.headers.get('location')).to.equal(`${path}?pending=1`);
+    expect(await count()).to.equal(1);
+    expect((await c.request(`${path}?pending=1`)).body).to.include('still pending; it was not queued again');
+    // Once it is delivered, 25 clicks at once queue exactly one more.
+    const delivered = () => sql`UPDATE callback_deliveries SET state = 'delivered', delivered_at = now() WHERE submission_id = ${submission}`.execute(t.db);
+    await delivered();
+    const again = await Promise.all(Array.from({ length: 25 }, () => c.request(`${path}/redeliver`, { form: { _csrf: token } })));
+    expect(again.filter((a) => a.res.headers.get('location') === `${path}?redelivered=1`)).to.have.length(1);
+    expect(await count()).to.equal(2);
+    for (let i = 1; i < PORTAL_REDELIVERIES_PER_WINDOW; i++) {
+      await delivered();
+      expect((await c.request(`${path}/redeliver`, { form: { _csrf: token } })).res.status).to.equal(302);
+    }
+    await delivered();
+    const refused = await c.request(`${path}/redeliver`, { form: { _csrf: token } });
+    expect(refused.res.status).to.equal(429);
+    expect(refused.body).to.include(`You can redeliver ${PORTAL_REDELIVERIES_PER_WINDOW} results in 60 minutes`);
+    expect(await count()).to.equal(1 + PORTAL_REDELIVERIES_PER_WINDOW);
+    // The operator is not limited.
+    const printed = await cli(t.url, {}, 'callback', 'redeliver', '--submission', submission);
+    expect(printed.code, printed.stderr).to.equal(0);
+    expect(printed.json).to.include({ already_queued: false });
+    expect(await count()).to.equal(2 + PORTAL_REDELIVERIES_PER_WINDOW);
+    // Another account's limit is its own.
+    const { c: c2, email: email2 } = await signUp(open);
+    const account2 = (await findLogin(t.db, email2))!;
+    const key2 = await createKey(t.db, { accountId: account2.id, appName: 'hooks', redirectUrl: 'https://hooks.example/runbox' });
+    const submission2 = await finishedSubmission(account2.id, key2.id);
+    await sql`UPDATE callback_deliveries SET state = 'dead' WHERE submission_id = ${submission2}`.execute(t.db);
+    const other = await c2.post(`/submissions/${submission2}/redeliver`, {}, `/submissions/${submission2}`);
+    expect(other.res.headers.get('location')).to.equal(`/submissions/${submission2}?redelivered=1`);
+  });
+
   describe('with RUNBOX_SMTP_URL', () => {
     let smtp: Awaited<ReturnType<typeof smtpServer>>;
     let mailed: TestApi;
@@ -310,6 +480,7 @@ describe('web portal over HTTP', function () {
     it('verifies a new address by an emailed link before keys can be created', async () => {
       const email = `verify-${process.pid}@example.com`;
       const { c } = await signUp(mailed, email);
+      expect(c.setCookies.filter((k) => k.startsWith('rbx_session='))).to.have.length(1, 'a session only from the log-in');
       expect((await c.request('/keys/new')).res.status).to.equal(403);
       expect((await c.request('/keys')).body).to.include('Confirm your email address');
       const mail = smtp.mails.find((m) => m.includes(email))!;
@@ -320,12 +491,39 @@ describe('web portal over HTTP', function () {
       expect((await c.request(linkIn(mail, '/verify'))).res.status).to.equal(404);
     });
 
+    it('answers a sign-up with a taken address like a new one, and tells the owner by email instead', async () => {
+      const email = `taken-${process.pid}@example.com`;
+      const fresh = new Client(mailed.url);
+      const first = await fresh.post('/signup', { email, password: PASSWORD });
+      const before = smtp.mails.length;
+      const again = new Client(mailed.url);
+      const second = await again.post('/signup', { email: email.toUpperCase(), password: 'the intruder password' });
+      // The same page, apart from the address as typed; no session either way.
+      expect(first.res.status).to.equal(200);
+      expect(second.res.status).to.equal(200);
+      const page = (b: string, typed: string) => /<main[\s\S]*<\/main>/.exec(b)![0].replace(typed, 'ADDRESS');
+      expect(page(second.body, email.toUpperCase())).to.equal(page(first.body, email));
+      expect(first.body).to.include('Check your email');
+      expect(second.body).not.to.include('already');
+      expect(fresh.cookies.has('rbx_session')).to.equal(false);
+      expect(again.cookies.has('rbx_session')).to.equal(false);
+      // One email to the owner's stored address: a note, not a confirmation link.
+      expect(smtp.mails.length).to.equal(before + 1);
+      const note = smtp.mails.at(-1)!.replace(/=\r?\n/g, '');
+      expect(note).to.include(`To: ${email}`).and.include('already has an account').and.include('http://portal.test/forgot');
+      expect(note).not.to.include('/verify?token');
+      // The account is as it was: its own password works, the second one does not.
+      expect((await new Client(mailed.url).post('/login', { email, password: 'the intruder password' }, '/login')).res.status).to.equal(401);
+      expect((await new Client(mailed.url).post('/login', { email, password: PASSWORD }, '/login')).res.status).to.equal(302);
+    });
+
     it('sends a reset link for a forgotten password, and answers the same for unknown addresses', async () => {
       const { email } = await signUp(mailed);
       const c = new Client(mailed.url);
       const before = smtp.mails.length;
       const unknown = await c.post('/forgot', { email: `nobody-${process.pid}@example.com` });
-      const known = await c.post('/forgot', { email });
+      // The address in another case is the same address.
+      const known = await c.post('/forgot', { email: email.toUpperCase() });
       expect(unknown.body).to.include('If an account has this address');
       expect(known.body).to.include('If an account has this address');
       expect(smtp.mails.length).to.equal(before + 1);

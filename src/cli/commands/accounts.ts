@@ -1,4 +1,4 @@
-import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
+import { createAccount, getAccount, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { findLogin } from '../../accounts/passwords.js';
@@ -54,6 +54,16 @@ export const accountCommands: Command[] = [
     options: { email: { type: 'string' }, plan: { type: 'string' } },
     needsDb: true,
     run: (ctx) => asUsage(() => createAccount(ctx.db, requireString(ctx, 'email'), (ctx.values.plan as string | undefined) ?? FREE_PLAN_NAME)),
+  },
+  {
+    name: 'account set-email',
+    summary: "Give an account another address (it keeps its password and keys; its outstanding reset and confirmation links end).",
+    help:
+      '  --account ID   the account\n  --email E      the new address (unique whatever its case)\n' +
+      '  Also resolves addresses that differ only in case, which the migration to case-insensitive addresses reports and waits on.',
+    options: { account: { type: 'string' }, email: { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => setAccountEmail(ctx.db, numericId(ctx, 'account'), requireString(ctx, 'email'))),
   },
   {
     name: 'account invite',

@@ -1,12 +1,13 @@
 import type Router from '@koa/router';
 import { createAccount } from '../../accounts/accounts.js';
-import { AccountInputError } from '../../accounts/errors.js';
-import { checkPasswordRules, findLogin, passwordMatches, setPassword } from '../../accounts/passwords.js';
+import { AccountInputError, EmailTakenError } from '../../accounts/errors.js';
+import { checkPasswordRules, findLogin, hashPassword, passwordMatches, setPassword, setPasswordHash } from '../../accounts/passwords.js';
 import { consumeToken, issueToken, peekToken } from '../../accounts/tokens.js';
 import { publicUrl } from '../../config.js';
 import { setCookie } from '../cookies.js';
-import { loginBlocked, recordLogin } from '../login-limit.js';
-import { mailConfigured, resetMessage, sendPortalMail, verifyMessage } from '../mail.js';
+import { beginLogin, loginSucceeded } from '../login-limit.js';
+import { mailConfigured, resetMessage, sendPortalMail, signupExistsMessage, verifyMessage } from '../mail.js';
+import { admitSignup } from '../signup-limit.js';
 import { sendPage } from '../render.js';
 import { ABSOLUTE_MS, createSession, endAllSessions, endSession, SESSION_COOKIE } from '../sessions.js';
 import { field, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
@@ -36,6 +37,28 @@ async function sendVerification(deps: PortalDeps, accountId: string, email: stri
   const { token } = await issueToken(deps.db, 'verify', email, accountId);
   const m = verifyMessage(`${publicUrl(deps.config)}/verify?token=${token}`);
   await sendPortalMail(deps.config, email, m.subject, m.text);
+}
+
+/** To the owner of an address a sign-up found taken: the page says nothing about it. */
+async function sendExistsNote(deps: PortalDeps, typed: string): Promise<void> {
+  const owner = await findLogin(deps.db, typed);
+  if (!owner) return;
+  const base = publicUrl(deps.config);
+  const m = signupExistsMessage(`${base}/login`, `${base}/forgot`);
+  await sendPortalMail(deps.config, owner.email, m.subject, m.text);
+}
+
+/** The answer to a sign-up when SMTP is configured, the same for a new address and a taken one. */
+function checkEmail(ctx: PortalContext, email: string): void {
+  sendPage(
+    ctx,
+    <MessagePage
+      page={pageContext(ctx)}
+      title="Check your email"
+      text={`We sent a message to ${email}. Open the link in it to confirm your address; then log in with your password.`}
+      link={['/login', 'Log in']}
+    />,
+  );
 }
 
 export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void {
@@ -80,28 +103,38 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     const again = () =>
       sendPage(ctx, <SignupPage page={pageContext(c)} invite={invite || undefined} email={email} emailFixed={gate.email !== undefined} errors={errors} />, 400);
     if (errors['password']) return again();
-    if (await findLogin(db, email)) {
-      errors['email'] = 'an account with this address already exists; log in, or ask for a password reset';
-      return again();
+    if (!(await admitSignup(db, ctx.ip || 'unknown', config.RUNBOX_SIGNUPS_PER_HOUR))) {
+      throw new PortalError(429, 'Too many sign-ups from your network. Try again in an hour.');
     }
+    // With SMTP (and no invite, whose holder has shown they own the address) the answer
+    // is the same whether or not the address has an account: the owner is told by email.
+    const byMail = mailConfigured(config) && !invite;
+    // Made before the address is looked at, so both answers cost the same.
+    const passwordHash = await hashPassword(password);
     let accountId: string;
     try {
       accountId = (await createAccount(db, email)).id;
     } catch (err) {
       if (!(err instanceof AccountInputError)) throw err;
-      errors['email'] = err.message;
+      if (err instanceof EmailTakenError) {
+        if (byMail) {
+          await sendExistsNote(deps, email).catch((e: Error) => deps.log?.error({ err: e.message }, 'sign-up note not sent'));
+          return checkEmail(c, email);
+        }
+        errors['email'] = 'an account with this address already exists; log in, or ask for a password reset';
+      } else errors['email'] = err.message;
       return again();
     }
-    await setPassword(db, accountId, password);
+    await setPasswordHash(db, accountId, passwordHash);
     // An invite was sent to this address: following it proves the address.
     if (invite) await consumeToken(db, 'invite', invite);
-    const verifyByMail = mailConfigured(config) && !invite;
-    if (verifyByMail) {
+    if (byMail) {
       await db.updateTable('accounts').set({ email_verified_at: null }).where('id', '=', accountId).execute();
       await sendVerification(deps, accountId, email).catch((err: Error) => deps.log?.error({ err: err.message }, 'verification email not sent'));
+      return checkEmail(c, email);
     }
     await logIn(c, deps, accountId);
-    ctx.redirect(verifyByMail ? '/?welcome=verify' : '/?welcome=1');
+    ctx.redirect('/?welcome=1');
   });
 
   router.get('/login', async (ctx) => {
@@ -117,16 +150,19 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     const password = field(c, 'password');
     const next = localPath(field(c, 'next') || '/');
     const ip = ctx.ip || 'unknown';
-    if (await loginBlocked(db, email, ip)) {
+    // The attempt counts before the password is checked: attempts sent at once cannot
+    // check more passwords than the limit allows.
+    const attempt = await beginLogin(db, email, ip);
+    if (attempt === null) {
       return sendPage(ctx, <LoginPage page={pageContext(c)} email={email} next={next} error="Too many log-in attempts. Wait 15 minutes and try again." />, 429);
     }
     const account = await findLogin(db, email);
     const ok = await passwordMatches(account?.password_hash ?? null, password);
-    await recordLogin(db, email, ip, ok);
     if (!ok || !account) {
       // One message whether the address is unknown or the password wrong.
       return sendPage(ctx, <LoginPage page={pageContext(c)} email={email} next={next} error="Wrong email or password." />, 401);
     }
+    await loginSucceeded(db, attempt);
     await logIn(c, deps, account.id);
     ctx.redirect(next);
   });

@@ -33,8 +33,7 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
     const [usage, account, keys] = await Promise.all([usageRecord(db, { accountId: s.accountId, now }), getAccount(db, s.accountId), listKeys(db, s.accountId)]);
     const rows = await keyRows(db, now, s.accountId, keys);
     const notices: Notice[] = [];
-    if (ctx.query['welcome'] === 'verify') notices.push({ kind: 'info', text: `Welcome! We sent a confirmation link to ${s.email}; open it to start creating keys.` });
-    else if (ctx.query['welcome']) notices.push({ kind: 'ok', text: 'Welcome! Create your first key under API keys.' });
+    if (ctx.query['welcome']) notices.push({ kind: 'ok', text: 'Welcome! Create your first key under API keys.' });
     if (!s.emailVerified && mailConfigured(config) && !ctx.query['welcome']) notices.push({ kind: 'warn', text: 'Confirm your email address to create keys (see Account).' });
     notices.push(...usageNotices(usage!.submissions, usage!.monthly_limit, usage!.resets_at, null));
     for (const k of rows) if (k.monthly_limit !== null && !k.revoked_at) notices.push(...usageNotices(k.runs_this_month, k.monthly_limit, usage!.resets_at, k.app_name));

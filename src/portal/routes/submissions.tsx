@@ -1,13 +1,14 @@
 import type Router from '@koa/router';
 import { storedResult } from '../../api/live.js';
-import { deliveriesOf, redeliver } from '../../callbacks/redeliver.js';
+import { deliveriesOf, queueRedelivery } from '../../callbacks/redeliver.js';
+import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
 import { findSubmission, listSubmissions } from '../submission-list.js';
 import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { SubmissionPage, SubmissionsPage } from '../views/submissions.js';
 
 // The account's submissions, one submission with its callback attempts, and Redeliver
-// (the CLI's redeliver()).
+// (queueRedelivery, limited per account; a delivery still pending is not queued twice).
 
 export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db } = deps;
@@ -30,15 +31,22 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
     const c = ctx as PortalContext;
     const s = await own(c);
     const ended = s.state === 'finished' || s.state === 'failed';
-    const notices = ctx.query['redelivered'] ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }] : [];
+    const notices = ctx.query['redelivered']
+      ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }]
+      : ctx.query['pending']
+        ? [{ kind: 'info' as const, text: 'A delivery of this result is still pending; it was not queued again.' }]
+        : [];
     sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} result={ended ? await storedResult(db, s.id) : null} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {
     const c = ctx as PortalContext;
     const s = await own(c);
-    const id = await redeliver(db, s.id);
-    if (id === null) throw new PortalError(400, 'There is no delivery to repeat, or the key has no Redirect Url any more.');
-    ctx.redirect(`/submissions/${s.id}?redelivered=1`);
+    const r = await queueRedelivery(db, s.id, { portalAccount: c.state.session!.accountId });
+    if (r === null) throw new PortalError(400, 'There is no delivery to repeat, or the key has no Redirect Url any more.');
+    if ('limited' in r) {
+      throw new PortalError(429, `You can redeliver ${PORTAL_REDELIVERIES_PER_WINDOW} results in ${REDELIVERY_WINDOW_MS / 60_000} minutes. Try again later.`);
+    }
+    ctx.redirect(`/submissions/${s.id}?${'queued' in r ? 'redelivered' : 'pending'}=1`);
   });
 }
