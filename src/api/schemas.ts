@@ -113,6 +113,9 @@ function walk(schema: WalkedSchema, value: unknown, path: string): string | unde
     return undefined;
   }
   if (!schema.properties || !isObject(value)) return undefined;
+  // A message of another type is not this schema's to judge member by member: its type is the error.
+  const type = schema.properties['type']?.const;
+  if (type !== undefined && value['type'] !== type) return undefined;
   for (const name of Object.keys(value)) {
     const declared = schema.properties[name];
     if (declared) {
