@@ -117,7 +117,7 @@ function walk(schema: WalkedSchema, value: unknown, path: string): string | unde
   const type = schema.properties['type']?.const;
   if (type !== undefined && value['type'] !== type) return undefined;
   for (const name of Object.keys(value)) {
-    const declared = schema.properties[name];
+    const declared = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     if (declared) {
       const found = walk(declared, value[name], `${path}${name}.`);
       if (found) return found;
