@@ -16,7 +16,7 @@ export interface PlansTable {
   pending: number;
   running: number;
   tests_per_request: number;
-  /** Most sandbox time one request may ask for (migration 0012). */
+  /** Most sandbox time one request may ask for (migration 0013). */
   sandbox_seconds_per_request: number;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;

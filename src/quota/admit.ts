@@ -10,7 +10,7 @@ import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 import type { RateFigures } from './usage.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
-// transaction that holds the account row's lock (runbox_admit, migrations 0011 and 0012, called
+// transaction that holds the account row's lock (runbox_admit, migrations 0011 and 0013, called
 // for a batch of admissions at once by ./group-commit.ts). Two API processes admitting
 // for the same account therefore take turns, so the counts they read are exact and a
 // limit can never be overshot. A rejected request writes nothing.

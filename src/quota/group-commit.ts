@@ -6,7 +6,7 @@ import { WAITING_MODES } from './modes.js';
 
 // Group commit of admissions: each API process gathers the admissions that arrive
 // within about a millisecond (or up to MAX_BATCH) and stores them with ONE call of
-// runbox_admit (migrations 0011, 0012): one statement, one round trip, one commit and WAL
+// runbox_admit (migrations 0011, 0013): one statement, one round trip, one commit and WAL
 // flush for the batch. Every caller is answered only after that commit. Rejections are
 // rows of the answer, so a refused request does not abort the others; a batch that
 // fails as a whole (a deadlock is retried; anything else, such as a caller-chosen id
@@ -57,7 +57,7 @@ export interface AdmitRow {
   last_minute: number | null;
   oldest_in_window: Date | null;
   capacity: number | null;
-  /** The plan's sandbox seconds per request (migration 0012). */
+  /** The plan's sandbox seconds per request (migration 0013). */
   sandbox_seconds: number | null;
   /** rate_limited: when enough of the window's tests will have left it for this request's. */
   window_frees_at: Date | null;

@@ -81,7 +81,7 @@ export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: Usa
            coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = ${keyId} AND k.month = ${month}), 0) AS key_used,
            (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${keyId}) AS key_limit
       FROM accounts a JOIN plans p ON p.name = a.plan,
-           -- Tests count toward the minute as toward the month (runbox_admit, migration 0012).
+           -- Tests count toward the minute as toward the month (runbox_admit, migration 0013).
            LATERAL (SELECT coalesce(sum(s.units), 0)::int AS n, min(s.created_at) AS oldest FROM submissions s
                      WHERE s.account_id = a.id AND s.created_at > ${windowStart}) AS w
      WHERE a.id = ${q.accountId}

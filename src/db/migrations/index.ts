@@ -10,7 +10,7 @@ import * as m0008 from './0008_cancel_stream_raw_params.js';
 import * as m0009 from './0009_usage_email_states.js';
 import * as m0010 from './0010_run_options_and_callback_targets.js';
 import * as m0011 from './0011_admission_in_one_call.js';
-import * as m0012 from './0012_tests_per_minute_and_sandbox_time.js';
+import * as m0013 from './0013_tests_per_minute_and_sandbox_time.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -25,5 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_usage_email_states': m0009,
   '0010_run_options_and_callback_targets': m0010,
   '0011_admission_in_one_call': m0011,
-  '0012_tests_per_minute_and_sandbox_time': m0012,
+  '0013_tests_per_minute_and_sandbox_time': m0013,
 };
