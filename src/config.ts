@@ -100,6 +100,12 @@ export const CONFIG_VARS = {
     '',
     Type.String({ pattern: '^$|^[^:,\\s]+:[^:,\\s]+(,[^:,\\s]+:[^:,\\s]+)*$' }),
   ),
+  RUNBOX_KEEP_ALIVE_TIMEOUT_MS: int(
+    'How long the API keeps an idle keep-alive connection open: longer than the idle timeout of the load balancer in front (60 s on common ones), so the balancer, not the API, closes idle connections and never reuses one the API has just closed (a sporadic 502).',
+    65_000,
+    1000,
+    3_600_000,
+  ),
   RUNBOX_REQUEST_TIMEOUT_MS: int(
     'How long a client has to send a whole request, headers and body; a stalled one is answered 408 and closed.',
     15_000,

@@ -86,6 +86,10 @@ export interface PlanLimits {
   pending: number;
   running: number;
   testsPerRequest: number;
+  /** Most sandbox time one request may ask for: its compile stage's timeout plus tests x
+   *  its run stage's timeout (requestSandboxMs), so one request cannot hold a runner slot
+   *  for tests x 30 s. */
+  sandboxSecondsPerRequest: number;
 }
 
 export const FREE_PLAN_NAME = 'free';
@@ -96,6 +100,8 @@ export const FREE_PLAN: PlanLimits = {
   pending: 8,
   running: 2,
   testsPerRequest: 10,
+  /** At the 30 s timeout: 4 tests, or a compile and 3 tests. */
+  sandboxSecondsPerRequest: 120,
 };
 
 /** The highest monthly allowance any plan may have (spec section 8). */
@@ -112,6 +118,16 @@ export const RATE_WINDOW_MS = 60_000;
  */
 export function msUntilWindowFrees(oldestMs: number, nowMs: number): number {
   return Math.max(0, Math.min(RATE_WINDOW_MS, oldestMs + RATE_WINDOW_MS - nowMs));
+}
+
+/**
+ * The most sandbox time a request asks for: the compile stage's timeout (when the
+ * compiler has one) plus each test's run-stage timeout, with the stage timeouts it set
+ * itself (clamped as the runner clamps them), else RUN_LIMITS.timeoutMs.
+ */
+export function requestSandboxMs(req: { compiles: boolean; tests: number; compileTimeoutMs?: number; runTimeoutMs?: number }): number {
+  const stage = (given: number | undefined) => (given === undefined ? RUN_LIMITS.timeoutMs : clampStageLimit('timeoutMs', given));
+  return (req.compiles ? stage(req.compileTimeoutMs) : 0) + Math.max(1, req.tests) * stage(req.runTimeoutMs);
 }
 
 /** WebSocket executions per connection per second. */

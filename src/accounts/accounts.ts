@@ -38,11 +38,13 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       'a.pending',
       'a.running',
       'a.tests_per_request',
+      'a.sandbox_seconds_per_request',
       'p.monthly_limit as plan_monthly_limit',
       'p.per_minute as plan_per_minute',
       'p.pending as plan_pending',
       'p.running as plan_running',
       'p.tests_per_request as plan_tests_per_request',
+      'p.sandbox_seconds_per_request as plan_sandbox_seconds_per_request',
     ])
     .where('a.id', '=', accountId)
     .executeTakeFirst();
@@ -58,6 +60,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       pending: row.pending,
       running: row.running,
       testsPerRequest: row.tests_per_request,
+      sandboxSecondsPerRequest: row.sandbox_seconds_per_request,
     },
     limits: {
       monthlyLimit: row.monthly_limit ?? row.plan_monthly_limit,
@@ -65,6 +68,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       pending: row.pending ?? row.plan_pending,
       running: row.running ?? row.plan_running,
       testsPerRequest: row.tests_per_request ?? row.plan_tests_per_request,
+      sandboxSecondsPerRequest: row.sandbox_seconds_per_request ?? row.plan_sandbox_seconds_per_request,
     },
     created_at: row.created_at.toISOString(),
   };
@@ -161,6 +165,7 @@ export async function setAccountLimits(
     pending: overrides.pending,
     running: overrides.running,
     tests_per_request: overrides.testsPerRequest,
+    sandbox_seconds_per_request: overrides.sandboxSecondsPerRequest,
   };
   const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
   if (Object.keys(given).length > 0) {

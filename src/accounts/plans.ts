@@ -6,7 +6,7 @@ import { AccountInputError } from './errors.js';
 // Plans: named sets of per-account figures. A new plan starts from the Free plan's
 // figures for anything not given.
 
-const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request'] as const;
+const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request', 'sandbox_seconds_per_request'] as const;
 
 /** A plan as read and listed: its table's row without the timestamps. */
 export type PlanRow = Pick<Plan, (typeof planColumns)[number]>;
@@ -14,7 +14,7 @@ export type PlanRow = Pick<Plan, (typeof planColumns)[number]>;
 export function checkPlanFigures(figures: Partial<PlanLimits>): void {
   for (const [name, value] of Object.entries(figures)) {
     if (value === undefined) continue;
-    const min = name === 'testsPerRequest' ? 1 : 0;
+    const min = name === 'testsPerRequest' || name === 'sandboxSecondsPerRequest' ? 1 : 0;
     const max = name === 'monthlyLimit' ? MAX_MONTHLY_LIMIT : 2_147_483_647;
     if (!Number.isSafeInteger(value) || value < min || value > max) {
       throw new AccountInputError(`${name} must be a whole number from ${min} to ${max}`);
@@ -31,6 +31,7 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
     pending: figures.pending,
     running: figures.running,
     tests_per_request: figures.testsPerRequest,
+    sandbox_seconds_per_request: figures.sandboxSecondsPerRequest,
   };
   const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
   return db
@@ -42,6 +43,7 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
       pending: figures.pending ?? FREE_PLAN.pending,
       running: figures.running ?? FREE_PLAN.running,
       tests_per_request: figures.testsPerRequest ?? FREE_PLAN.testsPerRequest,
+      sandbox_seconds_per_request: figures.sandboxSecondsPerRequest ?? FREE_PLAN.sandboxSecondsPerRequest,
     })
     .onConflict((oc) => oc.column('name').doUpdateSet({ ...given, updated_at: new Date() }))
     .returning(planColumns)

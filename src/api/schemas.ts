@@ -1,6 +1,6 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { COMPILER_IDS } from '../compilers/ids.js';
-import { REQUEST_LIMITS } from '../limits.js';
+import { REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
 // their types and are published as-is in GET /api/openapi.json.
@@ -27,7 +27,7 @@ export const ExtraParams = Type.Refine(
     `must be at most ${REQUEST_LIMITS.extraParamsMaxBytes} bytes as JSON (it has ${utf8Bytes(JSON.stringify(v))})`,
 );
 
-export const TestCase = Type.Object({ input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test.') });
+export const TestCase = Type.Object({ input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test.') }, { additionalProperties: false });
 
 export const RunCodeRequest = Type.Object(
   {
@@ -43,9 +43,91 @@ export const RunCodeRequest = Type.Object(
       }),
     ),
   },
-  { description: 'A run submission (spec 2.1). Unknown fields are ignored.' },
+  {
+    description:
+      "A run submission. A field not listed here is refused (400 unknown_field, naming it; another service's name for one of these, such as stdin or language, gets this one's name).",
+    additionalProperties: false,
+  },
 );
 export type RunCodeRequest = Static<typeof RunCodeRequest>;
+
+const TIMEOUT = `${RUN_LIMITS.timeoutMs / 1000} s`;
+const NO_LIMIT_OPTION = `there is no such option: every stage (compile, run) has the service's ${TIMEOUT} timeout and ${RUN_LIMITS.memoryBytes / 1024 / 1024} MB (the Piston and Judge0 compatible routes take their own, lower, limits)`;
+const COMPILER = 'runbox calls it compiler: an id that names language and version, such as python-3.9.7 (GET /api/compilers/ lists them)';
+
+/** Other services' names (Piston, Judge0 and the like) for runbox's fields or options, with what to send instead. */
+const FOREIGN_FIELD_NAMES: Record<string, string> = {
+  stdin: 'runbox calls it input',
+  language: COMPILER,
+  language_id: COMPILER,
+  lang: COMPILER,
+  version: COMPILER,
+  source_code: 'runbox calls it code',
+  source: 'runbox calls it code',
+  files: 'runbox calls it code (one source file)',
+  timeout: NO_LIMIT_OPTION,
+  time_limit: NO_LIMIT_OPTION,
+  run_timeout: NO_LIMIT_OPTION,
+  compile_timeout: NO_LIMIT_OPTION,
+  cpu_time_limit: NO_LIMIT_OPTION,
+  wall_time_limit: NO_LIMIT_OPTION,
+  memory_limit: NO_LIMIT_OPTION,
+  run_memory_limit: NO_LIMIT_OPTION,
+  compile_memory_limit: NO_LIMIT_OPTION,
+  callback_url: "there is no such option: results go to the key's Redirect Url (the callback URL), set in the portal",
+  expected_output: 'there is no such option: runbox runs the program and returns its output for you to compare',
+};
+
+interface WalkedSchema {
+  properties?: Record<string, WalkedSchema>;
+  additionalProperties?: unknown;
+  items?: WalkedSchema;
+  anyOf?: WalkedSchema[];
+  const?: unknown;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The first member of `value` that `schema` does not take (objects declared with
+ * additionalProperties: false), as a message naming it by its path (tests.0.stdin) and,
+ * for another service's name of one of runbox's fields, saying runbox's. Walks the
+ * schema, not the value, so a deeply nested value costs nothing; checked before the
+ * schema, so `{"language": ...}` hears about compiler rather than a missing field.
+ */
+export function unknownField(schema: TSchema, value: unknown): string | undefined {
+  return walk(schema as WalkedSchema, value, '');
+}
+
+function walk(schema: WalkedSchema, value: unknown, path: string): string | undefined {
+  if (schema.anyOf) {
+    // A union of messages told apart by their type (WebSocket messages): the one this value names.
+    const member = isObject(value) ? schema.anyOf.find((m) => m.properties?.['type']?.const === value['type']) : undefined;
+    return member ? walk(member, value, path) : undefined;
+  }
+  if (schema.items && Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = walk(schema.items, value[i], `${path}${i}.`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (!schema.properties || !isObject(value)) return undefined;
+  // A message of another type is not this schema's to judge member by member: its type is the error.
+  const type = schema.properties['type']?.const;
+  if (type !== undefined && value['type'] !== type) return undefined;
+  for (const name of Object.keys(value)) {
+    const declared = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
+    if (declared) {
+      const found = walk(declared, value[name], `${path}${name}.`);
+      if (found) return found;
+    } else if (schema.additionalProperties === false) {
+      const hint = Object.hasOwn(FOREIGN_FIELD_NAMES, name) ? FOREIGN_FIELD_NAMES[name] : `the fields are ${Object.keys(schema.properties).join(', ')}`;
+      return `unknown field ${path}${name}: ${hint}`;
+    }
+  }
+  return undefined;
+}
 
 export const ErrorBody = Type.Object({
   error: Type.Object({
@@ -65,7 +147,10 @@ export const UsageRecordSchema = Type.Object({
   submissions_per_minute: Type.Integer({ description: "The plan's LIMIT of submissions per rolling minute (current count: current.submissions_last_minute)." }),
   pending_submissions: Type.Integer({ description: "The plan's LIMIT of queued + running submissions (current count: current.pending)." }),
   running_submissions: Type.Integer({ description: "The plan's LIMIT of runs at once (current count: current.running)." }),
-  current: Type.Object({ submissions_last_minute: Count, pending: Count, running: Count }, { description: 'Current counts behind the three limits.' }),
+  current: Type.Object(
+    { submissions_last_minute: Count, pending: Count, running: Count },
+    { description: 'Current counts behind the three limits; submissions_last_minute counts each test of a multi-test request, as the limit does.' },
+  ),
   key: Type.Optional(
     Type.Object(
       {
@@ -106,6 +191,7 @@ export const LimitsDocument = Type.Object({
     pending_submissions: Type.Integer(),
     runs_at_once: Type.Integer(),
     tests_per_request: Type.Integer(),
+    sandbox_seconds_per_request: Type.Integer({ description: "Most sandbox time one request may ask for: its compile stage's timeout plus tests x its run stage's timeout." }),
     monthly_submissions: Type.Integer(),
     max_monthly_submissions_any_plan: Type.Integer(),
     monthly_period: Type.String(),

@@ -25,7 +25,15 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
   // Slow clients must not hold sockets forever: the whole request (headers and body)
   // within RUNBOX_REQUEST_TIMEOUT_MS, checked every second rather than Node's 30 s.
   const timeoutMs = deps.config.RUNBOX_REQUEST_TIMEOUT_MS;
-  const server = createServer({ requestTimeout: timeoutMs, headersTimeout: timeoutMs, connectionsCheckingInterval: 1000 }, app.callback());
+  // Idle keep-alive connections stay open longer than a load balancer's idle timeout
+  // (RUNBOX_KEEP_ALIVE_TIMEOUT_MS). The headers timeout need not be above it: Node 20
+  // times headers from a request's first byte, never across the idle time between
+  // requests, and it refuses a headers timeout above the request timeout, which would
+  // have to grow with it and give slow clients a minute.
+  const server = createServer(
+    { requestTimeout: timeoutMs, headersTimeout: timeoutMs, keepAliveTimeout: deps.config.RUNBOX_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    app.callback(),
+  );
   server.on('clientError', onClientError);
   const ws = attachWebSocket(server, deps);
   await new Promise<void>((resolve, reject) => {

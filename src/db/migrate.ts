@@ -17,6 +17,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       pending: FREE_PLAN.pending,
       running: FREE_PLAN.running,
       tests_per_request: FREE_PLAN.testsPerRequest,
+      sandbox_seconds_per_request: FREE_PLAN.sandboxSecondsPerRequest,
     })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();

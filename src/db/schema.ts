@@ -16,6 +16,8 @@ export interface PlansTable {
   pending: number;
   running: number;
   tests_per_request: number;
+  /** Most sandbox time one request may ask for (migration 0013). */
+  sandbox_seconds_per_request: number;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -32,6 +34,7 @@ export interface AccountsTable {
   pending: number | null;
   running: number | null;
   tests_per_request: number | null;
+  sandbox_seconds_per_request: number | null;
   running_now: Generated<number>;
   created_at: Generated<Date>;
   /** argon2id hash; null until a password is set (portal sign-up or a reset/invite link). */

@@ -20,12 +20,13 @@ export function limitsTableMarkdown(): string {
     ['extra_params', `a JSON object of at most ${n(REQUEST_LIMITS.extraParamsMaxBytes)} bytes serialized, echoed in the result as sent`],
     ['Output retained', `${n(RUN_LIMITS.outputKeepBytes)} bytes per stream, cut at the last whole UTF-8 character; the rest is counted and dropped and \`truncated\` is true`],
     ['Output flood', `over ${n(RUN_LIMITS.outputFloodBytes)} bytes across both streams stops the run: exit ${VERDICT_CODES.outputLimitExitCode}, signal ${VERDICT_CODES.outputLimitSignal} (status \`output_limit\`)`],
-    ['Submission rate', `${FREE_PLAN.perMinute} per rolling minute per account (Free plan), across all its keys and widgets`],
+    ['Submission rate', `${FREE_PLAN.perMinute} per rolling minute per account (Free plan), across all its keys and widgets; each test of a multi-test request counts as one, as toward the month`],
     ['Pending submissions', `${FREE_PLAN.pending} per account, queued or running (Free plan)`],
     ['Runs at once', `${FREE_PLAN.running} per account (Free plan); later runs wait in the queue; a synchronous request that finds them busy gets 429, a WebSocket run an error message`],
     ['Monthly submissions', `${n(FREE_PLAN.monthlyLimit)} per account on the Free plan, up to ${n(MAX_MONTHLY_LIMIT)} on paid plans, per calendar month in UTC`],
     ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
+    ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
     ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
   ];
   return ['| limit | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');

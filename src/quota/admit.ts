@@ -1,15 +1,16 @@
 import { RevokedKeyError } from '../accounts/errors.js';
+import { compilerEntry } from '../compilers/catalogue.js';
 import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
 import type { CallbackTarget, RunOptions, SubmissionMode } from '../db/schema.js';
-import { msUntilWindowFrees, RATE_WINDOW_MS } from '../limits.js';
+import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
 import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 import type { RateFigures } from './usage.js';
 
 // Admission: every per-account limit checked and the job row inserted in ONE
-// transaction that holds the account row's lock (runbox_admit, migration 0011, called
+// transaction that holds the account row's lock (runbox_admit, migrations 0011 and 0013, called
 // for a batch of admissions at once by ./group-commit.ts). Two API processes admitting
 // for the same account therefore take turns, so the counts they read are exact and a
 // limit can never be overshot. A rejected request writes nothing.
@@ -48,6 +49,8 @@ export const REJECTION_REASONS = [
   'rate_limited',
   'too_many_pending',
   'too_many_tests',
+  /** The request asks for more sandbox time (compile timeout + tests x run timeout) than the plan allows. */
+  'too_much_sandbox_time',
   /** Synchronous and WebSocket runs only: every one of the account's run slots is taken. */
   'too_many_running',
   /** Synchronous and WebSocket runs only: every runner slot of the deployment is taken. */
@@ -68,6 +71,7 @@ export { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 
 export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Admission> {
   const units = req.tests ? req.tests.length : 1;
+  const sandbox = sandboxTime(req, units);
   const month = monthOf(req.now);
   const mode = req.mode ?? 'async';
   // The rolling window has no upper bound, so API hosts whose clocks differ slightly
@@ -94,12 +98,30 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
     created_at: req.now.toISOString(),
     window_start: new Date(req.now.getTime() - RATE_WINDOW_MS).toISOString(),
     fresh_seconds: req.runnerFreshSeconds ?? 60,
+    sandbox_ms: sandbox.ms,
   });
   if (row.reason === 'no_account') throw new Error(`account ${req.accountId} does not exist`);
   // Revoked after the request was authenticated (or while another process still had the key cached).
   if (row.reason === 'revoked_key') throw new RevokedKeyError();
   if (row.id !== null) return { admitted: true, id: row.id, units, month, figures: rateFigures(row, req, units) };
-  return { ...rejection(row, units, req.now), figures: rateFigures(row, req, 0) };
+  return { ...rejection(row, units, sandbox, req.now), figures: rateFigures(row, req, 0) };
+}
+
+interface SandboxTime {
+  ms: number;
+  /** How the figure is made up, for the refusal's message. */
+  parts: string;
+}
+
+/** The most sandbox time the request asks for, with the stage timeouts it set (the compatible routes) or the service's. */
+function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
+  const compiles = compilerEntry(req.compiler)?.compile !== undefined;
+  const stage = { compileTimeoutMs: req.runOptions?.compile?.timeout_ms, runTimeoutMs: req.runOptions?.run?.timeout_ms };
+  const ms = requestSandboxMs({ compiles, tests: units, ...stage });
+  const runMs = requestSandboxMs({ compiles: false, tests: 1, ...stage });
+  const s = (x: number) => `${x / 1000} s`;
+  const runs = `${units} ${units === 1 ? 'run' : 'tests'} × ${s(runMs)}`;
+  return { ms, parts: compiles ? `compile ${s(ms - units * runMs)} + ${runs}` : runs };
 }
 
 /**
@@ -109,7 +131,8 @@ export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Ad
 function rateFigures(row: AdmitRow, req: AdmissionRequest, added: number): RateFigures {
   return {
     perMinute: row.per_minute!,
-    lastMinute: row.last_minute! + (added > 0 ? 1 : 0),
+    // Tests count toward the minute as toward the month.
+    lastMinute: row.last_minute! + added,
     oldestInWindow: row.oldest_in_window ? new Date(row.oldest_in_window) : added > 0 ? req.now : null,
     monthlyLimit: row.monthly_limit!,
     used: row.used! + added,
@@ -119,7 +142,7 @@ function rateFigures(row: AdmitRow, req: AdmissionRequest, added: number): RateF
 }
 
 /** Why runbox_admit refused, with the figures the message states. */
-function rejection(row: AdmitRow, units: number, now: Date): Extract<Admission, { admitted: false }> {
+function rejection(row: AdmitRow, units: number, sandbox: SandboxTime, now: Date): Extract<Admission, { admitted: false }> {
   const reject = (reason: RejectionReason, message: string, retryAfterSeconds: number): Extract<Admission, { admitted: false }> => ({
     admitted: false,
     reason,
@@ -129,7 +152,16 @@ function rejection(row: AdmitRow, units: number, now: Date): Extract<Admission, 
   const toNextMonth = (nextMonthStart(now).getTime() - now.getTime()) / 1000;
   switch (row.reason) {
     case 'too_many_tests':
-      return reject('too_many_tests', `at most ${row.tests_per_request} tests per request on this plan, got ${units}`, 0);
+      // A request of more tests than the minute allows could never pass: the same refusal, saying why.
+      return units > row.tests_per_request!
+        ? reject('too_many_tests', `at most ${row.tests_per_request} tests per request on this plan, got ${units}`, 0)
+        : reject('too_many_tests', `at most ${row.per_minute} tests per request: each test counts toward the ${row.per_minute} submissions per minute; got ${units}`, 0);
+    case 'too_much_sandbox_time':
+      return reject(
+        'too_much_sandbox_time',
+        `this request may use up to ${sandbox.ms / 1000} s of sandbox time (${sandbox.parts}); this plan allows ${row.sandbox_seconds} s per request${units > 1 ? ': send fewer tests' : ''}`,
+        0,
+      );
     case 'monthly_limit':
       return reject(
         'monthly_limit',
@@ -143,14 +175,18 @@ function rejection(row: AdmitRow, units: number, now: Date): Extract<Admission, 
         toNextMonth,
       );
     case 'rate_limited': {
-      // Every stored submission counts toward the rolling minute, refunded or not: the
-      // rate limits requests, whatever became of them. The window frees a slot when its
-      // oldest submission is 60 s old.
-      const oldest = row.oldest_in_window ? new Date(row.oldest_in_window).getTime() : now.getTime();
+      // Every stored submission counts toward the rolling minute with each of its tests,
+      // refunded or not: the rate limits requests, whatever became of them. The window
+      // has room for this request when enough of its tests are 60 s old (window_frees_at).
+      const frees = row.window_frees_at ?? row.oldest_in_window;
+      const at = frees ? new Date(frees).getTime() : now.getTime();
+      const left = Math.max(0, row.per_minute! - row.last_minute!);
       return reject(
         'rate_limited',
-        `at most ${row.per_minute} submissions per rolling minute per account`,
-        msUntilWindowFrees(oldest, now.getTime()) / 1000,
+        units === 1
+          ? `at most ${row.per_minute} submissions per rolling minute per account`
+          : `at most ${row.per_minute} submissions per rolling minute per account, each test counting as one: this request has ${units} tests and ${left} are left in the minute`,
+        msUntilWindowFrees(at, now.getTime()) / 1000,
       );
     }
     case 'too_many_pending':

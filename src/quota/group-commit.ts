@@ -6,7 +6,7 @@ import { WAITING_MODES } from './modes.js';
 
 // Group commit of admissions: each API process gathers the admissions that arrive
 // within about a millisecond (or up to MAX_BATCH) and stores them with ONE call of
-// runbox_admit (migration 0011): one statement, one round trip, one commit and WAL
+// runbox_admit (migrations 0011, 0013): one statement, one round trip, one commit and WAL
 // flush for the batch. Every caller is answered only after that commit. Rejections are
 // rows of the answer, so a refused request does not abort the others; a batch that
 // fails as a whole (a deadlock is retried; anything else, such as a caller-chosen id
@@ -36,6 +36,8 @@ export interface AdmitInput {
   created_at: string;
   window_start: string;
   fresh_seconds: number;
+  /** The most sandbox time the request asks for (src/limits.ts requestSandboxMs). */
+  sandbox_ms: number;
 }
 
 /** runbox_admit's answer for one request: the id, or the reason with the figures its message needs. */
@@ -51,10 +53,14 @@ export interface AdmitRow {
   used: number | null;
   key_used: number | null;
   key_limit: number | null;
-  /** Submissions in the rolling minute before this one. */
+  /** Submissions (tests) in the rolling minute before this one. */
   last_minute: number | null;
   oldest_in_window: Date | null;
   capacity: number | null;
+  /** The plan's sandbox seconds per request (migration 0013). */
+  sandbox_seconds: number | null;
+  /** rate_limited: when enough of the window's tests will have left it for this request's. */
+  window_frees_at: Date | null;
 }
 
 export const MAX_BATCH = 32;

@@ -38,7 +38,7 @@ export interface UsageQuery {
  */
 export interface RateFigures {
   perMinute: number;
-  /** Submissions in the rolling minute. */
+  /** Submissions in the rolling minute, each test of a multi-test request counted. */
   lastMinute: number;
   /** The oldest of them: the window frees a slot when it is a minute old. */
   oldestInWindow: Date | null;
@@ -81,7 +81,8 @@ export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: Usa
            coalesce((SELECT k.submissions FROM key_usage k WHERE k.key_id = ${keyId} AND k.month = ${month}), 0) AS key_used,
            (SELECT k.monthly_limit FROM api_keys k WHERE k.id = ${keyId}) AS key_limit
       FROM accounts a JOIN plans p ON p.name = a.plan,
-           LATERAL (SELECT count(*)::int AS n, min(s.created_at) AS oldest FROM submissions s
+           -- Tests count toward the minute as toward the month (runbox_admit, migration 0013).
+           LATERAL (SELECT coalesce(sum(s.units), 0)::int AS n, min(s.created_at) AS oldest FROM submissions s
                      WHERE s.account_id = a.id AND s.created_at > ${windowStart}) AS w
      WHERE a.id = ${q.accountId}
   `.execute(db);

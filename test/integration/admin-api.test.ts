@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { revokeAdminKey } from '../../src/accounts/admin-keys.js';
+import { FREE_PLAN } from '../../src/limits.js';
 import { startAdminListener } from '../../src/metrics/listener.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { accountWithKey, errorOf, fakeImagesDir, postRun, startTestApi, testConfig, TestClock, type FakeImages, type TestApi } from '../helpers/api.js';
@@ -102,9 +103,30 @@ describe('health, admin API and metrics', function () {
     expect(view.usage.submissions).to.equal(1);
     expect(view.keys.map((k) => k.id)).to.deep.equal([key.id]);
 
+    // The sandbox time per request, overridden and back to the plan's.
+    const tests = Array.from({ length: 10 }, (_, i) => ({ input: String(i) }));
+    expect((await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7', tests: tests.slice(0, 1) })).status).to.equal(200);
+    let refused = await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7', tests });
+    expect(refused.status).to.equal(400);
+    expect((await errorOf(refused)).code).to.equal('too_much_sandbox_time');
+    res = await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { sandbox_seconds_per_request: 300 });
+    expect(res.status).to.equal(200);
+    const raised = (await res.json()) as { limits: { sandboxSecondsPerRequest: number }; overrides: { sandboxSecondsPerRequest: number | null } };
+    expect(raised.limits.sandboxSecondsPerRequest).to.equal(300);
+    expect(raised.overrides.sandboxSecondsPerRequest).to.equal(300);
+    res = await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { sandbox_seconds_per_request: null });
+    expect(((await res.json()) as { limits: { sandboxSecondsPerRequest: number } }).limits.sandboxSecondsPerRequest).to.equal(FREE_PLAN.sandboxSecondsPerRequest);
+    expect((await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { sandbox_seconds_per_request: 0 })).status).to.equal(400);
+    // An unknown figure is named.
+    res = await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { sandbox_seconds: 300 });
+    expect(res.status).to.equal(400);
+    expect((await errorOf(res)).message).to.match(/^unknown field sandbox_seconds: the fields are .*sandbox_seconds_per_request/);
+    refused = await postRun(api.url, key.key, { code: 'print(1)', compiler: 'python-3.9.7', tests });
+    expect(refused.status).to.equal(400);
+
     res = await call('GET', '/api/admin/usage/', adminKey);
     const usage = (await res.json()) as { accounts: { account_id: string; submissions: number }[] };
-    expect(usage.accounts.find((a) => a.account_id === account.id)?.submissions).to.equal(1);
+    expect(usage.accounts.find((a) => a.account_id === account.id)?.submissions).to.equal(2);
 
     res = await call('PATCH', `/api/admin/keys/${key.id}`, adminKey, { monthly_limit: null });
     expect(((await res.json()) as { monthly_limit: number | null }).monthly_limit).to.equal(null);

@@ -68,9 +68,9 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
 
   it('plan upsert creates and updates plans, within the maximum monthly limit', async () => {
     const created = await ok('plan', 'upsert', '--name', 'pro', '--monthly-limit', '200000', '--per-minute', '120', '--tests-per-request', '50');
-    expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50 });
-    const updated = await ok('plan', 'upsert', '--name', 'pro', '--running', '6');
-    expect(updated).to.include({ monthly_limit: 200000, running: 6 });
+    expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50, sandbox_seconds_per_request: 120 });
+    const updated = await ok('plan', 'upsert', '--name', 'pro', '--running', '6', '--sandbox-seconds-per-request', '1530');
+    expect(updated).to.include({ monthly_limit: 200000, running: 6, sandbox_seconds_per_request: 1530 });
     await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthlyLimit must be a whole number from 0 to 4000000/);
     await fails(['plan', 'upsert', '--name', 'x', '--pending', 'many'], /--pending must be a whole number/);
     const plans = await ok('plan', 'list');

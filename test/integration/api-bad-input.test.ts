@@ -93,6 +93,27 @@ describe('api bad input', () => {
     await rejects(postRun(api.url, key, { code: 'x', compiler: 'python-3.9.7', tests: [] }), 'invalid_request', /tests/);
   });
 
+  it("refuses an unknown field by name, and another service's name for one of ours says ours, on both run endpoints", async () => {
+    for (const path of ['/api/v2/run-code/', '/api/v2/run-code-sync/']) {
+      const post = (body: unknown) =>
+        fetch(`${api.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: key }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      await rejects(post({ code: 'x', compiler: 'python-3.9.7', stdin: '1' }), 'unknown_field', /^unknown field stdin: runbox calls it input$/);
+      // Named even when required fields are missing: the foreign name is the likelier mistake.
+      await rejects(post({ code: 'x', language: 'python' }), 'unknown_field', /^unknown field language: runbox calls it compiler: an id .*GET \/api\/compilers\//);
+      await rejects(post({ ...valid, timeout: 5 }), 'unknown_field', /^unknown field timeout: there is no such option: every stage \(compile, run\) has the service's 30 s timeout/);
+      await rejects(post({ ...valid, source_code: 'x' }), 'unknown_field', /^unknown field source_code: runbox calls it code$/);
+      await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, input, compiler, extra_params, tests$/);
+      await rejects(post(`{"code":"x","compiler":"python-3.9.7","__proto__":{"input":"1"}}`), 'unknown_field', /^unknown field __proto__: the fields are/);
+      await rejects(
+        post({ code: 'x', compiler: 'python-3.9.7', tests: [{ input: '1' }, { stdin: '2' }] }),
+        'unknown_field',
+        /^unknown field tests\.1\.stdin: runbox calls it input$/,
+      );
+    }
+    // extra_params is the client's own: any members, echoed back.
+    expect((await postRun(api.url, key, { ...valid, extra_params: { stdin: 1, timeout: 2 } })).status).to.equal(200);
+  });
+
   it('refuses an unknown compiler, naming the valid ones', async () => {
     await rejects(postRun(api.url, key, { ...valid, compiler: 'cobol-85' }), 'invalid_request', /compiler must be one of: python-3\.9\.7, python-2\.7\.18, gcc-4\.9/);
   });

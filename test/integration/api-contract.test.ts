@@ -228,6 +228,7 @@ describe('api contract', () => {
         submissions_per_minute: 30,
         pending_submissions: 8,
         runs_at_once: 2,
+        sandbox_seconds_per_request: 120,
         monthly_submissions: 100_000,
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });
@@ -245,6 +246,37 @@ describe('api contract', () => {
       expect(list.find((c) => c.id === 'gcc-4.9')).to.include({ available: true, language: 'c' });
       expect(list.find((c) => c.id === 'g++-4.9')).to.include({ available: false, version: null });
       expect(list.filter((c) => c.available)).to.have.length(2);
+    });
+  });
+
+  describe('GET /api/', () => {
+    it('lists every endpoint with its method and a link to the OpenAPI document, with or without the slash', async () => {
+      for (const path of ['/api/', '/api']) {
+        const res = await fetch(`${api.url}${path}`);
+        expect(res.status, path).to.equal(200);
+        expect(res.headers.get('content-type')).to.match(/^application\/json/);
+        const body = (await res.json()) as { service: string; openapi: string; endpoints: { method: string; path: string; summary: string; auth: string }[] };
+        expect(body.service).to.equal('runbox');
+        expect(body.openapi).to.equal('/api/openapi.json');
+        expect(body.endpoints).to.deep.include({ method: 'POST', path: '/api/v2/run-code/', summary: "Submit code to run; the result goes to the key's callback URL.", auth: 'key' });
+        const listed = body.endpoints.map((e) => `${e.method} ${e.path}`);
+        for (const wanted of ['POST /api/v2/run-code-sync/', 'GET /api/usage/', 'GET /api/limits/', 'GET /api/compilers/', 'GET /api/openapi.json', 'GET /api/', 'POST /piston/api/v2/execute', 'POST /judge0/submissions']) {
+          expect(listed, wanted).to.include(wanted);
+        }
+        // The link works, and the index lists what the document does.
+        const doc = (await (await fetch(`${api.url}${body.openapi}`)).json()) as { paths: Record<string, Record<string, unknown>> };
+        const documented = Object.entries(doc.paths).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`));
+        expect(listed.map((e) => e.replace(/:([A-Za-z_]+)/g, '{$1}')).sort()).to.deep.equal(documented.sort());
+      }
+    });
+
+    it('follows the Accept rules of every API answer: 406 for HTML only, 405 for a POST', async () => {
+      const html = await fetch(`${api.url}/api/`, { headers: { Accept: 'text/html' } });
+      expect(html.status).to.equal(406);
+      expect((await errorOf(html)).code).to.equal('not_acceptable');
+      const post = await fetch(`${api.url}/api/`, { method: 'POST' });
+      expect(post.status).to.equal(405);
+      expect(post.headers.get('allow')).to.match(/GET/);
     });
   });
 

@@ -1,7 +1,12 @@
 import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { startApi } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config.js';
 import { REQUEST_LIMITS } from '../../src/limits.js';
+import { systemClock } from '../../src/util/clock.js';
+import { testConfig } from '../helpers/api.js';
 import { keyFor, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { closeCode, parseHttpAnswer, rawExchange, rawWebSocket, wsFrame } from '../helpers/raw-socket.js';
 
@@ -113,5 +118,68 @@ describe('hostile clients', function () {
   it('headers that never end: 408 with a JSON body', async () => {
     const raw = await rawExchange(s.api.port, 'GET /api/limits/ HTTP/1.1\r\nHost: x\r\nX-Slow: ', { keepWriting: true });
     expectJsonError(raw, 408, 'request_timeout');
+  });
+
+  describe('keep-alive', () => {
+    /** One TCP connection: sends a request, resolves with the answer's status line; records when the server closes it. */
+    class KeptConnection {
+      closed = false;
+      private buffered = '';
+      private waiter: (() => void) | undefined;
+      private readonly socket: Socket;
+      constructor(port: number) {
+        this.socket = connect(port, '127.0.0.1');
+        this.socket.on('data', (c: Buffer) => {
+          this.buffered += c.toString('utf8');
+          this.waiter?.();
+        });
+        this.socket.on('error', () => {});
+        this.socket.on('close', () => {
+          this.closed = true;
+          this.waiter?.();
+        });
+      }
+      async get(path: string): Promise<string> {
+        this.buffered = '';
+        this.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`);
+        // /api/limits/ answers a small JSON object: its closing brace ends the answer.
+        while (!/\r\n\r\n[\s\S]*}$/.test(this.buffered) && !this.closed) await new Promise<void>((r) => (this.waiter = r));
+        return this.buffered.split('\r\n')[0] ?? '';
+      }
+      end(): void {
+        this.socket.destroy();
+      }
+    }
+
+    it('the default keeps an idle connection 65 s, beyond a load balancer\'s 60: still open after 6 s idle, past the request timeout', async function () {
+      this.timeout(20_000);
+      expect(loadConfig({}).RUNBOX_KEEP_ALIVE_TIMEOUT_MS).to.equal(65_000);
+      const c = new KeptConnection(s.api.port);
+      try {
+        expect(await c.get('/api/limits/')).to.equal('HTTP/1.1 200 OK');
+        // Idle for four times RUNBOX_REQUEST_TIMEOUT_MS (1.5 s here), which bounds a request, not the idle time between two.
+        await new Promise((r) => setTimeout(r, 6000));
+        expect(c.closed).to.equal(false);
+        expect(await c.get('/api/limits/')).to.equal('HTTP/1.1 200 OK');
+        expect(c.closed).to.equal(false);
+      } finally {
+        c.end();
+      }
+    });
+
+    it('RUNBOX_KEEP_ALIVE_TIMEOUT_MS sets it: 1 s closes an idle connection', async function () {
+      this.timeout(20_000);
+      const config = testConfig(s.db.url, loadConfig().RUNBOX_IMAGES_DIR, { ...s.env, RUNBOX_KEEP_ALIVE_TIMEOUT_MS: '1000' });
+      const short = await startApi({ db: s.db.db, config, clock: systemClock, maintenanceCacheMs: 0, log: { error: () => {} } });
+      const c = new KeptConnection(short.port);
+      try {
+        expect(await c.get('/api/limits/')).to.equal('HTTP/1.1 200 OK');
+        await new Promise((r) => setTimeout(r, 4000));
+        expect(c.closed).to.equal(true);
+      } finally {
+        c.end();
+        await short.close();
+      }
+    });
   });
 });

@@ -185,6 +185,20 @@ describe('Piston v2 compatible API', function () {
       expect(((await res.json()) as Executed).run.stdout).to.equal('1\n');
     });
 
+    it("the plan's sandbox time counts the lowered run_timeout: over it 400 in Piston's shape, lowered to fit it runs", async () => {
+      const small = await keyFor(s.db, { limits: { sandboxSecondsPerRequest: 10 } });
+      const send = (body: unknown) =>
+        raw('/piston/api/v2/execute', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: small.key.key }, body: JSON.stringify(body) });
+      const over = await send(valid);
+      expect(over.status).to.equal(400);
+      expect(await messageOf(over)).to.equal('this request may use up to 30 s of sandbox time (1 run × 30 s); this plan allows 10 s per request');
+      const fits = await send({ ...valid, run_timeout: 5000 });
+      expect(fits.status).to.equal(200);
+      expect(((await fits.json()) as Executed).run.stdout).to.equal('1\n');
+      const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', small.accountId).execute();
+      expect(rows).to.have.length(1);
+    });
+
     it('401 without a key, with a wrong one (header or path)', async () => {
       let res = await raw('/piston/api/v2/execute', { method: 'POST', body: JSON.stringify(valid) });
       expect(res.status).to.equal(401);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { refundSubmission } from '../../src/quota/refund.js';
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { createKey } from '../../src/accounts/keys.js';
+import { FREE_PLAN } from '../../src/limits.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The per-account limits, exactly at their boundaries, with an injected clock for the
@@ -16,7 +17,7 @@ describe('quota limits', () => {
 
   before(async () => {
     t = await freshDatabase('quota_limits');
-    images = fakeImagesDir(['gcc-4.9']);
+    images = fakeImagesDir(['gcc-4.9', 'python-3.9.7']);
     api = await startTestApi({ db: t.db, config: testConfig(t.url, images.dir), clock });
   });
   after(async () => {
@@ -75,6 +76,118 @@ describe('quota limits', () => {
       expect((await submit(other.key)).status).to.equal(200);
       expect((await submit(key.key)).status).to.equal(200);
       await expect429(await submit(other.key), 'rate_limited');
+    });
+  });
+
+  describe('tests toward the rolling minute', () => {
+    const tests = (n: number) => Array.from({ length: n }, (_, i) => ({ input: String(i) }));
+    const usage = async (key: string) => {
+      const res = await fetch(`${api.url}/api/usage/`, { headers: { Authorization: key } });
+      expect(res.status).to.equal(200);
+      return { body: (await res.json()) as { current: { submissions_last_minute: number } }, remaining: res.headers.get('x-ratelimit-remaining') };
+    };
+
+    it('a 10-test request leaves 20 of 30 for the minute: in X-RateLimit-* and in GET /api/usage/', async () => {
+      clock.set('2026-05-11T10:00:00Z');
+      const { key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 1000 } });
+      const res = await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(10) });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('x-ratelimit-limit')).to.equal('30');
+      expect(res.headers.get('x-ratelimit-remaining')).to.equal('20');
+      expect(res.headers.get('x-ratelimit-reset')).to.equal('60');
+      const { body, remaining } = await usage(key.key);
+      expect(body.current.submissions_last_minute).to.equal(10);
+      expect(remaining).to.equal('20');
+      // A one-test request takes one more.
+      expect((await submit(key.key)).headers.get('x-ratelimit-remaining')).to.equal('19');
+    });
+
+    it('a request whose tests exceed what is left of the minute is refused 429 with nothing billed, then admitted when the window has room', async () => {
+      clock.set('2026-05-11T11:00:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { pending: 1000, testsPerRequest: 30, sandboxSecondsPerRequest: 10_000 } });
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(5) })).status).to.equal(200);
+      clock.advanceMs(10_000);
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(20) })).status).to.equal(200);
+      clock.advanceMs(10_000); // 25 of 30 taken: 5 left
+      const before = await counters(t.db, accountId);
+      // 6 tests: one more than is left; room once the first request (5 tests) leaves, 40 s on.
+      const six = await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(6) });
+      expect(await expect429(six.clone(), 'rate_limited')).to.equal(40);
+      expect((await errorOf(six)).message).to.match(/this request has 6 tests and 5 are left in the minute/);
+      expect(six.headers.get('x-ratelimit-remaining')).to.equal('5');
+      // 11 tests need the second request (20 tests) gone too: 50 s on.
+      expect(await expect429(await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(11) }), 'rate_limited')).to.equal(50);
+      expect(await counters(t.db, accountId)).to.deep.equal(before);
+      expect((await usage(key.key)).body.current.submissions_last_minute).to.equal(25);
+      // What is left is admitted, exactly.
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(5) })).status).to.equal(200);
+      await expect429(await submit(key.key), 'rate_limited');
+      clock.advanceMs(40_000); // the first request's 5 tests leave the window
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(5) })).status).to.equal(200);
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(35);
+    });
+
+    it('more tests than the minute holds can never pass: 400 too_many_tests, nothing billed', async () => {
+      clock.set('2026-05-11T12:00:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { perMinute: 5, sandboxSecondsPerRequest: 10_000 } });
+      const res = await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(6) });
+      expect(res.status).to.equal(400);
+      const err = await errorOf(res);
+      expect(err.code).to.equal('too_many_tests');
+      expect(err.message).to.match(/at most 5 tests per request: each test counts toward the 5 submissions per minute; got 6/);
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(0);
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(5) })).status).to.equal(200);
+    });
+  });
+
+  describe('sandbox time per request', () => {
+    const tests = (n: number) => Array.from({ length: n }, (_, i) => ({ input: String(i) }));
+
+    it(`the Free plan's ${FREE_PLAN.sandboxSecondsPerRequest} s: compile + tests x 30 s over it is 400 too_much_sandbox_time, nothing billed`, async () => {
+      clock.set('2026-05-12T10:00:00Z');
+      expect(FREE_PLAN.sandboxSecondsPerRequest).to.equal(120);
+      const { accountId, key } = await accountWithKey(t.db);
+      // Python has no compile stage: 4 tests are 120 s, 5 are 150 s.
+      expect((await submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(4) })).status).to.equal(200);
+      const five = await submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(5) });
+      expect(five.status).to.equal(400);
+      const err = await errorOf(five);
+      expect(err.code).to.equal('too_much_sandbox_time');
+      expect(err.message).to.equal('this request may use up to 150 s of sandbox time (5 tests × 30 s); this plan allows 120 s per request: send fewer tests');
+      // C compiles first: compile 30 s + 3 tests fit, a fourth does not.
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(3) })).status).to.equal(200);
+      const four = await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(4) });
+      expect(four.status).to.equal(400);
+      expect((await errorOf(four)).message).to.match(/up to 150 s of sandbox time \(compile 30 s \+ 4 tests × 30 s\); this plan allows 120 s/);
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(7);
+    });
+
+    it('the per-account figure applies, also to a single run', async () => {
+      clock.set('2026-05-12T11:00:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 45 } });
+      expect((await submit(key.key, { code: 'x', compiler: 'python-3.9.7' })).status).to.equal(200);
+      const compiled = await submit(key.key, { code: 'x', compiler: 'gcc-4.9' });
+      expect(compiled.status).to.equal(400);
+      expect((await errorOf(compiled)).message).to.equal('this request may use up to 60 s of sandbox time (compile 30 s + 1 run × 30 s); this plan allows 45 s per request');
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(1);
+    });
+
+    it("counts the stage timeouts a compatible route lowered: Judge0's wall_time_limit, refused as a field error", async () => {
+      clock.set('2026-05-12T12:00:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 10 } });
+      const judge0 = (body: object) =>
+        fetch(`${api.url}/judge0/submissions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Auth-Token': key.key }, body: JSON.stringify(body) });
+      const over = await judge0({ source_code: 'print(1)', language_id: 71 });
+      expect(over.status).to.equal(422);
+      expect(await over.json()).to.deep.equal({
+        wall_time_limit: ['this request may use up to 30 s of sandbox time (1 run × 30 s); this plan allows 10 s per request'],
+      });
+      expect((await judge0({ source_code: 'print(1)', language_id: 71, wall_time_limit: 2.5 })).status).to.equal(201);
+      // The compile stage keeps the service's timeout.
+      const c = await judge0({ source_code: 'int main(void){return 0;}', language_id: 50, wall_time_limit: 2.5 });
+      expect(c.status).to.equal(422);
+      expect(JSON.stringify(await c.json())).to.contain('up to 32.5 s of sandbox time (compile 30 s + 1 run × 2.5 s)');
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(1);
     });
   });
 

@@ -200,6 +200,24 @@ describe('WebSocket runs', function () {
     c.close();
   });
 
+  it("a run message with a field runbox does not take is refused naming it (another service's name says ours), nothing counted", async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const c = await Client.open(wsUrl, { Authorization: key.key });
+    c.send({ type: 'run', id: 'u1', code: 'print(1)', compiler: PY, stdin: '1' });
+    expect(await c.until((m) => m.type === 'error' && m.id === 'u1')).to.include({
+      code: 'bad_request',
+      message: 'invalid run message: unknown field stdin: runbox calls it input',
+    });
+    c.send({ type: 'run', id: 'u2', code: 'print(1)', language: 'python' });
+    expect(String((await c.until((m) => m.type === 'error' && m.id === 'u2')).message)).to.match(/^invalid run message: unknown field language: runbox calls it compiler/);
+    c.send({ type: 'run', id: 'u3', code: 'print(1)', compiler: PY, timeout: 5 });
+    expect(String((await c.until((m) => m.type === 'error' && m.id === 'u3')).message)).to.match(/unknown field timeout: there is no such option/);
+    const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+    expect(rows).to.have.length(0);
+    expect(c.ws.readyState).to.equal(WebSocket.OPEN);
+    c.close();
+  });
+
   it('account limits apply; a widget key over any limit gets codeoutput in words for the reader', async () => {
     const widget = await keyFor(s.db, { kind: 'widget', monthlyLimit: 0, allowedOrigins: [SITE] });
     const w = await Client.open(wsUrl, { Authorization: widget.key.key }, SITE);

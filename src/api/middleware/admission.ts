@@ -10,7 +10,7 @@ import type { ApiDeps, ApiState, RouteDef } from '../route.js';
 import type { RunCodeRequest } from '../schemas.js';
 
 // Limit checks and admission of a run. The per-account limits (rate, pending, monthly,
-// per key, tests per request) are checked inside the same transaction that stores the
+// per key, tests per request, sandbox time per request) are checked inside the same transaction that stores the
 // job (src/quota/admit.ts), so they hold exactly under concurrency; this middleware
 // turns a refusal into its HTTP answer. Nothing is counted for a refused request.
 
@@ -25,8 +25,8 @@ export type RunCaller = NonNullable<ApiState['auth']>;
 
 /**
  * Admits one run, or throws the ApiError of its refusal (400 compiler_unavailable,
- * too_many_tests; 429). `state`, when given, receives the counts behind the rate-limit
- * headers, for a refusal as well as an admission.
+ * too_many_tests, too_much_sandbox_time; 429). `state`, when given, receives the counts
+ * behind the rate-limit headers, for a refusal as well as an admission.
  */
 export type AdmitRun = (
   auth: RunCaller,
@@ -57,7 +57,8 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
     });
     if (result.figures && state) state.rate = result.figures;
     if (!result.admitted) {
-      if (result.reason === 'too_many_tests') throw new ApiError(400, result.reason, result.message);
+      // Refusals that retrying the same request cannot change are 400s, not 429s.
+      if (result.reason === 'too_many_tests' || result.reason === 'too_much_sandbox_time') throw new ApiError(400, result.reason, result.message);
       rejections.inc({ reason: result.reason });
       throw new ApiError(429, result.reason, result.message, { 'Retry-After': String(result.retryAfterSeconds) });
     }

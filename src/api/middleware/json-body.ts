@@ -6,10 +6,12 @@ import { REQUEST_LIMITS } from '../../limits.js';
 import { ApiError } from '../errors.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import type { ApiState, RouteDef } from '../route.js';
+import { unknownField } from '../schemas.js';
 
 // The JSON body of routes that declare one, read by hand so that every failure is a
 // clear 400: wrong Content-Type, too large, invalid UTF-8 (rejected, never replaced),
-// too deeply nested, not JSON, not valid Unicode (src/api/json-text.ts), or not
+// too deeply nested, not JSON, not valid Unicode (src/api/json-text.ts), a field the
+// schema does not take (named), or not
 // matching the route's schema.
 
 /** Bytes of an oversized body we still read and discard, so the client sees our answer. */
@@ -76,6 +78,8 @@ function describe(e: SchemaError): string {
 const checkers = new WeakMap<TSchema, ReturnType<typeof Compile>>();
 
 export function validate<T>(schema: TSchema, value: unknown): T {
+  const unknown = unknownField(schema, value);
+  if (unknown) throw new ApiError(400, 'unknown_field', unknown);
   let check = checkers.get(schema);
   if (!check) {
     check = Compile(schema);

@@ -7,8 +7,10 @@ import type { ApiDeps, ApiState, ResponseDoc, RouteDef } from '../route.js';
 // The conventional rate-limit headers (the names RapidAPI's gateway answers with) on
 // every answer of the routes that declare `rateLimitHeaders`, success or error, once
 // the caller is known, so clients can pace themselves without polling usage:
-//   X-RateLimit-Limit / -Remaining / -Reset   the rolling minute (Reset: seconds until
-//                                             the oldest submission in it leaves it)
+//   X-RateLimit-Limit / -Remaining / -Reset   the rolling minute, each test of a
+//                                             multi-test request counted as one (Reset:
+//                                             seconds until the oldest submission in it
+//                                             leaves it)
 //   X-RateLimit-Requests-Limit / -Remaining   the monthly allowance that applies to the
 //                                             caller: the account's, or its key's own
 //                                             limit when that is lower (remaining: the
@@ -49,8 +51,8 @@ export function rateLimitHeaders(route: RouteDef, deps: ApiDeps): Koa.Middleware
 
 /** The headers as documented in the OpenAPI answers of the routes that carry them. */
 export const RATE_LIMIT_HEADER_DOCS: NonNullable<ResponseDoc['headers']> = {
-  'X-RateLimit-Limit': { description: 'Submissions allowed per rolling minute (the account\'s plan).', schema: Type.Integer() },
-  'X-RateLimit-Remaining': { description: 'Submissions left in the rolling minute.', schema: Type.Integer() },
+  'X-RateLimit-Limit': { description: 'Submissions allowed per rolling minute (the account\'s plan); each test of a multi-test request counts as one.', schema: Type.Integer() },
+  'X-RateLimit-Remaining': { description: 'Submissions (tests) left in the rolling minute.', schema: Type.Integer() },
   'X-RateLimit-Reset': { description: 'Seconds until the oldest submission of the rolling minute leaves it (0: none in it).', schema: Type.Integer() },
   'X-RateLimit-Requests-Limit': { description: "The monthly allowance that applies: the account's, or the key's own limit when lower.", schema: Type.Integer() },
   'X-RateLimit-Requests-Remaining': { description: 'Submissions left this month (the smaller of the account\'s and the key\'s).', schema: Type.Integer() },

@@ -30,6 +30,7 @@ const AccountPatch = Type.Object(
     pending: Type.Optional(Limit(1_000_000)),
     running: Type.Optional(Limit(1_000_000)),
     tests_per_request: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
+    sandbox_seconds_per_request: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -100,6 +101,7 @@ const figures: [keyof PlanLimits, keyof typeof AccountPatch.properties][] = [
   ['pending', 'pending'],
   ['running', 'running'],
   ['testsPerRequest', 'tests_per_request'],
+  ['sandboxSecondsPerRequest', 'sandbox_seconds_per_request'],
 ];
 
 export const adminRoutes: RouteDef[] = [

@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { adminRoutes } from './admin.js';
+import { apiIndexRoute } from './api-index.js';
 import { compilersRoute } from './compilers.js';
 import { healthRoute } from './health.js';
 import { limitsRoute } from './limits.js';
@@ -14,6 +15,7 @@ import { wsRoute } from './ws.js';
 // Every route of the API: a new endpoint is one file in this folder and one line here.
 export function routes(): RouteDef[] {
   return [
+    apiIndexRoute,
     runCodeRoute,
     runCodeSyncRoute,
     submissionsRoute,

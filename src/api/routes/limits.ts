@@ -33,6 +33,7 @@ export function limitsDocument(): Static<typeof LimitsDocument> {
       pending_submissions: FREE_PLAN.pending,
       runs_at_once: FREE_PLAN.running,
       tests_per_request: FREE_PLAN.testsPerRequest,
+      sandbox_seconds_per_request: FREE_PLAN.sandboxSecondsPerRequest,
       monthly_submissions: FREE_PLAN.monthlyLimit,
       max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       monthly_period: 'calendar month, UTC',

@@ -13,7 +13,9 @@ export const runCodeRoute: RouteDef = {
   description: [
     'Answers 200 with the text Ok once the job is stored; nothing is counted for a refused request.',
     '400 codes: invalid_request, invalid_json, invalid_utf8, too_deeply_nested, invalid_unicode, body_too_large, unsupported_content_type,',
-    "too_many_tests (over the plan's tests per request), compiler_unavailable (the compiler's image is not installed here:",
+    "too_many_tests (over the plan's tests per request, or more tests than the per-minute limit),",
+    "too_much_sandbox_time (the compile stage's timeout plus tests × the run timeout is over the plan's sandbox seconds per request),",
+    "unknown_field (a field runbox does not take, named; another service's name for one of runbox's says which), compiler_unavailable (the compiler's image is not installed here:",
     'a 400 rather than a 503, since retrying the same request will not help until an operator installs it).',
     '429 codes: rate_limited, too_many_pending, monthly_limit, key_monthly_limit, each with Retry-After in seconds.',
   ].join(' '),

@@ -3,7 +3,7 @@ import { Compile } from 'typebox/compile';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import { rawMember } from '../../util/raw-json.js';
-import { CompilerIdSchema, ExtraParams, Utf8Text } from '../schemas.js';
+import { CompilerIdSchema, ExtraParams, unknownField, Utf8Text } from '../schemas.js';
 
 // The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler"}.
 // Server to client: {"type":"output","id","seq","stream","data"} as the program writes,
@@ -17,7 +17,7 @@ export const WsRunMessage = Type.Object({
   input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input.')),
   compiler: CompilerIdSchema,
   extra_params: Type.Optional(ExtraParams),
-});
+}, { additionalProperties: false });
 export type WsRunMessage = Static<typeof WsRunMessage>;
 
 const check = Compile(WsRunMessage);
@@ -46,6 +46,8 @@ export function parseClientMessage(raw: string): Parsed {
     return { ok: false, id: err.code === 'invalid_json' ? null : idOf(raw), message: err.code === 'invalid_json' ? 'messages must be JSON' : err.message };
   }
   const id = typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id.slice(0, 200) : null;
+  const unknown = unknownField(WsRunMessage, value);
+  if (unknown) return { ok: false, id, message: `invalid run message: ${unknown}` };
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? `${first.instancePath}: ` : '';

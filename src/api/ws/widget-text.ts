@@ -20,6 +20,8 @@ export function widgetRefusalText(reason: RejectionReason | 'connection_rate', r
       return 'One run per second, please. Try again in a moment.';
     case 'too_many_tests':
       return 'This run has more tests than this code runner allows.';
+    case 'too_much_sandbox_time':
+      return 'This run may take longer than this code runner allows.';
   }
 }
 

@@ -26,6 +26,7 @@ const figureOptions = {
   pending: { type: 'string' },
   running: { type: 'string' },
   'tests-per-request': { type: 'string' },
+  'sandbox-seconds-per-request': { type: 'string' },
 } as const;
 
 const figureNames: [keyof PlanLimits, string][] = [
@@ -34,6 +35,7 @@ const figureNames: [keyof PlanLimits, string][] = [
   ['pending', 'pending'],
   ['running', 'running'],
   ['testsPerRequest', 'tests-per-request'],
+  ['sandboxSecondsPerRequest', 'sandbox-seconds-per-request'],
 ];
 
 const figureHelp = (none: boolean) =>
@@ -43,6 +45,7 @@ const figureHelp = (none: boolean) =>
     '  --pending N            submissions queued or running at once',
     '  --running N            runs in a sandbox at once',
     '  --tests-per-request N  tests in one multi-test request',
+    '  --sandbox-seconds-per-request N  sandbox time one request may ask for (compile timeout + tests x run timeout)',
     ...(none ? ["  (each also takes `none`: back to the plan's figure)"] : []),
   ].join('\n');
 

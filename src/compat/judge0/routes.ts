@@ -75,6 +75,8 @@ async function admitOne(admit: AdmitRun, auth: KeyContext, body: unknown, base64
     if (err instanceof ApiError && err.code === 'compiler_unavailable') {
       throw new Judge0FieldErrors({ language_id: [`language with id ${String((run.compat as { language_id: number }).language_id)} doesn't exist`] });
     }
+    // The time limits are the fields a client can lower to fit the plan's sandbox time.
+    if (err instanceof ApiError && err.code === 'too_much_sandbox_time') throw new Judge0FieldErrors({ wall_time_limit: [err.message] });
     throw err;
   }
 }

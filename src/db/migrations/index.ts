@@ -11,6 +11,7 @@ import * as m0009 from './0009_usage_email_states.js';
 import * as m0010 from './0010_run_options_and_callback_targets.js';
 import * as m0011 from './0011_admission_in_one_call.js';
 import * as m0012 from './0012_email_case_and_portal_limits.js';
+import * as m0013 from './0013_tests_per_minute_and_sandbox_time.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_run_options_and_callback_targets': m0010,
   '0011_admission_in_one_call': m0011,
   '0012_email_case_and_portal_limits': m0012,
+  '0013_tests_per_minute_and_sandbox_time': m0013,
 };

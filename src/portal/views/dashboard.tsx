@@ -80,6 +80,11 @@ export function DashboardPage(p: {
             <td class="num">{p.planLimits.testsPerRequest}</td>
             <td class="num">—</td>
           </tr>
+          <tr>
+            <th scope="row">Sandbox time per request</th>
+            <td class="num">{p.planLimits.sandboxSecondsPerRequest} s</td>
+            <td class="num">—</td>
+          </tr>
         </tbody>
       </table>
       <h2>Keys this month</h2>
