@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import type { CompilerAvailability } from '../../src/compilers/availability.js';
+import { availabilityOf, type CompilerAvailability } from '../../src/compilers/availability.js';
+import { compilerEntry } from '../../src/compilers/catalogue.js';
 import { judge0Run, Judge0FieldErrors } from '../../src/compat/judge0/request.js';
 import { judge0Verdict } from '../../src/compat/judge0/statuses.js';
 import { pistonJob } from '../../src/compat/piston/request.js';
@@ -13,10 +14,10 @@ import { successResult } from '../helpers/run-result.js';
 // errors) is checked here from recorded results.
 
 const installed: CompilerAvailability[] = [
-  { id: 'python-3.9.7', language: 'python', image: 'python3.9', version: '3.9.2', available: true },
-  { id: 'python-2.7.18', language: 'python', image: 'python2.7', version: '2.7.18', available: true },
-  { id: 'g++-4.9', language: 'c++', image: 'gcc', version: '9.3.0', available: true },
-  { id: 'openjdk-11', language: 'java', image: 'openjdk-11', version: null, available: false },
+  availabilityOf(compilerEntry('python-3.9.7')!, '3.9.2'),
+  availabilityOf(compilerEntry('python-2.7.18')!, '2.7.18'),
+  availabilityOf(compilerEntry('g++-4.9')!, '9.3.0'),
+  availabilityOf(compilerEntry('openjdk-11')!, null),
 ];
 const runtimes = pistonRuntimes(installed);
 

@@ -35,7 +35,7 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResults }): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: REQUEST_LIMITS.bodyMaxBytes });
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
-  const available = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
+  const available = availabilityCache(deps.db, deps.config);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node's HTTP server stops listening for errors on an upgraded socket; a reset

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { catalogue, offeredIds } from '../../compilers/catalogue.js';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { CompilerIdSchema, ExtraParams, Utf8Text } from '../schemas.js';
 
@@ -22,7 +23,8 @@ const check = Compile(WsRunMessage);
 
 export type Parsed = { ok: true; message: WsRunMessage } | { ok: false; id: string | null; message: string };
 
-export function parseClientMessage(raw: string): Parsed {
+/** A client's message, checked; `recipesDir` (config RUNBOX_RECIPES_DIR) completes the catalogue the compiler must be in. */
+export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -34,6 +36,10 @@ export function parseClientMessage(raw: string): Parsed {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? `${first.instancePath}: ` : '';
     return { ok: false, id, message: `invalid run message: ${where}${first?.message ?? 'bad value'}` };
+  }
+  const cat = catalogue(recipesDir);
+  if (!cat.entries.has(value.compiler)) {
+    return { ok: false, id, message: `invalid run message: /compiler: must be one of: ${offeredIds(cat).join(', ')}` };
   }
   return { ok: true, message: value };
 }

@@ -44,7 +44,7 @@ export const imageCommands: Command[] = [
     allowPositionals: true,
     run: async ({ values, positionals, config }) => {
       if (!positionals.length && !values.default) throw new UsageError('name what to build (ids, images, all) or pass --default');
-      const recipes = selectRecipes(positionals, { defaults: values.default === true });
+      const recipes = selectRecipes(positionals, { defaults: values.default === true, recipesDir: config.RUNBOX_RECIPES_DIR });
       // An interrupted build removes its half-made tree instead of leaving it in the images directory.
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
@@ -85,7 +85,7 @@ export const imageCommands: Command[] = [
   {
     name: 'image list',
     summary: 'Installed images: compilers, versions, recipe hash, up to date or stale, size.',
-    run: async ({ config }) => listImages(config.RUNBOX_IMAGES_DIR),
+    run: async ({ config }) => listImages(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR),
   },
   {
     name: 'image remove',
