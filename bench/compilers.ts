@@ -100,7 +100,7 @@ export async function benchCompilers(): Promise<Record<string, unknown>> {
   const results: Record<string, unknown> = {};
   const table: string[][] = [];
   try {
-    for (const entry of catalogue().values()) {
+    for (const entry of catalogue(config.RUNBOX_RECIPES_DIR).entries.values()) {
       if (ONLY && !ONLY.includes(entry.id)) continue;
       if (!readManifest(config.RUNBOX_IMAGES_DIR, entry.image)) {
         console.error(`${entry.id}: image ${entry.image} not installed, left out`);

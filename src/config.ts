@@ -51,6 +51,10 @@ export const CONFIG_VARS = {
   RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),
   RUNBOX_POLL_MS: int('Queue polling interval behind LISTEN/NOTIFY.', 1000, 50, 60000),
   RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
+  RUNBOX_RECIPES_DIR: str(
+    'A directory of the operator\'s own image recipes (`<image>.json`), read beside the built-in ones in `rootfs/` and re-read when its files change. A recipe that reuses a built-in image name, compiler id or Judge0 id is refused (the built-in wins) and reported by `runbox-admin image catalogue`. Empty: the built-in recipes only.',
+    '',
+  ),
   RUNBOX_IMAGE_IMPORT_MAX_MB: int('`runbox-admin image import` refuses an archive whose files unpack to more than this many MiB.', 8_192, 1, 1_048_576),
   RUNBOX_IMAGE_IMPORT_MAX_ENTRIES: int('`runbox-admin image import` refuses an archive with more entries than this (images have 5,000 to 100,000).', 500_000, 10, 100_000_000),
   RUNBOX_DEBIAN_MIRROR: str(

@@ -1,4 +1,3 @@
-import { COMPILER_IDS } from '../compilers/ids.js';
 import type { RouteDef } from './route.js';
 import { ErrorBody } from './schemas.js';
 
@@ -23,11 +22,20 @@ const ERROR_TEXT: Record<number, string> = {
 /** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
 const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
+/** The document with every compiler identifier field (CompilerIdSchema) given the catalogue's ids as its enum. */
+function withCompilerEnum(value: unknown, ids: string[]): unknown {
+  if (Array.isArray(value)) return value.map((v) => withCompilerEnum(v, ids));
+  if (value === null || typeof value !== 'object') return value;
+  const { 'x-runbox-compiler-id': marked, ...rest } = value as Record<string, unknown>;
+  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, withCompilerEnum(v, ids)]));
+  return marked === true ? { ...out, type: 'string', enum: ids } : out;
+}
+
 /**
  * The document of runbox's own routes and of the compatible APIs' (src/compat), which
  * take API keys only: a marketplace call is authenticated by runbox's own routes alone.
  */
-export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = []): object {
+export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [], compilerIds: string[] = []): object {
   const paths: Record<string, Record<string, unknown>> = {};
   const compat = new Set(compatRoutes);
   const all = [...routes, ...compatRoutes];
@@ -62,12 +70,12 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
     };
   }
   const tagNames = [...new Set(all.flatMap((r) => r.tags ?? []))];
-  return {
+  return withCompilerEnum({
     openapi: '3.1.0',
     info: {
       title: 'runbox',
       version: '2',
-      description: `Online code execution. Compilers: ${COMPILER_IDS.join(', ')}.`,
+      description: `Online code execution. Compilers: ${compilerIds.join(', ')}.`,
     },
     ...(tagNames.length > 0 ? { tags: tagNames.map((name) => ({ name })) } : {}),
     paths,
@@ -89,5 +97,5 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
         },
       },
     },
-  };
+  }, compilerIds) as object;
 }

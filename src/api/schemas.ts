@@ -1,5 +1,4 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { COMPILER_IDS } from '../compilers/ids.js';
 import { REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
@@ -16,7 +15,11 @@ export function Utf8Text(maxBytes: number, description: string) {
   );
 }
 
-export const CompilerIdSchema = Type.Enum([...COMPILER_IDS], { description: 'Compiler identifier (see GET /api/compilers/).' });
+/**
+ * A compiler identifier. Which ones exist is the catalogue's (recipes can be added while
+ * the service runs), so the admission checks it; the published document lists them (openapi.ts).
+ */
+export const CompilerIdSchema = Type.Unsafe<string>({ description: 'Compiler identifier (see GET /api/compilers/).', 'x-runbox-compiler-id': true });
 
 export const ExtraParams = Type.Refine(
   Type.Record(Type.String(), Type.Unknown(), {
@@ -206,5 +209,8 @@ export const CompilerList = Type.Array(
     language: Type.Union([Type.String(), Type.Null()]),
     version: Type.Union([Type.String(), Type.Null()], { description: 'The installed toolchain version; null when not installed.' }),
     available: Type.Boolean(),
+    piston: Type.String({ description: "The language name Piston's clients send for it (POST /piston/api/v2/execute)." }),
+    judge0: Type.Union([Type.Integer(), Type.Null()], { description: 'Its Judge0 CE language id (POST /judge0/submissions); null where Judge0 has none.' }),
+    successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),
 );

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { catalogue } from './catalogue.js';
-import { COMPILER_IDS, type CompilerId } from './ids.js';
+import { catalogue, type CompilerEntry } from './catalogue.js';
 
 // Which identifiers this deployment can run: those whose image is installed under
 // RUNBOX_IMAGES_DIR (<dir>/<image>/manifest.json beside <dir>/<image>/rootfs).
@@ -16,11 +15,21 @@ export interface ImageManifest {
 }
 
 export interface CompilerAvailability {
-  id: CompilerId;
-  language: string | null;
-  image: string | null;
+  id: string;
+  language: string;
+  image: string;
+  /** The installed toolchain's version (the image's manifest); null when not installed. */
   version: string | null;
+  /** Installed and not retired. */
   available: boolean;
+  entry: CompilerEntry;
+}
+
+/** One catalogue entry with the version a deployment has installed (null: none). */
+export function availabilityOf(entry: CompilerEntry, version: string | null): CompilerAvailability {
+  // A retired id is never offered, even where an old image still holds it.
+  const installed = entry.retired ? null : version;
+  return { id: entry.id, language: entry.language, image: entry.image, version: installed, available: installed !== null, entry };
 }
 
 export function imageRootfs(imagesDir: string, image: string): string {
@@ -35,12 +44,11 @@ export function readManifest(imagesDir: string, image: string): ImageManifest | 
   }
 }
 
-export function compilerAvailability(imagesDir: string): CompilerAvailability[] {
-  const cat = catalogue();
-  return COMPILER_IDS.map((id) => {
-    const entry = cat.get(id);
-    const manifest = entry ? readManifest(imagesDir, entry.image) : undefined;
-    const version = manifest?.compilers[id]?.version ?? null;
-    return { id, language: entry?.language ?? null, image: entry?.image ?? null, version, available: version !== null };
+/** Every compiler of the catalogue (built-in and `recipesDir`'s), with what `imagesDir` holds. */
+export function compilerAvailability(imagesDir: string, recipesDir = ''): CompilerAvailability[] {
+  const manifests = new Map<string, ImageManifest | undefined>();
+  return [...catalogue(recipesDir).entries.values()].map((entry) => {
+    if (!manifests.has(entry.image)) manifests.set(entry.image, readManifest(imagesDir, entry.image));
+    return availabilityOf(entry, manifests.get(entry.image)?.compilers[entry.id]?.version ?? null);
   });
 }

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { compilerAvailability, type CompilerAvailability } from './availability.js';
+import type { Config } from '../config.js';
+import { availabilityOf, compilerAvailability, type CompilerAvailability } from './availability.js';
 import { catalogue } from './catalogue.js';
-import { COMPILER_IDS, type CompilerId } from './ids.js';
 
 // What the deployment can run, as an API host sees it. Runners publish the compilers
 // of their installed images with every heart-beat (runners.compilers). A compiler is
@@ -14,36 +14,38 @@ import { COMPILER_IDS, type CompilerId } from './ids.js';
 // until a runner heart-beats again.
 
 /** Compiler id → version, from the images installed under `imagesDir` (what a runner publishes). */
-export function installedCompilers(imagesDir: string): Record<string, string> {
-  return Object.fromEntries(compilerAvailability(imagesDir).flatMap((c) => (c.version !== null ? [[c.id, c.version]] : [])));
+export function installedCompilers(imagesDir: string, recipesDir = ''): Record<string, string> {
+  return Object.fromEntries(compilerAvailability(imagesDir, recipesDir).flatMap((c) => (c.version !== null ? [[c.id, c.version]] : [])));
 }
 
-export async function deploymentAvailability(db: Db, imagesDir: string, freshSeconds: number): Promise<CompilerAvailability[]> {
+/** The settings availability reads. */
+export type AvailabilityConfig = Pick<Config, 'RUNBOX_IMAGES_DIR' | 'RUNBOX_RECIPES_DIR' | 'RUNBOX_LEASE_SECONDS'>;
+
+/** Every compiler of the catalogue, available when a live runner (or, with none, this host) has it installed. */
+export async function deploymentAvailability(db: Db, config: AvailabilityConfig): Promise<CompilerAvailability[]> {
+  const { RUNBOX_IMAGES_DIR: imagesDir, RUNBOX_RECIPES_DIR: recipesDir, RUNBOX_LEASE_SECONDS: freshSeconds } = config;
   const { rows } = await sql<{ compilers: Record<string, string> }>`
     SELECT compilers FROM runners
     WHERE stopped_at IS NULL AND compilers IS NOT NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})
     ORDER BY id
   `.execute(db);
-  if (rows.length === 0) return compilerAvailability(imagesDir);
-  const cat = catalogue();
-  return COMPILER_IDS.map((id) => {
-    const entry = cat.get(id);
-    const version = rows.map((r) => r.compilers[id]).find((v) => typeof v === 'string') ?? null;
-    return { id, language: entry?.language ?? null, image: entry?.image ?? null, version, available: version !== null };
-  });
+  if (rows.length === 0) return compilerAvailability(imagesDir, recipesDir);
+  return [...catalogue(recipesDir).entries.values()].map((entry) =>
+    availabilityOf(entry, rows.map((r) => r.compilers[entry.id]).find((v) => typeof v === 'string') ?? null),
+  );
 }
 
 /** How long a process trusts its view of what the deployment offers. */
 const CACHE_MS = 1000;
 
 /** deploymentAvailability's available ids, re-read at most once per second per process. */
-export function availabilityCache(db: Db, imagesDir: string, freshSeconds: number): () => Promise<Set<CompilerId>> {
-  let available = new Set<CompilerId>();
+export function availabilityCache(db: Db, config: AvailabilityConfig): () => Promise<Set<string>> {
+  let available = new Set<string>();
   let readAt = -Infinity;
-  let pending: Promise<Set<CompilerId>> | undefined;
+  let pending: Promise<Set<string>> | undefined;
   return async () => {
     if (performance.now() - readAt < CACHE_MS) return available;
-    pending ??= deploymentAvailability(db, imagesDir, freshSeconds)
+    pending ??= deploymentAvailability(db, config)
       .then((list) => {
         available = new Set(list.filter((c) => c.available).map((c) => c.id));
         readAt = performance.now();

@@ -1,7 +1,8 @@
-// The compiler identifiers of the public contract (spec section 4.1), exactly.
-// Which of them a deployment can run depends on the images installed (see catalogue.ts).
+// The ten compiler identifiers of the interface document, in its order. The catalogue
+// (catalogue.ts) reads every identifier from the recipes; this list only puts these
+// ten first wherever compilers are listed, as the interface document lists them.
 
-export const COMPILER_IDS = [
+export const INTERFACE_IDS = [
   'python-3.9.7',
   'python-2.7.18',
   'gcc-4.9',
@@ -13,9 +14,3 @@ export const COMPILER_IDS = [
   'ruby-3.0.2',
   'haskell-9.2.7',
 ] as const;
-
-export type CompilerId = (typeof COMPILER_IDS)[number];
-
-export function isCompilerId(value: unknown): value is CompilerId {
-  return typeof value === 'string' && (COMPILER_IDS as readonly string[]).includes(value);
-}

@@ -27,6 +27,34 @@ export const CompilerRecipe = Type.Object(
     /** Prints the toolchain version. */
     probe: Argv,
     hello: Type.Object({ code: Type.String(), output: Type.String() }),
+    /** A program that uses a feature of the shipped version, and what it prints. */
+    level: Type.Object(
+      { code: Type.String({ minLength: 1 }), output: Type.String(), proves: Type.String({ minLength: 1 }) },
+      { additionalProperties: false },
+    ),
+    /** Piston's name for the language (what its clients send) and its usual aliases. */
+    piston: Type.Object(
+      {
+        language: Type.String({ pattern: '^[a-z0-9][a-z0-9.+#-]*$' }),
+        aliases: Type.Array(Type.String({ minLength: 1 })),
+        /** Piston's `runtime` of the package (gcc, dotnet), where Piston names one. */
+        runtime: Type.Optional(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
+    /** Judge0 CE's language id, where Judge0 has one: never reused by another compiler. */
+    judge0: Type.Optional(
+      Type.Object(
+        {
+          id: Type.Integer({ minimum: 1 }),
+          /** Judge0's display name, `{version}` standing for the installed version; default `<language> ({version})`. */
+          name: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** An id kept for its meaning but no longer built: runs answer 400 compiler_unavailable naming the successor. */
+    retired: Type.Optional(Type.Object({ successor: Type.String({ minLength: 1 }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -44,7 +72,10 @@ export const ImageRecipe = Type.Object(
     packages: Type.Array(Type.String()),
     /** Copy the build host's .NET SDK into the image (the .NET identifiers). */
     dotnetSdk: Type.Optional(Type.Boolean()),
-    compilers: Type.Record(Type.String(), CompilerRecipe),
+    /** Built by `runbox-admin setup` and `image build --default`, so a fresh host can run programs and the tests. */
+    default: Type.Optional(Type.Boolean()),
+    /** Compiler identifiers (`<language>-<version>`, after the version the image ships) and how each runs. */
+    compilers: Type.Record(Type.String(), CompilerRecipe, { minProperties: 1 }),
   },
   { additionalProperties: false },
 );

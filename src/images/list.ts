@@ -8,7 +8,7 @@ import { treeSize } from './tree.js';
 
 export interface InstalledImage {
   image: string;
-  /** up to date: built from today's recipe; stale: the recipe changed since; no recipe: imported or removed from rootfs/. */
+  /** up to date: built from today's recipe; stale: the recipe changed since; no recipe: imported, or its recipe removed (rootfs/ or RUNBOX_RECIPES_DIR). */
   state: 'up to date' | 'stale' | 'no recipe' | 'broken';
   suite?: string;
   compilers?: ImageManifest['compilers'];
@@ -18,7 +18,7 @@ export interface InstalledImage {
   sizeBytes?: number;
 }
 
-export async function listImages(imagesDir: string): Promise<InstalledImage[]> {
+export async function listImages(imagesDir: string, recipesDir = ''): Promise<InstalledImage[]> {
   const out: InstalledImage[] = [];
   for (const image of await installedImages(imagesDir)) {
     const manifest = readManifest(imagesDir, image);
@@ -26,7 +26,7 @@ export async function listImages(imagesDir: string): Promise<InstalledImage[]> {
       out.push({ image, state: 'broken' });
       continue;
     }
-    const recipe = currentRecipe(image);
+    const recipe = currentRecipe(image, recipesDir);
     const state = recipe === undefined ? 'no recipe' : builtFrom(manifest.recipeHash, recipe) ? 'up to date' : 'stale';
     const sizeBytes = await treeSize(join(imagesDir, image, 'rootfs')).catch(() => undefined);
     out.push({

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { catalogue, DEFAULT_IMAGES, loadRecipes } from '../compilers/catalogue.js';
-import { isCompilerId } from '../compilers/ids.js';
+import { readManifest } from '../compilers/availability.js';
+import { catalogue, defaultImages, whollyRetired } from '../compilers/catalogue.js';
 import type { ImageRecipe } from '../compilers/recipe.js';
-import { RECIPES_DIR } from '../util/paths.js';
 
 // Which recipes a build names, and the hash that says whether an installed image
 // still matches its recipe.
@@ -58,38 +55,51 @@ export function builtFrom(hash: string, recipe: ImageRecipe): boolean {
   return hash === recipeHash(recipe) || hash === wholeRecipeHash(recipe);
 }
 
-/** rootfs/<image>.json as it is on disk now, or undefined when there is none. */
-export function currentRecipe(image: string, dir: string = RECIPES_DIR): ImageRecipe | undefined {
-  try {
-    return JSON.parse(readFileSync(join(dir, `${image}.json`), 'utf8')) as ImageRecipe;
-  } catch {
-    return undefined;
-  }
+/** The recipe of an image as the catalogue has it now (built-in or the operator's), or undefined when there is none. */
+export function currentRecipe(image: string, recipesDir = ''): ImageRecipe | undefined {
+  return catalogue(recipesDir).recipes.find((r) => r.recipe.image === image)?.recipe;
+}
+
+export interface SelectOptions {
+  /** The images setup installs (recipes marked `default`). */
+  defaults?: boolean;
+  /** Every image of the catalogue not installed under `imagesDir`. */
+  missing?: { imagesDir: string };
+  /** The operator's recipes directory (config RUNBOX_RECIPES_DIR). */
+  recipesDir?: string;
 }
 
 /**
  * Resolves build arguments to recipes: compiler identifiers (python-3.9.7), image names
- * (python3.9), `all`, or the default set. Unknown names are an error, listing what exists.
+ * (python3.9), `all`, the default set or the missing ones. Unknown names are an error,
+ * listing what exists; so is an image whose every compiler is retired (no longer built).
+ * `all` and `missing` leave such images out.
  */
-export function selectRecipes(names: string[], opts: { defaults?: boolean; dir?: string } = {}): ImageRecipe[] {
-  const recipes = loadRecipes(opts.dir);
+export function selectRecipes(names: string[], opts: SelectOptions = {}): ImageRecipe[] {
+  const cat = catalogue(opts.recipesDir ?? '');
+  const recipes = cat.recipes.map((r) => r.recipe);
   const byImage = new Map(recipes.map((r) => [r.image, r]));
   const wanted = new Set<string>();
-  if (opts.defaults) for (const image of DEFAULT_IMAGES) wanted.add(image);
+  if (opts.defaults) for (const image of defaultImages(cat)) wanted.add(image);
+  if (opts.missing) {
+    for (const r of recipes) if (!whollyRetired(r) && !readManifest(opts.missing.imagesDir, r.image)) wanted.add(r.image);
+  }
   for (const name of names) {
     if (name === 'all') {
-      for (const r of recipes) wanted.add(r.image);
+      for (const r of recipes) if (!whollyRetired(r)) wanted.add(r.image);
     } else if (byImage.has(name)) {
+      if (whollyRetired(byImage.get(name)!)) throw new Error(`image ${name} is retired: its compilers are served by ${successorsOf(byImage.get(name)!)}`);
       wanted.add(name);
-    } else if (isCompilerId(name) && catalogue().has(name)) {
-      wanted.add(catalogue().get(name)!.image);
+    } else if (cat.entries.has(name)) {
+      const entry = cat.entries.get(name)!;
+      if (entry.retired) throw new Error(`compiler ${name} is retired; build ${entry.retired.successor} instead`);
+      wanted.add(entry.image);
     } else {
       throw new Error(`no recipe for ${JSON.stringify(name)}; images: ${[...byImage.keys()].join(', ')}`);
     }
   }
-  return [...wanted].map((image) => {
-    const recipe = byImage.get(image);
-    if (!recipe) throw new Error(`no recipe rootfs/${image}.json`);
-    return recipe;
-  });
+  return [...wanted].map((image) => byImage.get(image)!);
 }
+
+const successorsOf = (recipe: ImageRecipe): string =>
+  [...new Set(Object.values(recipe.compilers).map((c) => c.retired!.successor))].join(', ');

@@ -1,6 +1,5 @@
 import { RevokedKeyError } from '../accounts/errors.js';
 import { compilerEntry } from '../compilers/catalogue.js';
-import type { CompilerId } from '../compilers/ids.js';
 import type { Db } from '../db/connect.js';
 import type { CallbackTarget, RunOptions, SubmissionMode } from '../db/schema.js';
 import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs } from '../limits.js';
@@ -19,7 +18,7 @@ export interface AdmissionRequest {
   accountId: string;
   /** Null for calls without a key context. */
   keyId: string | null;
-  compiler: CompilerId;
+  compiler: string;
   code: string;
   input: string | null;
   /** Multi-test request: each test is billed as one submission. */

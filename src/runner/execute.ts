@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { compilerEntry } from '../compilers/catalogue.js';
 import { imageRootfs } from '../compilers/availability.js';
-import { isCompilerId } from '../compilers/ids.js';
 import type { RunOptions, StageLimits } from '../db/schema.js';
 import { clampStageLimit } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
@@ -17,6 +16,8 @@ import { executionFields, NotStarted } from './verdict.js';
 
 export interface ExecuteDeps {
   imagesDir: string;
+  /** The operator's recipes directory (config RUNBOX_RECIPES_DIR); empty: the built-in recipes only. */
+  recipesDir?: string;
   /** Runner slot: distinct among this runner's concurrent jobs. */
   slot: number;
   signal?: AbortSignal;
@@ -30,7 +31,7 @@ export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | '
 const SOURCE_MODE = 0o644;
 
 export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteDeps): Promise<RunResult> {
-  const entry = isCompilerId(job.compiler) ? compilerEntry(job.compiler) : undefined;
+  const entry = compilerEntry(job.compiler, deps.recipesDir);
   if (!entry) throw new NotStarted(`compiler ${job.compiler} is not in the catalogue`);
   const rootfs = imageRootfs(deps.imagesDir, entry.image);
   if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);

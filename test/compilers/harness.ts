@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { readManifest } from '../../src/compilers/availability.js';
 import { compilerEntry } from '../../src/compilers/catalogue.js';
-import type { CompilerId } from '../../src/compilers/ids.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { executeJob } from '../../src/runner/execute.js';
@@ -40,7 +39,7 @@ type Settled = { ok: true; value: RunResult } | { ok: false; error: unknown };
 
 /** Runs the cases `CONCURRENCY` at a time; the promises never reject (the test awaiting
  *  one may come much later, and an unawaited rejection would end the process). */
-function runAll(sb: Sandbox, id: CompilerId, cases: Case[]): Map<string, Promise<Settled>> {
+function runAll(sb: Sandbox, id: string, cases: Case[]): Map<string, Promise<Settled>> {
   const out = new Map<string, Promise<Settled>>();
   const queue = [...cases];
   const resolvers = new Map<string, (s: Settled) => void>();
@@ -48,7 +47,7 @@ function runAll(sb: Sandbox, id: CompilerId, cases: Case[]): Map<string, Promise
   const worker = async (slot: number) => {
     for (let c = queue.shift(); c; c = queue.shift()) {
       const job = { id: randomUUID(), compiler: id, code: c.code, input: c.input ?? null, tests: null, extra_params: null };
-      const settled: Settled = await executeJob(job, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, slot }).then(
+      const settled: Settled = await executeJob(job, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, recipesDir: config.RUNBOX_RECIPES_DIR, slot }).then(
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
       );
@@ -59,8 +58,8 @@ function runAll(sb: Sandbox, id: CompilerId, cases: Case[]): Map<string, Promise
   return out;
 }
 
-export function describeCompiler(id: CompilerId, cases: Case[]): void {
-  const entry = compilerEntry(id);
+export function describeCompiler(id: string, cases: Case[]): void {
+  const entry = compilerEntry(id, config.RUNBOX_RECIPES_DIR);
   describe(`${id} (${entry?.language ?? 'no recipe'}, image ${entry?.image ?? '?'})`, function () {
     let skipReason: string | undefined;
     let results = new Map<string, Promise<Settled>>();

@@ -9,7 +9,6 @@ import type { KeyCache } from '../../src/accounts/key-cache.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
 import { createApp } from '../../src/api/app.js';
 import { compilerEntry } from '../../src/compilers/catalogue.js';
-import type { CompilerId } from '../../src/compilers/ids.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/connect.js';
 import type { PlanLimits } from '../../src/limits.js';
@@ -38,7 +37,7 @@ export interface FakeImages {
 }
 
 /** An images directory where exactly these compilers count as installed. */
-export function fakeImagesDir(compilers: CompilerId[]): FakeImages {
+export function fakeImagesDir(compilers: string[]): FakeImages {
   const dir = mkdtempSync(join(tmpdir(), 'runbox-api-images-'));
   const byImage = new Map<string, Record<string, { version: string }>>();
   for (const id of compilers) {

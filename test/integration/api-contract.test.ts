@@ -6,7 +6,7 @@ import { revokeKey } from '../../src/accounts/keys.js';
 import { createApp } from '../../src/api/app.js';
 import { setMaintenance } from '../../src/api/maintenance.js';
 import { connect } from '../../src/db/connect.js';
-import { COMPILER_IDS } from '../../src/compilers/ids.js';
+import { INTERFACE_IDS } from '../../src/compilers/ids.js';
 import { clientConfig } from '../../src/db/url.js';
 import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, WEBSOCKET_RUNS_PER_SECOND } from '../../src/limits.js';
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
@@ -237,15 +237,23 @@ describe('api contract', () => {
   });
 
   describe('GET /api/compilers/', () => {
-    it('lists the ten identifiers with the installed version and availability', async () => {
+    it('lists the ten identifiers first, in order, with the installed version and availability', async () => {
       const res = await fetch(`${api.url}/api/compilers/`);
       expect(res.status).to.equal(200);
       const list = (await res.json()) as { id: string; language: string | null; version: string | null; available: boolean }[];
-      expect(list.map((c) => c.id)).to.deep.equal([...COMPILER_IDS]);
-      expect(list.find((c) => c.id === 'python-3.9.7')).to.deep.equal({ id: 'python-3.9.7', language: 'python', version: '3.9.2', available: true });
+      // The ten of the interface document come first; recipes may add more after them.
+      expect(list.map((c) => c.id).slice(0, INTERFACE_IDS.length)).to.deep.equal([...INTERFACE_IDS]);
+      expect(list.find((c) => c.id === 'python-3.9.7')).to.deep.include({ id: 'python-3.9.7', language: 'python', version: '3.9.2', available: true });
       expect(list.find((c) => c.id === 'gcc-4.9')).to.include({ available: true, language: 'c' });
       expect(list.find((c) => c.id === 'g++-4.9')).to.include({ available: false, version: null });
       expect(list.filter((c) => c.available)).to.have.length(2);
+    });
+
+    it("gives each identifier its Piston language name and Judge0 id", async () => {
+      const list = (await (await fetch(`${api.url}/api/compilers/`)).json()) as { id: string; piston: string; judge0: number | null }[];
+      expect(list.find((c) => c.id === 'python-3.9.7')).to.include({ piston: 'python', judge0: 71 });
+      expect(list.find((c) => c.id === 'dotnet-csharp-5')).to.include({ piston: 'csharp.net', judge0: 51 });
+      expect(list.find((c) => c.id === 'haskell-9.2.7')).to.include({ piston: 'haskell', judge0: 61 });
     });
   });
 
@@ -291,7 +299,7 @@ describe('api contract', () => {
       expect(doc.openapi).to.equal('3.1.0');
       const schema = doc.paths['/api/v2/run-code/']!.post!.requestBody!.content['application/json']!.schema;
       expect(schema.required).to.include.members(['code', 'compiler']);
-      expect(schema.properties.compiler!.enum).to.deep.equal([...COMPILER_IDS]);
+      expect(schema.properties.compiler!.enum!.slice(0, INTERFACE_IDS.length)).to.deep.equal([...INTERFACE_IDS]);
       expect(Object.keys(doc.paths)).to.include.members(['/api/usage/', '/api/limits/', '/api/compilers/']);
     });
   });

@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { imageRootfs, readManifest } from '../../src/compilers/availability.js';
-import { DEFAULT_IMAGES, loadRecipes } from '../../src/compilers/catalogue.js';
+import { defaultImages, loadRecipes } from '../../src/compilers/catalogue.js';
 import { loadConfig } from '../../src/config.js';
 import { auditTree } from '../../src/images/clean.js';
 import { probeVersion } from '../../src/images/probe.js';
@@ -16,6 +16,7 @@ import { PROJECT_ROOT } from '../../src/util/paths.js';
 // runs it): their manifests must tell the truth about the trees beside them.
 
 const imagesDir = loadConfig().RUNBOX_IMAGES_DIR;
+const DEFAULT_IMAGES = defaultImages();
 
 for (const image of DEFAULT_IMAGES) {
   describe(`installed image ${image}`, function () {
@@ -98,7 +99,7 @@ describe('every installed image built from a recipe', () => {
 describe('image build --default', () => {
   it('skips images that are up to date, saying so on stderr and in the JSON', async function () {
     const stale = loadRecipes()
-      .filter((r) => (DEFAULT_IMAGES as readonly string[]).includes(r.image))
+      .filter((r) => DEFAULT_IMAGES.includes(r.image))
       .filter((r) => !builtFrom(readManifest(imagesDir, r.image)?.recipeHash ?? '', r))
       .map((r) => r.image);
     if (stale.length) {

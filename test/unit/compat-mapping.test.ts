@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import type { CompilerAvailability } from '../../src/compilers/availability.js';
+import { availabilityOf, type CompilerAvailability } from '../../src/compilers/availability.js';
+import { compilerEntry } from '../../src/compilers/catalogue.js';
 import { judge0Run, Judge0FieldErrors } from '../../src/compat/judge0/request.js';
 import { judge0Verdict } from '../../src/compat/judge0/statuses.js';
 import { pistonJob } from '../../src/compat/piston/request.js';
@@ -13,10 +14,10 @@ import { successResult } from '../helpers/run-result.js';
 // errors) is checked here from recorded results.
 
 const installed: CompilerAvailability[] = [
-  { id: 'python-3.9.7', language: 'python', image: 'python3.9', version: '3.9.2', available: true },
-  { id: 'python-2.7.18', language: 'python', image: 'python2.7', version: '2.7.18', available: true },
-  { id: 'g++-4.9', language: 'c++', image: 'gcc', version: '9.3.0', available: true },
-  { id: 'openjdk-11', language: 'java', image: 'openjdk-11', version: null, available: false },
+  availabilityOf(compilerEntry('python-3.9.7')!, '3.9.2'),
+  availabilityOf(compilerEntry('python-2.7.18')!, '2.7.18'),
+  availabilityOf(compilerEntry('g++-4.9')!, '9.3.0'),
+  availabilityOf(compilerEntry('openjdk-11')!, null),
 ];
 const runtimes = pistonRuntimes(installed);
 
@@ -28,6 +29,17 @@ describe('Piston translation', () => {
     expect(findRuntime(runtimes, 'cpp', '9.3.0')!.compiler).to.equal('g++-4.9');
     expect(findRuntime(runtimes, 'python', 'not a range')).to.equal(undefined);
     expect(findRuntime(runtimes, 'java', '*')).to.equal(undefined);
+  });
+
+  it('lists the runtimes of one language together, highest version first, and picks the highest for *', () => {
+    const py = compilerEntry('python-3.9.7')!;
+    const newer = availabilityOf({ ...py, id: 'python-3.13', piston: { language: 'python', aliases: ['py3'] } }, '3.13.5');
+    const list = pistonRuntimes([installed[0]!, installed[2]!, newer, installed[1]!]);
+    expect(list.map((r) => `${r.language} ${r.version}`)).to.deep.equal(['python 3.13.5', 'python 3.9.2', 'python 2.7.18', 'c++ 9.3.0']);
+    expect(findRuntime(list, 'python', '*')!.compiler).to.equal('python-3.13');
+    expect(findRuntime(list, 'py3', '*')!.compiler).to.equal('python-3.13');
+    expect(findRuntime(list, 'python', '3.9.x')!.compiler).to.equal('python-3.9.7');
+    expect(findRuntime(list, 'python3.9', '*')!.compiler).to.equal('python-3.9.7');
   });
 
   it('clamps limits to runbox\'s and its floors; never above', () => {

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { catalogue, offeredIds } from '../../compilers/catalogue.js';
 import { availabilityCache } from '../../compilers/deployment.js';
 import type { SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
@@ -37,8 +38,9 @@ export type AdmitRun = (
 
 export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
-  const availableNow = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
+  const availableNow = availabilityCache(deps.db, deps.config);
   return async (auth, run, mode, state) => {
+    assertRunnable(run.compiler, deps.config.RUNBOX_RECIPES_DIR);
     if (!(await availableNow()).has(run.compiler)) {
       // 400, not 503: the request names something this deployment does not offer;
       // retrying it unchanged will not help until an operator installs the image.
@@ -65,6 +67,19 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
     deps.log?.info?.({ submission: result.id, account: auth.accountId, key: auth.keyId, compiler: run.compiler, mode, units: result.units }, 'submission admitted');
     return { id: result.id, units: result.units, admittedAt };
   };
+}
+
+/**
+ * An identifier no recipe declares is a bad request naming the valid ones; a retired
+ * one is 400 compiler_unavailable naming its successor (an id keeps its meaning).
+ */
+export function assertRunnable(compiler: unknown, recipesDir: string): void {
+  const cat = catalogue(recipesDir);
+  const entry = typeof compiler === 'string' ? cat.entries.get(compiler) : undefined;
+  if (!entry) throw new ApiError(400, 'invalid_request', `compiler must be one of: ${offeredIds(cat).join(', ')}`);
+  if (entry.retired) {
+    throw new ApiError(400, 'compiler_unavailable', `compiler ${entry.id} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
+  }
 }
 
 export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiState> {

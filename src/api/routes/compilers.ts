@@ -2,8 +2,8 @@ import { deploymentAvailability } from '../../compilers/deployment.js';
 import type { RouteDef } from '../route.js';
 import { CompilerList } from '../schemas.js';
 
-// GET /api/compilers/: the ten identifiers, with what the deployment's runners can run
-// (src/compilers/deployment.ts).
+// GET /api/compilers/: every identifier of the catalogue, with what the deployment's
+// runners can run (src/compilers/deployment.ts) and its names in the compatible APIs.
 export const compilersRoute: RouteDef = {
   method: 'GET',
   path: '/api/compilers/',
@@ -15,11 +15,14 @@ export const compilersRoute: RouteDef = {
   handler:
     ({ db, config }) =>
     async (ctx) => {
-      ctx.body = (await deploymentAvailability(db, config.RUNBOX_IMAGES_DIR, config.RUNBOX_LEASE_SECONDS)).map(({ id, language, version, available }) => ({
+      ctx.body = (await deploymentAvailability(db, config)).map(({ id, language, version, available, entry }) => ({
         id,
         language,
         version,
         available,
+        piston: entry.piston.language,
+        judge0: entry.judge0?.id ?? null,
+        ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));
     },
 };

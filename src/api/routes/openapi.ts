@@ -1,4 +1,5 @@
 import { compatRoutes } from '../../compat/index.js';
+import { catalogue, offeredIds, type Catalogue } from '../../compilers/catalogue.js';
 import { openApiDocument } from '../openapi.js';
 import type { RouteDef } from '../route.js';
 import { routes } from './index.js';
@@ -12,11 +13,15 @@ export const openApiRoute: RouteDef = {
   auth: 'none',
   responses: { 200: { description: 'The OpenAPI document.' } },
   errors: [405, 406],
-  handler: () => {
-    let doc: object | undefined;
+  handler: ({ config }) => {
+    // Made again only when the catalogue changes (an operator's recipe added or removed).
+    let made: { from: Catalogue; doc: object } | undefined;
     return async (ctx) => {
-      doc ??= openApiDocument(routes(), compatRoutes());
-      ctx.body = doc;
+      const cat = catalogue(config.RUNBOX_RECIPES_DIR);
+      if (made?.from !== cat) {
+        made = { from: cat, doc: openApiDocument(routes(), compatRoutes(), offeredIds(cat)) };
+      }
+      ctx.body = made.doc;
     };
   },
 };

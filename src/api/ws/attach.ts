@@ -42,7 +42,7 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
   const wss = new WebSocketServer({ noServer: true, maxPayload: REQUEST_LIMITS.bodyMaxBytes });
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
   const counts = new ConnectionCounts(deps.config.RUNBOX_WS_MAX_PER_KEY, deps.config.RUNBOX_WS_MAX_PER_ADDRESS);
-  const available = availabilityCache(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS);
+  const available = availabilityCache(deps.db, deps.config);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node's HTTP server stops listening for errors on an upgraded socket; a reset

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { catalogue, offeredIds } from '../../compilers/catalogue.js';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import { rawMember } from '../../util/raw-json.js';
@@ -35,7 +36,8 @@ function idOf(raw: string): string | null {
   }
 }
 
-export function parseClientMessage(raw: string): Parsed {
+/** A client's message, checked; `recipesDir` (config RUNBOX_RECIPES_DIR) completes the catalogue the compiler must be in. */
+export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
   let value: unknown;
   try {
     // The body rules of REST requests (depth, valid Unicode) before anything walks it;
@@ -52,6 +54,10 @@ export function parseClientMessage(raw: string): Parsed {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? `${first.instancePath}: ` : '';
     return { ok: false, id, message: `invalid run message: ${where}${first?.message ?? 'bad value'}` };
+  }
+  const cat = catalogue(recipesDir);
+  if (typeof value.compiler !== 'string' || !cat.entries.has(value.compiler)) {
+    return { ok: false, id, message: `invalid run message: /compiler: must be one of: ${offeredIds(cat).join(', ')}` };
   }
   return { ok: true, message: value };
 }

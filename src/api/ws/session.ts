@@ -6,6 +6,7 @@ import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { OutputMessage } from '../../queue/output-channel.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { compilerEntry } from '../../compilers/catalogue.js';
 import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
@@ -99,8 +100,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   function onMessage(data: RawData, isBinary: boolean): void {
     if (isBinary) return error(null, 'bad_request', 'messages must be text (JSON)');
     const text = data.toString('utf8');
-    const parsed = parseClientMessage(text);
+    const parsed = parseClientMessage(text, deps.config.RUNBOX_RECIPES_DIR);
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
+    const successor = compilerEntry(parsed.message.compiler, deps.config.RUNBOX_RECIPES_DIR)?.retired?.successor;
+    if (successor) return error(parsed.message.id, 'compiler_unavailable', `compiler ${parsed.message.compiler} is retired; use ${successor} instead`);
     const now = performance.now();
     if (now - lastRunAt < 1000 / WEBSOCKET_RUNS_PER_SECOND) {
       if (auth.kind === 'widget') return error(parsed.message.id, 'codeoutput', widgetRefusalText('connection_rate', 1), { reason: 'rate_limited' });

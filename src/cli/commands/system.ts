@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_IMAGES } from '../../compilers/catalogue.js';
+import { catalogue, defaultImages } from '../../compilers/catalogue.js';
 import { configTableMarkdown, loadConfig } from '../../config.js';
 import { connect } from '../../db/connect.js';
 import { migrateToLatest } from '../../db/migrate.js';
@@ -49,7 +49,7 @@ async function doctorChecks(): Promise<Check[]> {
   });
   const nativeOk = ['runbox-forkserver', 'init', 'runbox-seccomp'].every((f) => existsSync(join(NATIVE_BUILD_DIR, f)));
   checks.push({ name: 'native helpers', ok: nativeOk, detail: nativeOk ? 'built' : 'native/build is incomplete', fix: 'run `npm run build`' });
-  for (const image of DEFAULT_IMAGES) {
+  for (const image of defaultImages(catalogue(config.RUNBOX_RECIPES_DIR))) {
     const ok = existsSync(join(config.RUNBOX_IMAGES_DIR, image, 'manifest.json'));
     checks.push({ name: `image ${image}`, ok, detail: ok ? 'installed' : 'not installed', fix: `runbox-admin image build ${image}` });
   }

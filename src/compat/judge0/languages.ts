@@ -1,31 +1,24 @@
 import type { CompilerAvailability } from '../../compilers/availability.js';
-import type { CompilerId } from '../../compilers/ids.js';
+import { catalogue, type CompilerEntry } from '../../compilers/catalogue.js';
 
-// Judge0 CE's language ids for runbox's compilers, so that ids clients hard-code keep
-// working (Judge0 CE 1.13's own ids), and the names Judge0 gives them, with the
-// toolchain version installed here.
+// Judge0 CE's language ids and names, as each recipe declares them (`judge0`), so that
+// ids clients hard-code keep working; the names carry the toolchain version installed here.
 
-export const JUDGE0_LANGUAGES: Record<CompilerId, { id: number; name: (version: string) => string }> = {
-  'python-3.9.7': { id: 71, name: (v) => `Python (${v})` },
-  'python-2.7.18': { id: 70, name: (v) => `Python (${v})` },
-  'gcc-4.9': { id: 50, name: (v) => `C (GCC ${v})` },
-  'g++-4.9': { id: 54, name: (v) => `C++ (GCC ${v})` },
-  'openjdk-11': { id: 62, name: (v) => `Java (OpenJDK ${v})` },
-  'dotnet-csharp-5': { id: 51, name: (v) => `C# (.NET ${v})` },
-  'dotnet-fsharp-5': { id: 87, name: (v) => `F# (.NET ${v})` },
-  'php-8.1': { id: 68, name: (v) => `PHP (${v})` },
-  'ruby-3.0.2': { id: 72, name: (v) => `Ruby (${v})` },
-  'haskell-9.2.7': { id: 61, name: (v) => `Haskell (GHC ${v})` },
-};
-
-export function compilerOfLanguage(id: number): CompilerId | undefined {
-  return (Object.keys(JUDGE0_LANGUAGES) as CompilerId[]).find((c) => JUDGE0_LANGUAGES[c].id === id);
+/** Judge0's display name of a compiler: the recipe's `judge0.name` with `{version}` filled in. */
+export function judge0Name(entry: CompilerEntry, version: string): string {
+  const template = entry.judge0?.name ?? `${entry.language} ({version})`;
+  return template.replaceAll('{version}', version);
 }
 
-/** GET /judge0/languages: the installed compilers, as Judge0 lists its active languages. */
+/** The compiler a Judge0 language id stands for; a retired one too (admission refuses it, naming its successor). */
+export function compilerOfLanguage(id: number, recipesDir = ''): CompilerEntry | undefined {
+  for (const entry of catalogue(recipesDir).entries.values()) if (entry.judge0?.id === id) return entry;
+  return undefined;
+}
+
+/** GET /judge0/languages: the installed compilers that have a Judge0 id, as Judge0 lists its active languages. */
 export function judge0Languages(available: CompilerAvailability[]): { id: number; name: string }[] {
   return available
-    .filter((c) => c.available && c.version !== null)
-    .map((c) => ({ id: JUDGE0_LANGUAGES[c.id].id, name: JUDGE0_LANGUAGES[c.id].name(c.version!) }))
+    .flatMap((c) => (c.available && c.version !== null && c.entry.judge0 ? [{ id: c.entry.judge0.id, name: judge0Name(c.entry, c.version) }] : []))
     .sort((a, b) => a.id - b.id);
 }

@@ -62,7 +62,7 @@ function decodeText(value: unknown, base64: boolean): string | null | 'invalid' 
   }
 }
 
-export function judge0Run(body: unknown, base64: boolean): Judge0Run {
+export function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Judge0Run {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Judge0FieldErrors({ submission: ['must be a JSON object'] });
   const b = body as Record<string, unknown>;
   const errors: Record<string, string[]> = {};
@@ -76,7 +76,7 @@ export function judge0Run(body: unknown, base64: boolean): Judge0Run {
   let compiler: ReturnType<typeof compilerOfLanguage>;
   const languageId = typeof b['language_id'] === 'string' && /^\d+$/.test(b['language_id']) ? Number(b['language_id']) : b['language_id'];
   if (isBlank(b['language_id'])) add('language_id', "can't be blank");
-  else if (typeof languageId !== 'number' || !Number.isInteger(languageId) || !(compiler = compilerOfLanguage(languageId))) {
+  else if (typeof languageId !== 'number' || !Number.isInteger(languageId) || !(compiler = compilerOfLanguage(languageId, recipesDir))) {
     add('language_id', `language with id ${String(b['language_id'])} doesn't exist`);
   }
 
@@ -146,7 +146,7 @@ export function judge0Run(body: unknown, base64: boolean): Judge0Run {
   };
   return {
     run: {
-      compiler: compiler!,
+      compiler: compiler!.id,
       code: code as string,
       input: texts.stdin,
       tests: null,

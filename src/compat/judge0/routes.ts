@@ -12,7 +12,7 @@ import { deploymentAvailability } from '../../compilers/deployment.js';
 import type { Db } from '../../db/connect.js';
 import type { RunResult } from '../../result.js';
 import type { CompatApi } from '../mount.js';
-import { judge0Languages } from './languages.js';
+import { compilerOfLanguage, judge0Languages } from './languages.js';
 import { Judge0BatchRequest, Judge0FieldErrors, judge0Run, Judge0SubmissionRequest } from './request.js';
 import { JUDGE0_STATUSES } from './statuses.js';
 import { judge0Submission, parseFields, type Judge0Kept, type Judge0Source } from './view.js';
@@ -67,13 +67,18 @@ async function sources(db: Db, accountId: string, ids: string[]): Promise<Map<st
 }
 
 /** Admits a Judge0 submission; an uninstalled language reads as Judge0's unknown language. */
-async function admitOne(admit: AdmitRun, auth: KeyContext, body: unknown, base64: boolean): Promise<string> {
-  const { run } = judge0Run(body, base64);
+async function admitOne(admit: AdmitRun, auth: KeyContext, body: unknown, base64: boolean, recipesDir: string): Promise<string> {
+  const { run } = judge0Run(body, base64, recipesDir);
   try {
     return (await admit(auth, run, 'judge0')).id;
   } catch (err) {
     if (err instanceof ApiError && err.code === 'compiler_unavailable') {
-      throw new Judge0FieldErrors({ language_id: [`language with id ${String((run.compat as { language_id: number }).language_id)} doesn't exist`] });
+      const languageId = String((run.compat as { language_id: number }).language_id);
+      // A retired language says what replaces it; any other reads as Judge0's unknown language.
+      const successor = compilerOfLanguage(Number(languageId), recipesDir)?.retired?.successor;
+      throw new Judge0FieldErrors({
+        language_id: [successor ? `language with id ${languageId} is retired: ${err.message}` : `language with id ${languageId} doesn't exist`],
+      });
     }
     // The time limits are the fields a client can lower to fit the plan's sandbox time.
     if (err instanceof ApiError && err.code === 'too_much_sandbox_time') throw new Judge0FieldErrors({ wall_time_limit: [err.message] });
@@ -92,7 +97,7 @@ const languagesRoute: RouteDef = {
   errors: [404, 405, 500],
   errorBody: Judge0Error,
   handler: (deps) => async (ctx) => {
-    ctx.body = judge0Languages(await deploymentAvailability(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS));
+    ctx.body = judge0Languages(await deploymentAvailability(deps.db, deps.config));
   },
 };
 
@@ -133,7 +138,7 @@ const createRoute: RouteDef = {
       const wait = flag(ctx, 'wait');
       const fields = wait ? requestedFields(ctx) : ['token'];
       const body = await readJsonBody(ctx);
-      const id = await admitOne(admit, auth, body, base64);
+      const id = await admitOne(admit, auth, body, base64, deps.config.RUNBOX_RECIPES_DIR);
       if (wait) {
         if (!deps.live) throw new ApiError(500, 'internal_error', 'waiting for a result is not available on this API process');
         if (!(await waitForRunEnd(ctx.res, deps.live, id, deps.db, deps.log))) {
@@ -143,7 +148,7 @@ const createRoute: RouteDef = {
       }
       const found = wait ? (await sources(deps.db, auth.accountId, [id])).get(id) : undefined;
       ctx.status = 201;
-      ctx.body = found ? judge0Submission(found, { base64, fields }) : { token: id };
+      ctx.body = found ? judge0Submission(found, { base64, fields, recipesDir: deps.config.RUNBOX_RECIPES_DIR }) : { token: id };
     };
   },
 };
@@ -173,7 +178,7 @@ const batchCreateRoute: RouteDef = {
       let admitted = 0;
       for (const item of list) {
         try {
-          answers.push({ token: await admitOne(admit, auth, item, base64) });
+          answers.push({ token: await admitOne(admit, auth, item, base64, deps.config.RUNBOX_RECIPES_DIR) });
           admitted++;
         } catch (err) {
           if (err instanceof Judge0FieldErrors) answers.push(err.fields);
@@ -204,7 +209,7 @@ const batchShowRoute: RouteDef = {
     const tokens = raw.trim().split(',').map((t) => t.trim()).filter((t) => t !== '');
     if (tokens.length > MAX_BATCH) throw new ApiError(400, 'batch_too_large', `number of submissions in a batch should be less than or equal to ${MAX_BATCH}`);
     if (tokens.length === 0) throw new ApiError(400, 'batch_empty', 'there should be at least one submission in a batch');
-    const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx) };
+    const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
     const found = await sources(deps.db, auth.accountId, tokens);
     ctx.body = { submissions: tokens.map((t) => (found.has(t) ? judge0Submission(found.get(t)!, options) : null)) };
   },
@@ -223,7 +228,7 @@ const showRoute: RouteDef = {
   handler: (deps) => async (ctx: ApiContext) => {
     const auth = await authenticate(ctx, deps.db, deps.keys);
     const token = String(ctx.params['token'] ?? '');
-    const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx) };
+    const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
     const found = (await sources(deps.db, auth.accountId, [token])).get(token);
     if (!found) throw new ApiError(404, 'not_found', 'submission not found');
     ctx.body = judge0Submission(found, options);

@@ -1,8 +1,7 @@
 import { compilerEntry } from '../../compilers/catalogue.js';
-import { isCompilerId } from '../../compilers/ids.js';
 import type { SubmissionState } from '../../db/schema.js';
 import type { RunResult } from '../../result.js';
-import { JUDGE0_LANGUAGES } from './languages.js';
+import { judge0Name } from './languages.js';
 import { judge0Verdict, queuedStatus, type Judge0Status } from './statuses.js';
 
 // A runbox submission in Judge0's submission shape (app/serializers/submission_serializer.rb):
@@ -45,20 +44,21 @@ const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toIS
 
 type Value = string | number | boolean | null | Judge0Status | { id: number; name: string };
 
-function fieldValues(s: Judge0Source): Record<string, () => Value> {
+function fieldValues(s: Judge0Source, recipesDir = ''): Record<string, () => Value> {
   const r = s.state === 'finished' || s.state === 'failed' ? s.result : null;
   const kept = s.compat;
   const verdict = r ? judge0Verdict(r, kept?.expected_output ?? null) : null;
   const status = verdict?.status ?? queuedStatus(s.state === 'running');
   const compiled = r?.status === 'compile_error';
-  const languageId = kept?.language_id ?? (isCompilerId(s.compiler) ? JUDGE0_LANGUAGES[s.compiler].id : 0);
+  const entry = () => compilerEntry(s.compiler, recipesDir);
+  const languageId = kept?.language_id ?? entry()?.judge0?.id ?? 0;
   return {
     token: () => s.id,
     source_code: () => s.code ?? null,
     language_id: () => languageId,
     language: () => {
-      const entry = isCompilerId(s.compiler) ? compilerEntry(s.compiler) : undefined;
-      return { id: languageId, name: entry && isCompilerId(s.compiler) ? JUDGE0_LANGUAGES[s.compiler].name(entry.version) : s.compiler };
+      const e = entry();
+      return { id: languageId, name: e ? judge0Name(e, e.version) : s.compiler };
     },
     stdin: () => nullIfEmpty(s.input),
     expected_output: () => kept?.expected_output ?? null,
@@ -98,8 +98,8 @@ export function parseFields(param: string | undefined): { fields: string[]; inva
   return { fields: names.filter((f) => KNOWN_FIELDS.includes(f)), invalid: names.filter((f) => !KNOWN_FIELDS.includes(f)) };
 }
 
-export function judge0Submission(s: Judge0Source, options: { base64: boolean; fields: readonly string[] }): Record<string, Value> {
-  const values = fieldValues(s);
+export function judge0Submission(s: Judge0Source, options: { base64: boolean; fields: readonly string[]; recipesDir?: string }): Record<string, Value> {
+  const values = fieldValues(s, options.recipesDir);
   const out: Record<string, Value> = {};
   for (const name of options.fields) {
     const value = values[name]!();

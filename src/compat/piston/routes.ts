@@ -22,7 +22,7 @@ const TAGS = ['Piston v2 compatible'];
 const KEY_IN_PATH = /^\/piston\/(?!api(?:\/|$))[^/]+/;
 
 const availableRuntimes = (deps: ApiDeps) => async () =>
-  pistonRuntimes(await deploymentAvailability(deps.db, deps.config.RUNBOX_IMAGES_DIR, deps.config.RUNBOX_LEASE_SECONDS));
+  pistonRuntimes(await deploymentAvailability(deps.db, deps.config));
 
 export const pistonRuntimesRoute: RouteDef = {
   method: 'GET',
@@ -74,7 +74,7 @@ export const pistonExecuteRoute: RouteDef = {
         return;
       }
       ctx.set('X-Submission-Id', id);
-      ctx.body = pistonResponse(await storedResult(deps.db, id, live), job.runtime, compilerEntry(job.runtime.compiler)?.compile !== undefined);
+      ctx.body = pistonResponse(await storedResult(deps.db, id, live), job.runtime, compilerEntry(job.runtime.compiler, deps.config.RUNBOX_RECIPES_DIR)?.compile !== undefined);
     };
   },
 };

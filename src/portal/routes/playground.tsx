@@ -10,7 +10,7 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
   router.get('/playground', async (ctx) => {
     const c = ctx as PortalContext;
     const [compilers, keys] = await Promise.all([
-      deploymentAvailability(db, config.RUNBOX_IMAGES_DIR, config.RUNBOX_LEASE_SECONDS),
+      deploymentAvailability(db, config),
       listKeys(db, c.state.session!.accountId),
     ]);
     sendPage(ctx, <PlaygroundPage page={pageContext(c)} compilers={compilers} keys={keys.filter((k) => k.revoked_at === null && k.kind === 'api')} base={baseUrl(ctx, config)} />);
