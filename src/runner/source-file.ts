@@ -49,7 +49,8 @@ export function javaClassFiles(code: string): string[] {
   // Each open brace: the class it opens, or null for any other block.
   const stack: (string | null)[] = [];
   let pending: string | undefined;
-  const token = /\b(?:class|interface|enum)\s+([A-Za-z_][A-Za-z0-9_]*)|[{}]/g;
+  // `record` (Java 16) is a contextual keyword: `record instanceof R` is an expression.
+  const token = /\b(?:class|interface|enum|record)\s+(?!instanceof\b)([A-Za-z_][A-Za-z0-9_]*)|[{}]/g;
   for (const m of src.matchAll(token)) {
     if (m[1]) {
       pending = m[1];
