@@ -20,11 +20,14 @@ describeCompiler('python-3.11', [
   { name: 'a non-zero exit is runtime_error with that exit code', code: 'import sys\nprint("exiting 4", file=sys.stderr)\nsys.exit(4)\n', check: runtimeError(4, 'exiting 4') },
 ]);
 
-for (const [id, source] of [['gcc-12', 'main.c'], ['clang-14', 'main.c']] as const) {
+const C_UNDECLARED = { 'gcc-12': 'error: ‘undefined_name’ undeclared', 'clang-14': "error: use of undeclared identifier 'undefined_name'" } as const;
+const CPP_NO_STRING = { 'g++-12': 'error: ‘string’ is not a member of ‘std’', 'clang++-14': "error: use of undeclared identifier 'std'" } as const;
+
+for (const id of ['gcc-12', 'clang-14'] as const) {
   describeCompiler(id, [
     ...recipePrograms(id),
     { name: 'echoes standard input', code: C_ECHO, input: ECHO_INPUT, check: succeeds(ECHO_INPUT) },
-    { name: 'a compile error is compile_error with the message', code: 'int main(void) { return undefined_name; }\n', check: compileError(`${source}:1:`, /error: .*undefined_name.* undeclared/) },
+    { name: 'a compile error is compile_error with the message', code: 'int main(void) { return undefined_name; }\n', check: compileError('main.c:1:', C_UNDECLARED[id]) },
     { name: 'a non-zero exit is runtime_error with that exit code', code: '#include <stdio.h>\nint main(void) { fprintf(stderr, "exiting 5\\n"); return 5; }\n', check: runtimeError(5, 'exiting 5') },
     {
       name: 'C17: a declaration in a for-loop header and // comments compile',
@@ -38,7 +41,7 @@ for (const [id, std] of [['g++-12', 201703], ['clang++-14', 201402]] as const) {
   describeCompiler(id, [
     ...recipePrograms(id),
     { name: 'echoes standard input', code: CPP_ECHO, input: ECHO_INPUT, check: succeeds(ECHO_INPUT) },
-    { name: 'a compile error is compile_error with the message', code: 'int main() { std::string s; return 0; }\n', check: compileError('main.cpp:1:', /error: .*string/) },
+    { name: 'a compile error is compile_error with the message', code: 'int main() { std::string s; return 0; }\n', check: compileError('main.cpp:1:', CPP_NO_STRING[id]) },
     { name: 'an uncaught exception is runtime_error (SIGABRT)', code: '#include <stdexcept>\nint main() { throw std::runtime_error("broken"); }\n', check: (r) => {
       expect(r).to.include({ status: 'runtime_error', exit_code: 134, signal: 6 });
       expect(r.error).to.contain('broken');
