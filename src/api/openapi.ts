@@ -28,7 +28,7 @@ function withCompilerEnum(value: unknown, ids: string[]): unknown {
   if (value === null || typeof value !== 'object') return value;
   const { 'x-runbox-compiler-id': marked, ...rest } = value as Record<string, unknown>;
   const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, withCompilerEnum(v, ids)]));
-  return marked === true ? { ...out, enum: ids } : out;
+  return marked === true ? { ...out, type: 'string', enum: ids } : out;
 }
 
 /**

@@ -19,7 +19,7 @@ export function Utf8Text(maxBytes: number, description: string) {
  * A compiler identifier. Which ones exist is the catalogue's (recipes can be added while
  * the service runs), so the admission checks it; the published document lists them (openapi.ts).
  */
-export const CompilerIdSchema = Type.String({ minLength: 1, maxLength: 100, description: 'Compiler identifier (see GET /api/compilers/).', 'x-runbox-compiler-id': true });
+export const CompilerIdSchema = Type.Unsafe<string>({ description: 'Compiler identifier (see GET /api/compilers/).', 'x-runbox-compiler-id': true });
 
 export const ExtraParams = Type.Refine(
   Type.Record(Type.String(), Type.Unknown(), {

@@ -8,7 +8,7 @@ import { treeSize } from './tree.js';
 
 export interface InstalledImage {
   image: string;
-  /** up to date: built from today's recipe; stale: the recipe changed since; no recipe: imported or removed from rootfs/. */
+  /** up to date: built from today's recipe; stale: the recipe changed since; no recipe: imported, or its recipe removed (rootfs/ or RUNBOX_RECIPES_DIR). */
   state: 'up to date' | 'stale' | 'no recipe' | 'broken';
   suite?: string;
   compilers?: ImageManifest['compilers'];

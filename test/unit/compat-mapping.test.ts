@@ -31,6 +31,17 @@ describe('Piston translation', () => {
     expect(findRuntime(runtimes, 'java', '*')).to.equal(undefined);
   });
 
+  it('lists the runtimes of one language together, highest version first, and picks the highest for *', () => {
+    const py = compilerEntry('python-3.9.7')!;
+    const newer = availabilityOf({ ...py, id: 'python-3.13', piston: { language: 'python', aliases: ['py3'] } }, '3.13.5');
+    const list = pistonRuntimes([installed[0]!, installed[2]!, newer, installed[1]!]);
+    expect(list.map((r) => `${r.language} ${r.version}`)).to.deep.equal(['python 3.13.5', 'python 3.9.2', 'python 2.7.18', 'c++ 9.3.0']);
+    expect(findRuntime(list, 'python', '*')!.compiler).to.equal('python-3.13');
+    expect(findRuntime(list, 'py3', '*')!.compiler).to.equal('python-3.13');
+    expect(findRuntime(list, 'python', '3.9.x')!.compiler).to.equal('python-3.9.7');
+    expect(findRuntime(list, 'python3.9', '*')!.compiler).to.equal('python-3.9.7');
+  });
+
   it('clamps limits to runbox\'s and its floors; never above', () => {
     const job = pistonJob(
       { language: 'python', version: '*', files: [{ content: 'x' }], run_timeout: 1e9, compile_timeout: 1, run_memory_limit: 1e15, compile_memory_limit: -1 },

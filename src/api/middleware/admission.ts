@@ -72,12 +72,12 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
  * An identifier no recipe declares is a bad request naming the valid ones; a retired
  * one is 400 compiler_unavailable naming its successor (an id keeps its meaning).
  */
-export function assertRunnable(compiler: string, recipesDir: string): void {
+export function assertRunnable(compiler: unknown, recipesDir: string): void {
   const cat = catalogue(recipesDir);
-  const entry = cat.entries.get(compiler);
+  const entry = typeof compiler === 'string' ? cat.entries.get(compiler) : undefined;
   if (!entry) throw new ApiError(400, 'invalid_request', `compiler must be one of: ${offeredIds(cat).join(', ')}`);
   if (entry.retired) {
-    throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
+    throw new ApiError(400, 'compiler_unavailable', `compiler ${entry.id} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
   }
 }
 

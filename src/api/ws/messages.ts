@@ -38,7 +38,7 @@ export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
     return { ok: false, id, message: `invalid run message: ${where}${first?.message ?? 'bad value'}` };
   }
   const cat = catalogue(recipesDir);
-  if (!cat.entries.has(value.compiler)) {
+  if (typeof value.compiler !== 'string' || !cat.entries.has(value.compiler)) {
     return { ok: false, id, message: `invalid run message: /compiler: must be one of: ${offeredIds(cat).join(', ')}` };
   }
   return { ok: true, message: value };

@@ -4,6 +4,7 @@ import { debianMirror } from '../../images/apt-sources.js';
 import type { Compression } from '../../images/archive.js';
 import { abandonBuilds, buildImage, type BuildResult } from '../../images/build.js';
 import { importCaps, importImage } from '../../images/import.js';
+import { catalogueList } from '../../images/catalogue-list.js';
 import { listImages } from '../../images/list.js';
 import { packImage } from '../../images/pack.js';
 import { assertImageName, selectRecipes } from '../../images/recipes.js';
@@ -34,17 +35,23 @@ async function zstdAvailable(): Promise<boolean> {
 export const imageCommands: Command[] = [
   {
     name: 'image build',
-    summary: 'Build images from rootfs/<image>.json (compiler ids, image names, all, or --default); skips up-to-date ones.',
+    summary: 'Build images from their recipes (rootfs/ and RUNBOX_RECIPES_DIR): compiler ids, image names, all, --default or --missing; skips up-to-date ones.',
     help: [
       '  <id|image|all>…  what to build: compiler identifiers (gcc-4.9), image names (gcc) or all',
-      '  --default        the images setup installs (python3.9, gcc)',
+      '  --default        the images setup installs (recipes marked "default": python3.9, gcc)',
+      '  --missing        every image of the catalogue that is not installed (see image catalogue)',
       '  --force          rebuild even when the installed image matches its recipe',
     ].join('\n'),
-    options: { default: { type: 'boolean' }, force: { type: 'boolean' } },
+    options: { default: { type: 'boolean' }, missing: { type: 'boolean' }, force: { type: 'boolean' } },
     allowPositionals: true,
     run: async ({ values, positionals, config }) => {
-      if (!positionals.length && !values.default) throw new UsageError('name what to build (ids, images, all) or pass --default');
-      const recipes = selectRecipes(positionals, { defaults: values.default === true, recipesDir: config.RUNBOX_RECIPES_DIR });
+      if (!positionals.length && !values.default && !values.missing) throw new UsageError('name what to build (ids, images, all) or pass --default or --missing');
+      const recipes = selectRecipes(positionals, {
+        defaults: values.default === true,
+        ...(values.missing ? { missing: { imagesDir: config.RUNBOX_IMAGES_DIR } } : {}),
+        recipesDir: config.RUNBOX_RECIPES_DIR,
+      });
+      if (recipes.length === 0) progress('nothing to build: every image of the catalogue is installed');
       // An interrupted build removes its half-made tree instead of leaving it in the images directory.
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
@@ -81,6 +88,11 @@ export const imageCommands: Command[] = [
     name: 'image clean',
     summary: 'Remove the work directories (.build-*, .import-*) that killed builds and imports left behind; running ones are kept.',
     run: async ({ config }) => ({ removed: await removeStaleWorkDirs(config.RUNBOX_IMAGES_DIR, progress) }),
+  },
+  {
+    name: 'image catalogue',
+    summary: 'Every known recipe (rootfs/ and RUNBOX_RECIPES_DIR), built or not, with its compilers, languages, Piston names and Judge0 ids; and the operator recipes refused, with why.',
+    run: async ({ config }) => catalogueList(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR),
   },
   {
     name: 'image list',

@@ -14,14 +14,23 @@ export interface PistonRuntime {
   compiler: string;
 }
 
-/** One runtime per installed compiler, with the installed toolchain's version. */
+const semverOf = (v: string): string => semver.valid(v) ?? semver.valid(semver.coerce(v)) ?? '0.0.0';
+
+/**
+ * One runtime per installed compiler, with the installed toolchain's version. The
+ * runtimes of one language are listed together, highest version first, so a client that
+ * takes the first match of a name gets the newest (languages in the catalogue's order).
+ */
 export function pistonRuntimes(available: CompilerAvailability[]): PistonRuntime[] {
-  return available
+  const runtimes = available
     .filter((c) => c.available && c.version !== null)
-    .map((c) => {
+    .map((c): PistonRuntime => {
       const n = c.entry.piston;
       return { language: n.language, version: c.version!, aliases: n.aliases, ...(n.runtime ? { runtime: n.runtime } : {}), compiler: c.id };
     });
+  const firstAt = new Map<string, number>();
+  runtimes.forEach((rt, i) => firstAt.has(rt.language) || firstAt.set(rt.language, i));
+  return runtimes.sort((a, b) => firstAt.get(a.language)! - firstAt.get(b.language)! || semver.rcompare(semverOf(a.version), semverOf(b.version)));
 }
 
 /** Piston's get_latest_runtime_matching_language_version: name or alias, version as a semver range, highest first. */
