@@ -102,14 +102,15 @@ export function javaClassFiles(code: string): string[] {
       while (end < src.length && isWordChar(src.charCodeAt(end))) end++;
       const word = src.slice(i, end);
       i = end;
-      if (word !== 'class' && word !== 'interface' && word !== 'enum') continue;
+      // `record` (Java 16) is a contextual keyword: `record instanceof R` is an expression.
+      if (word !== 'class' && word !== 'interface' && word !== 'enum' && word !== 'record') continue;
       let at = i;
       while (at < src.length && isSpace(src.charCodeAt(at))) at++;
       if (at === i) continue;
       let nameEnd = at;
       while (nameEnd < src.length && isWordChar(src.charCodeAt(nameEnd))) nameEnd++;
       const name = src.slice(at, nameEnd);
-      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) pending = name;
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && name !== 'instanceof') pending = name;
       i = nameEnd;
       continue;
     }

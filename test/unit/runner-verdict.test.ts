@@ -144,6 +144,23 @@ describe('runner: Java class files to collect', () => {
     expect(javaClassFiles('"\\'.repeat(50_000) + '\nclass Z {}')).to.deep.equal(['Z.class']);
   });
 
+  it('names records, and their members, as classes (Java 16)', () => {
+    const code = [
+      'public class Main {',
+      '  sealed interface Shape permits Square {}',
+      '  record Square(int side) implements Shape {',
+      '    record Corner(int x) {}',
+      '  }',
+      '  public static void main(String[] args) {',
+      '    Object record = new Square(1);',
+      '    if (record instanceof Square s) System.out.println(s.side());',
+      '  }',
+      '}',
+    ].join('\n');
+    const files = javaClassFiles(code);
+    for (const f of ['Main.class', 'Main$Shape.class', 'Main$Square.class', 'Main$Square$Corner.class']) expect(files, f).to.include(f);
+  });
+
   it('expands {classes} and substitutes {main} in artifact names', () => {
     expect(artifactNames(['{main}.class'], 'Solution', '')).to.deep.equal(['Solution.class']);
     expect(artifactNames([CLASS_FILES], 'A', 'public class A {}')).to.deep.equal(['A.class']);
