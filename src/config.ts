@@ -4,8 +4,8 @@ import { Compile } from 'typebox/compile';
 
 // Configuration comes from RUNBOX_* environment variables only. Each variable is
 // declared once here with its schema, default and description; start-up validates
-// them all and the README table is generated from the same declarations
-// (`runbox-admin config docs`).
+// them all and the table in docs/configuration.md is generated from the same
+// declarations (`runbox-admin config docs --write`).
 
 interface VarSpec<T> {
   schema: TSchema;
@@ -159,7 +159,7 @@ export function publicUrl(config: Pick<Config, 'RUNBOX_PUBLIC_URL' | 'RUNBOX_HOS
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.RUNBOX_PORT}`;
 }
 
-/** The README's configuration table, generated from the declarations. */
+/** The configuration table of docs/configuration.md, generated from the declarations. */
 export function configTableMarkdown(): string {
   const rows = Object.entries(CONFIG_VARS).map(([name, spec]) => {
     const def = typeof spec.default === 'function' ? 'number of cores' : JSON.stringify(spec.default);

@@ -1,4 +1,4 @@
-// The compiler identifiers of the public contract (spec section 4.1), exactly.
+// The compiler identifiers of the public contract, exactly as published.
 // Which of them a deployment can run depends on the images installed (see catalogue.ts).
 
 export const COMPILER_IDS = [
