@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { announce } from '../accounts/events.js';
 import type { Db } from '../db/connect.js';
 
 // Log-in attempts are limited per address and per client IP: after too many failures
@@ -22,6 +23,7 @@ export async function loginBlocked(db: Db, email: string, ip: string): Promise<b
 
 export async function recordLogin(db: Db, email: string, ip: string, succeeded: boolean): Promise<void> {
   await db.insertInto('login_attempts').values({ email, ip, succeeded }).execute();
+  announce({ event: succeeded ? 'log-in' : 'log-in failed', email, ip });
   // Attempts older than a day serve no limit.
   if (Math.random() < 0.01) await db.deleteFrom('login_attempts').where('at', '<', sql<Date>`now() - interval '1 day'`).execute();
 }

@@ -76,7 +76,8 @@ export const systemCommands: Command[] = [
         if (bad.length) throw new Error(`${bad.length} check(s) failed; run \`npm run setup\` first`);
         return undefined;
       }
-      return { ok: bad.length === 0, checks };
+      // A fix is advice for what failed; next to a passing check it reads as a to-do.
+      return { ok: bad.length === 0, checks: checks.map(({ fix, ...c }) => (c.ok ? c : { ...c, fix })) };
     },
   },
   ...(['config', 'limits'] as const).map(
