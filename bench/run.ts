@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchAcks } from './acks.js';
+import { benchFloor } from './floor.js';
 import { loadAverage, markdownTable, QUICK, resultsDir, row, type BenchOutcome, type Row } from './common.js';
 import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
@@ -56,6 +57,7 @@ async function benchCompilersRows(): Promise<BenchOutcome> {
 
 const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   sandbox: benchSandbox,
+  floor: benchFloor,
   latency: benchLatency,
   throughput: benchThroughput,
   acks: benchAcks,

@@ -14,11 +14,14 @@
 //       unlimited) and nice 0, then, when UID and GID are not empty, drops to them (no
 //       supplementary groups, no_new_privs); it dies with this server. Pipes, as the
 //       child sees them: 0 stdin, 1 stdout, 2 stderr, 3 stage-in, 4 stage-out, 5 launcher log.
-//   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN
+//   run ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN [HOLD]
 //       write STDIN and STAGEIN to pipes 0 and 3 (without ever blocking on them) and read
 //       1, 2, 4 and 5 until each ends: KEEP bytes of stdout and of stderr are kept, OUTMAX
 //       of stage-out, DIAGMAX of the launcher log; the rest is counted and dropped, so the
-//       child never blocks on a full pipe.
+//       child never blocks on a full pipe. With HOLD "1", pipe 0 stays open once STDIN is
+//       written, for more input (an interactive run):
+//   stdin ID BYTES   more input for a held pipe 0 (dropped once the program's stdin is gone)
+//   eof ID           pipe 0 closes once what it has is written
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
@@ -69,7 +72,7 @@ struct rbuf {
 };
 
 struct job {
-  int used, running, stream, flooded, overflow;
+  int used, running, stream, flooded, overflow, hold_in;
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
   struct wbuf w[PIPES];  // used for IN, STAGE_IN
@@ -420,16 +423,32 @@ static unsigned long long num_field(const char *s) {
 static void set_write(struct job *j, int i, const char *data, size_t len) {
   if (len > 0) j->w[i].data = malloc(len);
   if (!j->w[i].data) {
-    close_fd(j, i);  // nothing to write (or no memory for it): the reader sees EOF
+    // Nothing to write (or no memory for it): the reader sees EOF, unless more is to come.
+    if (!(i == IN && j->hold_in && len == 0)) close_fd(j, i);
     return;
   }
   memcpy(j->w[i].data, data, len);
   j->w[i].len = len;
 }
 
+// Appends to a held stdin: what is still unwritten moves to the front first.
+static void append_write(struct job *j, const char *data, size_t len) {
+  struct wbuf *w = &j->w[IN];
+  if (j->fd[IN] < 0 || len == 0) return;
+  size_t left = w->len - w->off;
+  char *p = malloc(left + len);
+  if (!p) return;
+  if (left) memcpy(p, w->data + w->off, left);
+  memcpy(p + left, data, len);
+  free(w->data);
+  w->data = p;
+  w->off = 0;
+  w->len = left + len;
+}
+
 static void run(char **f, const size_t *len, int nf) {
-  // f: "run" ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN
-  if (nf != 9) {
+  // f: "run" ID KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN [HOLD]
+  if (nf != 9 && nf != 10) {
     fprintf(stderr, "runbox-forkserver: malformed run request\n");
     return;
   }
@@ -444,8 +463,23 @@ static void run(char **f, const size_t *len, int nf) {
   j->outmax = num_field(f[4]);
   j->diagmax = num_field(f[5]);
   j->stream = f[6][0] == '1';
+  j->hold_in = nf == 10 && f[9][0] == '1';
   set_write(j, IN, f[7], len[7]);
   set_write(j, STAGE_IN, f[8], len[8]);
+}
+
+static void more_stdin(char **f, const size_t *len, int nf) {
+  if (nf != 3) return;
+  struct job *j = find(f[1]);
+  if (j && j->running && j->hold_in) append_write(j, f[2], len[2]);
+}
+
+static void end_stdin(char **f, int nf) {
+  if (nf != 2) return;
+  struct job *j = find(f[1]);
+  if (!j || !j->running || !j->hold_in) return;
+  j->hold_in = 0;
+  if (j->w[IN].off == j->w[IN].len) close_fd(j, IN);  // else once it is written
 }
 
 static void discard(char **f, int nf) {
@@ -535,6 +569,8 @@ static void on_writable(struct job *j, int i) {
     if (n < 0) break;  // EPIPE: it stopped reading
     w->off += (size_t)n;
   }
+  // A held stdin waits for more (or its end) once what it had is written.
+  if (i == IN && j->hold_in && w->off == w->len) return;
   close_fd(j, i);
 }
 
@@ -573,6 +609,8 @@ static void handle(unsigned char *body, size_t len) {
   if (!strcmp(fields[0], "start")) start(fields, (int)nf);
   else if (!strcmp(fields[0], "run")) run(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
+  else if (!strcmp(fields[0], "stdin")) more_stdin(fields, lengths, (int)nf);
+  else if (!strcmp(fields[0], "eof")) end_stdin(fields, (int)nf);
   else fprintf(stderr, "runbox-forkserver: unknown request\n");
 }
 
@@ -651,6 +689,8 @@ int main(void) {
       if (!j->used || !j->running) continue;
       for (int i = 0; i < PIPES; i++) {
         if (j->fd[i] < 0) continue;
+        // A held stdin with nothing to write is left alone until more comes.
+        if (i == IN && j->hold_in && j->w[IN].off == j->w[IN].len) continue;
         owner[n].job = k;
         owner[n].pipe = i;
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};

@@ -1,10 +1,16 @@
 // runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
 // Static, because images carry older C libraries than the host that builds it.
 //
-// Usage: /.runbox/init [--cgroup-fd N]...
+// Usage: /.runbox/init [--cgroup-fd N]... [--cpus LIST] [--devpts-max N] [--no-user-namespaces]
 //  0. joins the cgroups whose cgroup.procs files the runner opened on the --cgroup-fd
 //     descriptors: the program's own cgroups below the job, so that its time and memory
-//     are measured without the launcher's;
+//     are measured without the launcher's; with --devpts-max N (a launcher that cannot
+//     mount devpts with options itself), mounts the sandbox's own devpts at /dev/pts,
+//     capped at N terminals, which needs CAP_SYS_ADMIN in the sandbox's user namespace;
+//     with --no-user-namespaces (needs CAP_SYS_RESOURCE there) no user namespace can be
+//     made below the sandbox's own; then it drops every capability, whatever the
+//     launcher left it, so neither can be undone; with --cpus it
+//     keeps the program to those CPUs (the sandbox's share of the host, as /sys shows it);
 //  1. reads the stage archive (archive.h) from fd 3: first the program (argv,
 //     environment, the names to collect), then its files, which it creates in the
 //     working directory (the workspace), never following or replacing anything. The
@@ -24,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -33,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -347,9 +356,58 @@ static int relay_until_end(pid_t child, int status, int sigfd, struct pipe_relay
   }
 }
 
+// "0,1" or "2-3,5": the CPUs to keep the program to.
+static void parse_cpus(const char *list, cpu_set_t *set) {
+  CPU_ZERO(set);
+  const char *p = list;
+  while (*p) {
+    char *end;
+    long a = strtol(p, &end, 10), b = a;
+    if (end == p || a < 0 || a >= CPU_SETSIZE) goto bad;
+    if (*end == '-') {
+      p = end + 1;
+      b = strtol(p, &end, 10);
+      if (end == p || b < a || b >= CPU_SETSIZE) goto bad;
+    }
+    for (long c = a; c <= b; c++) CPU_SET((int)c, set);
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') goto bad;
+  }
+  if (CPU_COUNT(set) > 0) return;
+bad:
+  errno = 0;
+  fail("bad --cpus list", list);
+}
+
+// Every capability goes: effective, permitted, inheritable, ambient and the bounding
+// set. A launcher that runs unprivileged (bubblewrap) grants init CAP_SYS_ADMIN in the
+// sandbox's user namespace for the devpts mount only.
+static void drop_capabilities(void) {
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  // Dropping from the bounding set needs CAP_SETPCAP; without it (nsjail drops every
+  // capability itself) nothing could be regained anyway: no_new_privs, nosuid mounts.
+  for (int cap = 0; cap <= 63; cap++)
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capset, &hdr, data) != 0) fail("cannot drop capabilities", NULL);
+}
+
+// Speculative-execution mitigations for the program, where the CPU and kernel offer
+// them (ENXIO/EINVAL elsewhere): no speculative store bypass, no indirect branch
+// speculation shared with other programs. FORCE: the program cannot undo them.
+static void mitigate_speculation(void) {
+  prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, PR_SPEC_FORCE_DISABLE, 0, 0);
+  prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_FORCE_DISABLE, 0, 0);
+}
+
 int main(int argc, char **argv) {
+  const char *cpus = NULL;
+  long devpts_max = 0;
+  int no_userns = 0;
   for (int i = 1; i < argc; i++) {
-    if (i + 1 >= argc) {
+    if (i + 1 >= argc && strcmp(argv[i], "--no-user-namespaces")) {
       errno = 0;
       fail("missing value for", argv[i]);
     }
@@ -357,10 +415,37 @@ int main(int argc, char **argv) {
       int fd = atoi(argv[++i]);
       if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
       close(fd);
+    } else if (!strcmp(argv[i], "--cpus")) {
+      cpus = argv[++i];
+    } else if (!strcmp(argv[i], "--no-user-namespaces")) {
+      no_userns = 1;  // a flag: no value follows
+    } else if (!strcmp(argv[i], "--devpts-max")) {
+      devpts_max = strtol(argv[++i], NULL, 10);
+      if (devpts_max <= 0) fail("bad --devpts-max", argv[i]);
     } else {
       errno = 0;
       fail("unknown option", argv[i]);
     }
+  }
+  if (devpts_max > 0) {
+    // Each devpts instance's terminals count toward the host's kernel.pty.max: the
+    // sandbox's own instance is capped so that one run cannot take them all.
+    char opts[96];
+    snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,max=%ld", devpts_max);
+    if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, opts) != 0) fail("cannot mount /dev/pts", NULL);
+  }
+  if (no_userns) {
+    // The sandbox's user namespace allows no user namespace below it (seccomp refuses
+    // the calls too): the limit is this namespace's own, the host's is untouched.
+    int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) fail("cannot forbid user namespaces", NULL);
+    close(fd);
+  }
+  drop_capabilities();
+  if (cpus) {
+    cpu_set_t set;
+    parse_cpus(cpus, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) fail("cannot set the CPUs", cpus);
   }
   // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -368,6 +453,7 @@ int main(int argc, char **argv) {
   struct program prog;
   read_program(&prog);
   stage_in();
+  mitigate_speculation();
   load_seccomp();
 
   // The program's stdio: in[0] is its stdin, out[1] and err[1] its stdout and stderr.

@@ -30,6 +30,9 @@ export const RUN_LIMITS = {
   fileSizeBytes: 256 * MiB,
   /** Open files per process (rlimit). */
   openFiles: 256,
+  /** Pseudo-terminals open at once in the sandbox's own devpts: each counts toward the
+   *  host's kernel.pty.max, which one run must not exhaust. */
+  terminals: 16,
   /** Output kept per stream; the rest is counted and dropped. */
   outputKeepBytes: 64 * KiB,
   /** Output across both streams past which the run is stopped. */

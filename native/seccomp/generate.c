@@ -27,7 +27,7 @@ static const unsigned long NS_FLAGS[] = {0x80, 0x20000, 0x02000000, 0x04000000, 
 #define MAX_SYSCALL_NR 1024
 #define MAX_VALUES 8
 
-enum condition { ALWAYS, IF_NAMESPACE_FLAGS, UNLESS_FAMILY };
+enum condition { ALWAYS, IF_NAMESPACE_FLAGS, UNLESS_FAMILY, IF_ARG_BITS };
 
 struct rule {
   int nr;
@@ -36,6 +36,9 @@ struct rule {
   // UNLESS_FAMILY: the first argument values that are allowed; every other value fails.
   unsigned long values[MAX_VALUES];
   int nvalues;
+  // IF_ARG_BITS: fails when argument `arg` has any bit of `mask` set.
+  int arg;
+  unsigned long mask;
 };
 
 static void die(const char *what, const char *detail) {
@@ -110,6 +113,13 @@ int main(int argc, char **argv) {
         r->values[r->nvalues++] = parse_family(v);
       }
       if (r->nvalues == 0) die("unless-family needs families", name);
+    } else if (!strncmp(cond, "if-arg", 6) && cond[6] >= '0' && cond[6] <= '5' && !strcmp(cond + 7, "-bits")) {
+      r->cond = IF_ARG_BITS;
+      r->arg = cond[6] - '0';
+      char *mask = strtok_r(NULL, " \t\n", &save);
+      char *end = NULL;
+      r->mask = mask ? strtoul(mask, &end, 0) : 0;
+      if (!mask || *end || r->mask == 0) die("if-argN-bits needs a non-zero mask", name);
     } else die("unknown condition", cond);
     if (strtok_r(NULL, " \t\n", &save) && r->cond != UNLESS_FAMILY) die("trailing words after condition", name);
   }
@@ -163,6 +173,17 @@ int main(int argc, char **argv) {
         add(ctx, fail, r->nr, 1, &above);
         break;
       }
+      case IF_ARG_BITS: {
+        struct scmp_arg_cmp none = {.arg = (unsigned)r->arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = r->mask, .datum_b = 0};
+        add(ctx, SCMP_ACT_ALLOW, r->nr, 1, &none);
+        for (int bit = 0; bit < 64; bit++) {
+          unsigned long b = 1UL << bit;
+          if (!(r->mask & b)) continue;
+          struct scmp_arg_cmp c = {.arg = (unsigned)r->arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = b, .datum_b = b};
+          add(ctx, fail, r->nr, 1, &c);
+        }
+        break;
+      }
     }
   }
   int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -183,6 +204,10 @@ int main(int argc, char **argv) {
       fprintf(out, "  ALLOW { SYSCALL[%d](family) { ", r->nr);
       for (int k = 0; k < r->nvalues; k++) fprintf(out, "%sfamily == %lu", k ? " || " : "", r->values[k]);
       fprintf(out, " } },\n");
+    } else if (r->cond == IF_ARG_BITS) {
+      fprintf(out, "  ALLOW { SYSCALL[%d](", r->nr);
+      for (int a = 0; a <= r->arg; a++) fprintf(out, "%sa%d", a ? ", " : "", a);
+      fprintf(out, ") { (a%d & 0x%lx) == 0 } },\n", r->arg, r->mask);
     }
     fprintf(out, "  ERRNO(%d) { SYSCALL[%d] },\n", r->err, r->nr);
   }

@@ -56,6 +56,8 @@ export interface StageIo {
   onChunk?: (stream: 'stdout' | 'stderr', bytes: Buffer) => void;
   /** stdout + stderr passed floodBytes (once). */
   onFlood: () => void;
+  /** stdin stays open once `stdin` is written, for writeStdin, until endStdin (an interactive run). */
+  holdStdin?: boolean;
 }
 
 /** A started process: its pid, how it ended, and its stage's streams through the server. */
@@ -96,9 +98,21 @@ export class StageProcess extends EventEmitter {
     this.server.hold();
     this.server.request([
       'run', this.id, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
-      io.stdin, io.stageIn,
+      io.stdin, io.stageIn, io.holdStdin ? '1' : '0',
     ]);
     return done;
+  }
+
+  /** More input for a held stdin (run with holdStdin); dropped once the stage is over. */
+  writeStdin(bytes: Buffer): void {
+    if (!this.io || this.streamsDone || bytes.length === 0) return;
+    this.server.request(['stdin', this.id, bytes]);
+  }
+
+  /** Closes a held stdin once what it was given is written. */
+  endStdin(): void {
+    if (!this.io || this.streamsDone) return;
+    this.server.request(['eof', this.id]);
   }
 
   /** Calls the stage off: its pipes close (a launched runbox-init reads an empty stage

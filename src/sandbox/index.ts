@@ -9,6 +9,7 @@ import { bwrapPlan } from './launchers/bwrap.js';
 import { nsjailPlan } from './launchers/nsjail.js';
 import { launchKey, runStage, type RunContext } from './run.js';
 import { WarmPool } from './warm.js';
+import { openLaunchDir } from './launch-dir.js';
 import type { Sandbox } from './spec.js';
 
 export type LauncherName = 'bwrap' | 'nsjail';
@@ -76,6 +77,8 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
   if (launcher === 'bwrap') launcherPath = await findOnPath('bwrap');
   if (!launcherPath) throw new Error(launcher === 'nsjail' ? 'nsjail not found (RUNBOX_NSJAIL or PATH)' : 'bwrap not found on PATH');
 
+  // Made once per process; removes the launch directories of runners that are gone.
+  await openLaunchDir();
   const ctx: RunContext = {
     cgroups: await runnerCgroups(),
     forkServerPath: join(NATIVE_BUILD_DIR, 'runbox-forkserver'),

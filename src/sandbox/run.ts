@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
+import { sandboxView } from './launchers/view.js';
+import { slotCpus } from './cpus.js';
+import { launchDir } from './launch-dir.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
 
 // One stage in one sandbox, whatever the launcher: job cgroup, the launcher, the streams,
@@ -98,9 +100,12 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
   let configPath: string | undefined;
   try {
     configPath = newConfigPath();
+    const cpus = slotCpus(key.slot, limits.cpuCores);
     const plan = ctx.plan({
       spec: { rootfs: key.rootfs }, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath,
       programCgroupFds: job.programProcsFiles.map((_, i) => STAGE_PIPES + i),
+      cpus,
+      view: sandboxView(join(launchDir(), 'view'), limits.memoryBytes, cpus.length),
     });
     if (plan.configText === undefined) configPath = undefined;
     else writeFileSync(configPath, plan.configText, { mode: 0o600 });
@@ -157,16 +162,11 @@ function rlimits(limits: SandboxLimits): NonNullable<StartRequest['rlimits']> {
   ];
 }
 
-// Launcher config files (nsjail's) live in a directory of this process, readable by
-// root only, one file per run, removed when the run ends.
-let configDir: string | null = null;
+// Launcher config files (nsjail's) live in this process's launch directory (launch-dir.ts),
+// readable by root only, one file per run, removed when the run ends.
 let configSeq = 0;
 function newConfigPath(): string {
-  if (!configDir) {
-    configDir = mkdtempSync(join(tmpdir(), 'runbox-launch-'));
-    process.once('exit', () => rmSync(configDir!, { recursive: true, force: true }));
-  }
-  return join(configDir, `run-${++configSeq}.cfg`);
+  return join(launchDir(), `run-${++configSeq}.cfg`);
 }
 
 /** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
@@ -268,7 +268,17 @@ async function supervise(
     logBytes: DIAGNOSTIC_BYTES,
     ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
+    ...(spec.stdinFeed ? { holdStdin: true } : {}),
   });
+  let over = false;
+  const detachFeed = spec.stdinFeed?.attach(
+    (chunk) => {
+      if (!over) child.writeStdin(chunk);
+    },
+    () => {
+      if (!over) child.endStdin();
+    },
+  );
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
   let polling = false;
@@ -302,6 +312,8 @@ async function supervise(
     });
     io = await streams;
   } finally {
+    over = true;
+    detachFeed?.();
     clearTimeout(timer);
     clearInterval(poller);
     spec.signal?.removeEventListener('abort', onAbort);

@@ -16,7 +16,7 @@ export const SANDBOX_LAYOUT = {
 } as const;
 
 /** Mount points an image must contain. */
-export const IMAGE_MOUNT_POINTS = [SANDBOX_LAYOUT.workspace, SANDBOX_LAYOUT.tmp, SANDBOX_LAYOUT.helpers, '/proc', '/dev'] as const;
+export const IMAGE_MOUNT_POINTS = [SANDBOX_LAYOUT.workspace, SANDBOX_LAYOUT.tmp, SANDBOX_LAYOUT.helpers, '/proc', '/dev', '/sys'] as const;
 
 /** The environment every program gets; nothing of the runner's own environment passes. */
 export const BASE_ENV: Readonly<Record<string, string>> = {
@@ -61,6 +61,17 @@ export interface SandboxSpec {
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** Aborts the run (client gone, runner shutting down): reported as internal_error. */
   signal?: AbortSignal;
+  /** Input while the program runs (an interactive run): stdin stays open after `stdin`
+   *  is written, takes each chunk the feed writes, and closes when the feed ends it (or
+   *  with the stage). The program's stdin is still a pipe, never a terminal. */
+  stdinFeed?: StdinFeed;
+}
+
+/** A source of input for a running program. */
+export interface StdinFeed {
+  /** Called once the stage has started: `write` passes more input, `end` closes stdin.
+   *  Returns a function the sandbox calls when the stage is over (no more calls after it). */
+  attach(write: (chunk: Buffer) => void, end: () => void): () => void;
 }
 
 export type SandboxStatus = 'exited' | 'signaled' | 'timeout' | 'memory_limit' | 'output_limit' | 'process_limit' | 'internal_error';

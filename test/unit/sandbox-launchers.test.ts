@@ -9,6 +9,8 @@ import { stageProgram, type LaunchRequest } from '../../src/sandbox/launchers/co
 import { NSJAIL_LOG_FD, nsjailConfig, nsjailMounts, nsjailPlan, protoString } from '../../src/sandbox/launchers/nsjail.js';
 import { DEV_LINKS, DEV_NODES, procMasks } from '../../src/sandbox/launchers/world.js';
 import { launchKey, sameLaunchKey } from '../../src/sandbox/run.js';
+import { parseCpuList, slotCpus } from '../../src/sandbox/cpus.js';
+import { cpuinfo, meminfo, stat } from '../../src/sandbox/launchers/view.js';
 import { BASE_ENV } from '../../src/sandbox/spec.js';
 
 // The launchers are pure argv builders; these pin the flags that carry the isolation.
@@ -51,14 +53,17 @@ describe('bwrap launch plan', () => {
   it('runs the launcher unprivileged in every namespace', () => {
     expect(a[0]).to.equal('/usr/bin/launcher');
     expect(plan.dropPrivileges).to.equal(true);
-    for (const f of ['--unshare-user', '--unshare-pid', '--as-pid-1', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) {
+    for (const f of ['--unshare-user', '--unshare-pid', '--as-pid-1', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session', '--clearenv']) {
       expect(opts, f).to.include(f);
     }
     expect(after(a, '--uid')).to.deep.equal(['61003']);
     expect(after(a, '--gid')).to.deep.equal(['61003']);
     expect(after(a, '--cap-drop')).to.deep.equal(['ALL']);
-    // --disable-userns is only valid together with --unshare-user
-    expect(opts.indexOf('--unshare-user')).to.be.lessThan(opts.indexOf('--disable-userns'));
+    // Only what runbox-init needs for its own duties, which it drops before the program.
+    expect(opts.flatMap((x, i) => (x === '--cap-add' ? [opts[i + 1]] : []))).to.deep.equal(['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP']);
+    // Each would nest the sandbox in a second user namespace, where runbox-init could not do them.
+    expect(opts).to.not.include('--disable-userns');
+    expect(opts).to.not.include('--dev');
   });
 
   it('mounts the image read-only and sizes each tmpfs right before it', () => {
@@ -73,7 +78,10 @@ describe('bwrap launch plan', () => {
     expect(opts.slice(helpers - 2, helpers)).to.deep.equal(['--ro-bind', '/opt/runbox/native/build']);
     expect(after(a, '--chdir')).to.deep.equal(['/box']);
     expect(after(a, '--proc')).to.deep.equal(['/proc']);
-    expect(after(a, '--dev')).to.deep.equal(['/dev']);
+    expect(opts.some((x, i) => x === '--tmpfs' && opts[i + 1] === '/dev')).to.equal(true);
+    for (const n of DEV_NODES) expect(opts.slice(opts.lastIndexOf(`/dev/${n}`) - 2, opts.lastIndexOf(`/dev/${n}`) + 1)).to.deep.equal(['--dev-bind', `/dev/${n}`, `/dev/${n}`]);
+    for (const [n, target] of DEV_LINKS) expect(opts.slice(opts.indexOf(`/dev/${n}`) - 2, opts.indexOf(`/dev/${n}`) + 1)).to.deep.equal(['--symlink', target, `/dev/${n}`]);
+    expect(after(a, '--dir')).to.deep.equal(['/dev/pts']);
   });
 
   it('makes /dev read-only once /dev/shm is mounted, and masks the /proc entries that describe the host', () => {
@@ -91,9 +99,19 @@ describe('bwrap launch plan', () => {
     expect(opts).to.not.include('--setenv');
   });
 
-  it('starts runbox-init, which joins the program cgroups and waits for its program', () => {
-    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal(['/.runbox/init', '--cgroup-fd', '7', '--cgroup-fd', '8']);
+  it('starts runbox-init, which joins the program cgroups, mounts the capped devpts, forbids user namespaces and waits for its program', () => {
+    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal(['/.runbox/init', '--cgroup-fd', '7', '--cgroup-fd', '8', '--devpts-max', String(RUN_LIMITS.terminals), '--no-user-namespaces']);
     expect(plan.fixedProcesses).to.equal(2);
+  });
+
+  it('keeps the program to the slot\'s CPUs and shows it the machine view', () => {
+    const view = { procFiles: [['/proc/meminfo', '/run/v/meminfo'], ['/proc/stat', '/run/v/stat']] as [string, string][], sys: '/run/v/sys' };
+    const p = bwrapPlan({ ...req(), cpus: [2, 3], view }).argv;
+    expect(after(p, '--cpus')).to.deep.equal(['2,3']);
+    expect(p.slice(p.indexOf('/proc/meminfo') - 2, p.indexOf('/proc/meminfo') + 1)).to.deep.equal(['--ro-bind', '/run/v/meminfo', '/proc/meminfo']);
+    expect(p.slice(p.indexOf('/sys') - 2, p.indexOf('/sys') + 1)).to.deep.equal(['--ro-bind', '/run/v/sys', '/sys']);
+    // Bound over /proc entries once /proc is mounted.
+    expect(p.indexOf('--proc')).to.be.lessThan(p.indexOf('/proc/meminfo'));
   });
 
   it('refuses relative images', () => {
@@ -157,7 +175,7 @@ describe('nsjail launch plan', () => {
     }
     for (const n of DEV_NODES) expect(mount(`/dev/${n}`)).to.deep.equal([{ src: `/dev/${n}`, dst: `/dev/${n}`, is_bind: true, rw: true, nosuid: true, is_dir: false }]);
     for (const [n, target] of DEV_LINKS) expect(mount(`/dev/${n}`)).to.deep.equal([{ src: target, dst: `/dev/${n}`, is_symlink: true }]);
-    expect(mount('/dev/pts')[0]).to.include({ fstype: 'devpts', nosuid: true, noexec: true });
+    expect(mount('/dev/pts')[0]).to.include({ fstype: 'devpts', nosuid: true, noexec: true, options: `newinstance,ptmxmode=0666,mode=0620,max=${RUN_LIMITS.terminals}` });
     expect(mount('/.runbox')).to.deep.equal([{ src: '/opt/runbox/native/build', dst: '/.runbox', is_bind: true, rw: false, nosuid: true, nodev: true, is_dir: true }]);
     for (const f of procMasks().files) expect(mount(f)).to.deep.equal([{ src: '/dev/null', dst: f, is_bind: true, rw: false, nosuid: true, nodev: true, is_dir: false }]);
     for (const d of procMasks().dirs) expect(mount(d)[0]).to.include({ fstype: 'tmpfs', rw: false });
@@ -205,5 +223,34 @@ describe('the launch key of a prepared sandbox', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the CPUs of a slot', () => {
+  it('spreads the slots over the runner\'s CPUs, as many CPUs as the limit (rounded up), never more than there are', () => {
+    const eight = [0, 1, 2, 3, 4, 5, 6, 7];
+    expect(slotCpus(0, 2, eight)).to.deep.equal([0, 1]);
+    expect(slotCpus(1, 2, eight)).to.deep.equal([2, 3]);
+    expect(slotCpus(4, 2, eight)).to.deep.equal([0, 1]);
+    expect(slotCpus(3, 1.5, eight)).to.deep.equal([6, 7]);
+    expect(slotCpus(5, 2, [0, 1])).to.deep.equal([0, 1]);
+    expect(slotCpus(2, 4, [4, 5, 6])).to.deep.equal([4, 5, 6]);
+    expect(parseCpuList('0-2,5,7-8')).to.deep.equal([0, 1, 2, 5, 7, 8]);
+  });
+});
+
+describe('the machine view', () => {
+  it('shows the memory limit as the total and free memory, every other figure zero', () => {
+    const text = meminfo(512 << 20);
+    expect(text).to.match(/^MemTotal:\s+524288 kB$/m);
+    expect(text).to.match(/^MemAvailable:\s+524288 kB$/m);
+    expect(text).to.match(/^SwapTotal:\s+0 kB$/m);
+  });
+
+  it('shows as many CPUs as given, with no host counters', () => {
+    expect(cpuinfo(3).match(/^processor\s*:/gm)).to.have.length(3);
+    const s = stat(2).split('\n');
+    expect(s.slice(0, 3)).to.deep.equal(['cpu  0 0 0 0 0 0 0 0 0 0', 'cpu0 0 0 0 0 0 0 0 0 0 0', 'cpu1 0 0 0 0 0 0 0 0 0 0']);
+    expect(s).to.include('ctxt 0');
   });
 });

@@ -66,6 +66,13 @@ export class CgroupV1 implements CgroupBackend {
       // No swap: memsw (memory + swap) gets the same cap, when the kernel accounts swap.
       const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
       if (existsSync(memsw)) writeFileSync(memsw, String(limits.memoryBytes));
+      // Socket buffers: v1 keeps them out of memory.limit_in_bytes and charges them only
+      // in cgroups whose TCP limit was set (sockets are charged where they are made: the
+      // program's cgroup). Without it, parked loopback buffers are unbounded and unseen.
+      for (const d of [dirs.memory, join(dirs.memory, PROGRAM)]) {
+        const tcp = join(d, 'memory.kmem.tcp.limit_in_bytes');
+        if (existsSync(tcp)) writeFileSync(tcp, String(limits.memoryBytes));
+      }
       writeFileSync(join(dirs.pids, 'pids.max'), String(limits.maxTasks));
       writeFileSync(join(dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
       writeFileSync(join(dirs.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpuCores * CPU_PERIOD_US)));
@@ -75,6 +82,11 @@ export class CgroupV1 implements CgroupBackend {
     }
     return job;
   }
+}
+
+/** v1's peak memory and its separate peak of socket buffers, together (either may be missing). */
+function peakWithSockets(memory: number | null, sockets: number | null): number | null {
+  return memory === null ? null : memory + (sockets ?? 0);
 }
 
 class JobV1 implements JobCgroup {
@@ -101,7 +113,7 @@ class JobV1 implements JobCgroup {
       oomKills: readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill') + readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
       taskLimitHits: readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
       cpuNs: readNumber(join(this.dirs.cpuacct, PROGRAM, 'cpuacct.usage')),
-      memoryPeakBytes: readNumber(join(memory, 'memory.max_usage_in_bytes')),
+      memoryPeakBytes: peakWithSockets(readNumber(join(memory, 'memory.max_usage_in_bytes')), readNumber(join(memory, 'memory.kmem.tcp.max_usage_in_bytes'))),
     };
   }
 

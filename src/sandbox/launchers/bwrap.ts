@@ -1,10 +1,10 @@
 import { SANDBOX_LAYOUT } from '../spec.js';
 import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
-import { procMasks } from './world.js';
+import { DEV_LINKS, DEV_NODES, procMasks } from './world.js';
 
 // bubblewrap (Debian 0.8), run unprivileged: the fork server's child has dropped to the slot's
-// uid, and bwrap maps that same uid inside a new user namespace. Its `--dev` makes the
-// /dev that world.ts describes (and nsjail copies).
+// uid, and bwrap maps that same uid inside a new user namespace. /dev is the one that
+// world.ts describes (and nsjail builds too).
 
 /** bwrap's outer process and runbox-init (PID 1 inside, so the program is not). */
 export const BWRAP_FIXED_PROCESSES = 2;
@@ -24,10 +24,17 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',
+    // For runbox-init alone, inside the sandbox's user namespace: it mounts /dev/pts with
+    // its cap on terminals and forbids user namespaces below the sandbox's, then drops
+    // every capability before anything of the program's runs. (bwrap's own --dev and
+    // --disable-userns would each put the sandbox in a second, nested user namespace,
+    // where runbox-init could do neither.)
+    '--cap-add', 'CAP_SYS_ADMIN',
+    '--cap-add', 'CAP_SYS_RESOURCE',
+    '--cap-add', 'CAP_SETPCAP',
     '--hostname', 'runbox',
     // runbox-init gets an empty environment and gives the program its own.
     '--clearenv',
@@ -36,8 +43,16 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
   const masks = procMasks();
   for (const f of masks.files) argv.push('--ro-bind', '/dev/null', f);
   for (const d of masks.dirs) argv.push('--tmpfs', d, '--remount-ro', d);
+  for (const [inside, host] of req.view?.procFiles ?? []) argv.push('--ro-bind', host, inside);
+  if (req.view) argv.push('--ro-bind', req.view.sys, '/sys');
+  // /dev as world.ts describes it, built here rather than with --dev: bwrap's --dev runs
+  // the sandbox in a second, nested user namespace (to mount its devpts), where runbox-init
+  // could not mount the sandbox's own capped devpts; runbox-init mounts it at /dev/pts.
+  argv.push('--tmpfs', '/dev');
+  for (const n of DEV_NODES) argv.push('--dev-bind', `/dev/${n}`, `/dev/${n}`);
+  for (const [name, target] of DEV_LINKS) argv.push('--symlink', target, `/dev/${name}`);
   argv.push(
-    '--dev', '/dev',
+    '--dir', '/dev/pts',
     // --size applies to the --tmpfs right after it. /dev itself is read-only: only
     // /dev/shm (and the workspace and /tmp) can be written, each within its size.
     '--size', String(limits.shmBytes), '--tmpfs', '/dev/shm',
@@ -47,7 +62,7 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--ro-bind', req.helpersDir, SANDBOX_LAYOUT.helpers,
     '--chdir', SANDBOX_LAYOUT.workspace,
     '--',
-    ...initArgv(req),
+    ...initArgv(req, { devptsMax: limits.terminals, noUserNamespaces: true }),
   );
   return { argv, dropPrivileges: true, fixedProcesses: BWRAP_FIXED_PROCESSES };
 }

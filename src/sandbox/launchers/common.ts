@@ -1,5 +1,6 @@
 import { isPlainName, type StageProgram } from '../archive.js';
 import { BASE_ENV, SANDBOX_LAYOUT, type SandboxLimits, type SandboxSpec } from '../spec.js';
+import type { SandboxView } from './view.js';
 
 // What both launchers share: the request they turn into argv, the init command line,
 // and the program that runbox-init is sent once the sandbox stands (its argv and
@@ -19,6 +20,10 @@ export interface LaunchRequest {
   configPath?: string;
   /** Descriptors of the program's cgroup.procs files, which runbox-init joins first. */
   programCgroupFds?: number[];
+  /** The CPUs the program runs on (cpus.ts); all of the host's when absent. */
+  cpus?: number[];
+  /** The machine the program is shown (view.ts); the host's /proc and an empty /sys when absent. */
+  view?: SandboxView;
 }
 
 export interface LaunchPlan {
@@ -34,10 +39,21 @@ export interface LaunchPlan {
 
 export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
 
+/** What runbox-init does itself, with the capabilities an unprivileged launcher leaves it
+ *  in the sandbox's user namespace (then it drops them): mount the capped devpts, forbid
+ *  user namespaces below the sandbox's. */
+export interface InitDuties {
+  devptsMax?: number;
+  noUserNamespaces?: boolean;
+}
+
 /** runbox-init's command line inside the sandbox. */
-export function initArgv(req: LaunchRequest): string[] {
+export function initArgv(req: LaunchRequest, duties: InitDuties = {}): string[] {
   const out = [INIT_PATH];
   for (const fd of req.programCgroupFds ?? []) out.push('--cgroup-fd', String(fd));
+  if (req.cpus && req.cpus.length > 0) out.push('--cpus', req.cpus.join(','));
+  if (duties.devptsMax !== undefined) out.push('--devpts-max', String(duties.devptsMax));
+  if (duties.noUserNamespaces) out.push('--no-user-namespaces');
   return out;
 }
 

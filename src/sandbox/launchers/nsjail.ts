@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { SANDBOX_LAYOUT } from '../spec.js';
 import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
-import { DEV_LINKS, DEV_NODES, DEVPTS_OPTIONS, procMasks } from './world.js';
+import { DEV_LINKS, DEV_NODES, devptsOptions, procMasks } from './world.js';
 
 // nsjail, run as root: it builds the namespaces and mounts, then drops to the slot's
 // uid itself. No user namespace: ids inside are the host's ids, so the tmpfs owners
@@ -71,9 +71,11 @@ export function nsjailMounts(req: LaunchRequest): Mount[] {
     { src: 'proc', dst: '/proc', fstype: 'proc', rw: true, nosuid: true, nodev: true, noexec: true },
     ...masks.files.map((f) => ({ ...roBind('/dev/null', f), is_dir: false })),
     ...masks.dirs.map((d) => tmpfs(d, owner, false)),
+    ...(req.view?.procFiles ?? []).map(([inside, host]) => ({ ...roBind(host, inside), is_dir: false })),
+    ...(req.view ? [{ ...roBind(req.view.sys, '/sys'), is_dir: true }] : []),
     tmpfs('/dev', owner, false),
     ...DEV_NODES.map((n): Mount => ({ src: `/dev/${n}`, dst: `/dev/${n}`, is_bind: true, rw: true, nosuid: true, is_dir: false })),
-    { src: 'devpts', dst: '/dev/pts', fstype: 'devpts', options: DEVPTS_OPTIONS, rw: true, nosuid: true, noexec: true, is_dir: true },
+    { src: 'devpts', dst: '/dev/pts', fstype: 'devpts', options: devptsOptions(limits.terminals), rw: true, nosuid: true, noexec: true, is_dir: true },
     ...DEV_LINKS.map(([name, target]): Mount => ({ src: target, dst: `/dev/${name}`, is_symlink: true })),
     tmpfs('/dev/shm', `size=${limits.shmBytes},${owner}`),
     tmpfs(SANDBOX_LAYOUT.workspace, `size=${limits.workspaceBytes},${owner}`),

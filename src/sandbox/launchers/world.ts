@@ -19,6 +19,10 @@ export const DEV_LINKS: readonly (readonly [string, string])[] = [
 /** The devpts instance at /dev/pts (a private one per sandbox), as bubblewrap mounts it. */
 export const DEVPTS_OPTIONS = 'newinstance,ptmxmode=0666,mode=0620';
 
+/** Its options with the sandbox's cap on open terminals (bubblewrap cannot pass them:
+ *  runbox-init remounts its /dev/pts with the cap, see native/init.c). */
+export const devptsOptions = (terminals: number) => `${DEVPTS_OPTIONS},max=${terminals}`;
+
 // /proc files and folders that describe the host rather than the program (as container
 // runtimes mask them): the kernel command line (which can carry secrets), kernel
 // memory and symbols, keyrings, timers, devices and buses. Files read as /dev/null on
@@ -28,7 +32,8 @@ const PROC_MASKED_FILES = [
   'sysrq-trigger', 'config.gz', 'bootconfig', 'kpagecount', 'kpageflags', 'kpagecgroup', 'iomem', 'ioports',
   'interrupts', 'vmallocinfo', 'slabinfo', 'modules',
 ] as const;
-const PROC_MASKED_DIRS = ['acpi', 'scsi', 'asound', 'bus', 'irq', 'driver', 'fs'] as const;
+// /proc/pressure: host-wide stall figures, a timing side channel on other runs.
+const PROC_MASKED_DIRS = ['acpi', 'scsi', 'asound', 'bus', 'irq', 'driver', 'fs', 'pressure'] as const;
 
 export interface ProcMasks {
   files: string[];

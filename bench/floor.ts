@@ -1,0 +1,138 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { compilerEntry } from '../src/compilers/catalogue.js';
+import { loadConfig } from '../src/config.js';
+import { executeJob } from '../src/runner/execute.js';
+import { artifactNames, placeSource, substituteMain } from '../src/runner/source-file.js';
+import { createSandbox } from '../src/sandbox/index.js';
+import type { Sandbox, SandboxSpec, StageFile } from '../src/sandbox/spec.js';
+import { PROJECT_ROOT } from '../src/util/paths.js';
+import { cpuDelta, runnerCpu } from './cpu.js';
+import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
+
+// Runs against the physical floor: the same program exec'd directly in its image by a
+// minimal native harness (bench/native/floor.c: fork, chroot, exec), one after another
+// and as many at a time as there are slots, CPU from the children's rusage. Beside it,
+// the same program through the sandbox (the runner's own path: Sandbox.run), its CPU
+// being everything the runner's process and its fork server's tree spent, and a
+// multi-test request (the runner's executeJob: compile once, one run per test). The
+// ratios are the performance targets of pooled sandboxes.
+
+const exec = promisify(execFile);
+const RUNS = Number(process.env.RUNBOX_BENCH_FLOOR_RUNS ?? (QUICK ? 20 : 200));
+const TESTS = Number(process.env.RUNBOX_BENCH_FLOOR_TESTS ?? (QUICK ? 20 : 200));
+const SLOTS = 2;
+
+interface FloorRun {
+  runs: number;
+  par: number;
+  failed: number;
+  wallMs: number;
+  cpuMs: number;
+  tookMs: number[];
+}
+
+function buildHarness(): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'runbox-bench-floor-')), 'floor');
+  execFileSync('gcc', ['-O2', '-o', out, join(PROJECT_ROOT, 'bench', 'native', 'floor.c')]);
+  return out;
+}
+
+async function floor(harness: string, rootfs: string, n: number, par: number, argv: string[], bind?: [string, string]): Promise<FloorRun> {
+  const { stdout } = await exec(harness, [rootfs, String(n), String(par), bind?.[0] ?? '-', bind?.[1] ?? '-', ...argv], { maxBuffer: 1 << 24 });
+  const r = JSON.parse(stdout) as FloorRun;
+  if (r.failed > 0) throw new Error(`the floor harness saw ${r.failed} failed runs of ${argv.join(' ')}`);
+  return r;
+}
+
+/** `n` runs through the sandbox, `par` at a time (one slot each): wall, and the CPU of the runner's whole tree. */
+async function boxed(sb: Sandbox, n: number, par: number, spec: Omit<SandboxSpec, 'slot'>, expect: string): Promise<{ wallMs: number; cpuMs: number; tookMs: number[] }> {
+  const took: number[] = [];
+  let next = 0;
+  const cpu0 = runnerCpu();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: par }, async (_, slot) => {
+    while (next < n) {
+      next++;
+      const t = performance.now();
+      const r = await sb.run({ ...spec, slot });
+      took.push(performance.now() - t);
+      if (r.status !== 'exited' || r.stdout.toString() !== expect) throw new Error(`sandboxed run failed: ${r.status} ${r.stdout.toString()} ${r.diagnostic ?? ''}`);
+    }
+  }));
+  const wallMs = performance.now() - t0;
+  const d = cpuDelta(cpu0, runnerCpu());
+  return { wallMs, cpuMs: d.selfMs + d.childrenMs, tookMs: took };
+}
+
+export async function benchFloor(): Promise<BenchOutcome> {
+  const config = loadConfig();
+  const sb = await createSandbox(config);
+  const harness = buildHarness();
+  const rows: Row[] = [];
+  const result: Record<string, unknown> = { date: new Date().toISOString(), runs: RUNS, tests: TESTS, launcher: sb.launcher, loadBefore: loadAverage() };
+  const dir = mkdtempSync('/dev/shm/runbox-bench-floor-');
+  try {
+    // The C hello world, compiled once in its image.
+    const gcc = compilerEntry('gcc-4.9');
+    if (!gcc?.compile) throw new Error('no gcc-4.9 recipe');
+    const cRoot = join(config.RUNBOX_IMAGES_DIR, gcc.image, 'rootfs');
+    const { fileName, main } = placeSource(gcc, gcc.hello.code);
+    const source: StageFile = { name: fileName, mode: 0o644, content: Buffer.from(gcc.hello.code) };
+    const built = await sb.run({ rootfs: cRoot, argv: substituteMain(gcc.compile, main), files: [source], collect: artifactNames(gcc.artifacts ?? [], main, gcc.hello.code), slot: 0 });
+    const binary = built.collected[0];
+    if (!binary) throw new Error(`compiling the C hello world failed: ${built.stderr.toString()}`);
+    writeFileSync(join(dir, binary.name), binary.content, { mode: 0o755 });
+
+    const pyRoot = join(config.RUNBOX_IMAGES_DIR, 'python3.9', 'rootfs');
+    const programs = [
+      { name: 'C hello', rootfs: cRoot, floorArgv: [`/tmp/${binary.name}`], bind: [dir, '/tmp'] as [string, string], spec: { rootfs: cRoot, argv: [`./${binary.name}`], files: [binary] }, output: gcc.hello.output },
+      { name: 'python hello', rootfs: pyRoot, floorArgv: ['/usr/bin/python3.9', '-c', "print('hi')"], bind: undefined, spec: { rootfs: pyRoot, argv: ['/usr/bin/python3.9', '-c', "print('hi')"] }, output: 'hi\n' },
+    ];
+    for (const p of programs) {
+      // Warm the page cache and the slots' prepared sandboxes.
+      await floor(harness, p.rootfs, 3, 1, p.floorArgv, p.bind);
+      await boxed(sb, 4, SLOTS, p.spec, p.output);
+      const f1 = await floor(harness, p.rootfs, RUNS, 1, p.floorArgv, p.bind);
+      const b1 = await boxed(sb, RUNS, 1, p.spec, p.output);
+      const f2 = await floor(harness, p.rootfs, RUNS, SLOTS, p.floorArgv, p.bind);
+      const b2 = await boxed(sb, RUNS, SLOTS, p.spec, p.output);
+      const floorCpu = f1.cpuMs / RUNS;
+      const boxCpu = b1.cpuMs / RUNS;
+      const fMed = stats(f1.tookMs).median;
+      const bMed = stats(b1.tookMs).median;
+      const fRate = (RUNS / f2.wallMs) * 1000;
+      const bRate = (RUNS / b2.wallMs) * 1000;
+      result[p.name] = { floor: { one: { ...f1, tookMs: stats(f1.tookMs) }, [SLOTS]: { ...f2, tookMs: stats(f2.tookMs) } }, sandbox: { one: { ...b1, tookMs: stats(b1.tookMs) }, [SLOTS]: { ...b2, tookMs: stats(b2.tookMs) } } };
+      rows.push(row({ benchmark: 'floor', figure: `${p.name}, one after another, median wall`, unit: 'ms', value: bMed, baseline: fMed, baselineIs: 'exec\'d in its image', target: 'report', met: null }));
+      rows.push(row({ benchmark: 'floor', figure: `${p.name}, CPU per run (runner, fork server and sandbox)`, unit: 'ms', value: boxCpu, baseline: floorCpu, baselineIs: 'exec\'d in its image', target: `sandbox's own ≤ 3 ms (${(boxCpu - floorCpu).toFixed(1)})`, met: boxCpu - floorCpu <= 3 }));
+      rows.push(row({ benchmark: 'floor', figure: `${p.name}, runs/s, ${SLOTS} at a time`, unit: 'runs/s', value: bRate, baseline: fRate, baselineIs: `exec'd in its image, ${SLOTS} at a time`, target: p.name === 'python hello' ? '≥ 0.9×' : 'report', met: p.name === 'python hello' ? bRate / fRate >= 0.9 : null }));
+    }
+
+    // A multi-test request as the runner runs it: compile once (C), then one run per test.
+    for (const [name, compiler, code, ratio] of [
+      ['C hello', 'gcc-4.9', gcc.hello.code, 1.5],
+      ['python hello', 'python-3.9.7', "print('hi')\n", 1.2],
+    ] as const) {
+      const job = { id: `bench-${name}`, compiler, code, input: null, tests: Array.from({ length: TESTS }, () => ({ input: '' })), extra_params: null };
+      const t0 = performance.now();
+      const r = await executeJob(job as never, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, slot: 0 });
+      const wall = performance.now() - t0;
+      if (r.status !== 'success' || (r.tests?.length ?? 0) !== TESTS) throw new Error(`multi-test ${name}: ${r.status}`);
+      const floorPerRun = (result[name] as { floor: { one: { tookMs: { median: number } } } }).floor.one.tookMs.median;
+      rows.push(row({ benchmark: 'floor', figure: `multi-test, ${TESTS} tests of a ${name}, wall per test`, unit: 'ms', value: wall / TESTS, baseline: floorPerRun, baselineIs: 'exec\'d in its image, one after another', target: `≤ ${ratio}×`, met: wall / TESTS / floorPerRun <= ratio }));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(harness, '..'), { recursive: true, force: true });
+    await sb.close?.();
+  }
+  result.loadAfter = loadAverage();
+  console.error(`floor: written to ${writeResult('floor', result)}`);
+  return { result, rows };
+}
+
+runIfMain(import.meta.url, benchFloor);
