@@ -33,7 +33,14 @@ const bool = (description: string, def: boolean): VarSpec<boolean> => ({
   parse: (raw) => (['1', 'true', 'yes', 'on'].includes(raw) ? true : ['0', 'false', 'no', 'off', ''].includes(raw) ? false : raw),
 });
 
+/** The environment file of an installed host: the units' EnvironmentFile, and what runbox-admin reads. */
+export const DEFAULT_ENV_FILE = '/etc/runbox/runbox.env';
+
 export const CONFIG_VARS = {
+  RUNBOX_ENV_FILE: str(
+    `The file of NAME=value lines \`runbox-admin\` reads before anything else, under what its environment sets (the systemd units read ${DEFAULT_ENV_FILE} themselves). Unset: ${DEFAULT_ENV_FILE} when it exists; empty: no file.`,
+    DEFAULT_ENV_FILE,
+  ),
   RUNBOX_DATABASE_URL: str(
     'PostgreSQL connection URL. Empty: the local cluster that `npm run setup` creates (database `runbox` over the Unix socket).',
     'postgresql://%2Fvar%2Frun%2Fpostgresql/runbox',

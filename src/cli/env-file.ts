@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'dotenv';
+import { DEFAULT_ENV_FILE } from '../config.js';
 
 // runbox-admin reads the environment file the systemd units read (EnvironmentFile=),
 // so on an installed host it talks to the same database and prints links with the
 // same public URL as the services. The file's NAME=value lines are the subset of the
 // systemd format that both readers agree on; dotenv parses them.
-
-export const DEFAULT_ENV_FILE = '/etc/runbox/runbox.env';
 
 export interface EnvFileResult {
   /** The file read, or null when none was. */
