@@ -11,7 +11,7 @@ import { benchThroughput } from './throughput.js';
 import { benchWidget } from './widget.js';
 
 // `npm run bench`: every benchmark in sequence, one combined bench/results/<date>.json
-// and a markdown table (for the README). RUNBOX_BENCH_ONLY=sandbox,latency selects;
+// and a markdown table (for docs/benchmarks.md). RUNBOX_BENCH_ONLY=sandbox,latency selects;
 // RUNBOX_BENCH_QUICK=1 is a short smoke run. A benchmark that fails is recorded and
 // the others still run; the exit code then says so.
 

@@ -4,8 +4,8 @@ import { Compile } from 'typebox/compile';
 
 // Configuration comes from RUNBOX_* environment variables only. Each variable is
 // declared once here with its schema, default and description; start-up validates
-// them all and the README table is generated from the same declarations
-// (`runbox-admin config docs`).
+// them all and the table in docs/configuration.md is generated from the same
+// declarations (`runbox-admin config docs --write`).
 
 interface VarSpec<T> {
   schema: TSchema;
@@ -33,7 +33,14 @@ const bool = (description: string, def: boolean): VarSpec<boolean> => ({
   parse: (raw) => (['1', 'true', 'yes', 'on'].includes(raw) ? true : ['0', 'false', 'no', 'off', ''].includes(raw) ? false : raw),
 });
 
+/** The environment file of an installed host: the units' EnvironmentFile, and what runbox-admin reads. */
+export const DEFAULT_ENV_FILE = '/etc/runbox/runbox.env';
+
 export const CONFIG_VARS = {
+  RUNBOX_ENV_FILE: str(
+    `The file of NAME=value lines \`runbox-admin\` reads before anything else, under what its environment sets (the systemd units read ${DEFAULT_ENV_FILE} themselves). Unset: ${DEFAULT_ENV_FILE} when it exists; empty: no file.`,
+    DEFAULT_ENV_FILE,
+  ),
   RUNBOX_DATABASE_URL: str(
     'PostgreSQL connection URL. Empty: the local cluster that `npm run setup` creates (database `runbox` over the Unix socket).',
     'postgresql://%2Fvar%2Frun%2Fpostgresql/runbox',
@@ -195,7 +202,7 @@ export function publicUrl(config: Pick<Config, 'RUNBOX_PUBLIC_URL' | 'RUNBOX_HOS
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.RUNBOX_PORT}`;
 }
 
-/** The README's configuration table, generated from the declarations. */
+/** The configuration table of docs/configuration.md, generated from the declarations. */
 export function configTableMarkdown(): string {
   const rows = Object.entries(CONFIG_VARS).map(([name, spec]) => {
     const def = typeof spec.default === 'function' ? 'number of cores' : JSON.stringify(spec.default);

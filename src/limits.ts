@@ -1,11 +1,11 @@
 // Every limit of the service, declared once. The sandbox, the API's validators,
-// GET /api/limits/, the README table and the tests all read from here, so a limit
+// GET /api/limits/, the table in docs/limits.md and the tests all read from here, so a limit
 // changes in one place. Units are part of each name.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-/** Per-run limits (spec section 8). Paid plans never raise these. */
+/** Per-run limits, the same on every plan: paid plans never raise these. */
 export const RUN_LIMITS = {
   /** Memory of the whole run, tmpfs pages included; no swap. */
   memoryBytes: 512 * MiB,
@@ -56,7 +56,7 @@ export function clampStageLimit(kind: 'timeoutMs' | 'memoryBytes', requested: nu
   return Math.max(STAGE_LIMIT_FLOORS[kind], Math.min(RUN_LIMITS[kind], Math.floor(requested)));
 }
 
-/** Request-size limits (spec sections 2.1 and 8). */
+/** Request-size limits: code, input, extra_params and the body. */
 export const REQUEST_LIMITS = {
   codeMaxBytes: 100_000,
   inputMaxBytes: 100_000,
@@ -69,7 +69,7 @@ export const REQUEST_LIMITS = {
   jsonMaxDepth: 16,
 } as const;
 
-/** Exit codes and signals that the service reports for forced stops (spec 2.2, 7). */
+/** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */
 export const VERDICT_CODES = {
   outputLimitExitCode: 153,
   outputLimitSignal: 25,
@@ -104,7 +104,7 @@ export const FREE_PLAN: PlanLimits = {
   sandboxSecondsPerRequest: 120,
 };
 
-/** The highest monthly allowance any plan may have (spec section 8). */
+/** The highest monthly allowance any plan may have (4,000,000 runs, the public contract's). */
 export const MAX_MONTHLY_LIMIT = 4_000_000;
 
 /** The rolling window of the per-minute submission rate. */

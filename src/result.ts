@@ -81,7 +81,7 @@ export function internalErrorResult(
   };
 }
 
-/** The order of a result's fields in every answer (the README's order). */
+/** The order of a result's fields in every answer (the order docs/api.md gives). */
 export const RESULT_FIELD_ORDER = [
   'id',
   'compiler',

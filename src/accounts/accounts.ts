@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { FREE_PLAN_NAME, type PlanLimits } from '../limits.js';
 import { AccountInputError, EmailTakenError } from './errors.js';
+import { announce } from './events.js';
 import { checkPlanFigures } from './plans.js';
 
 // Accounts: an email (or, for an API-marketplace subscriber, the marketplace's name for them), a plan, and optional per-account overrides of the plan's figures
@@ -74,6 +75,59 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
   };
 }
 
+/** One line of `account list`. */
+export interface AccountListing {
+  id: string;
+  email: string | null;
+  marketplace_user: string | null;
+  plan: string;
+  /** Keys not revoked. */
+  active_keys: number;
+  created_at: string;
+}
+
+/** Accounts by id, optionally of one plan; at most `limit` of them. */
+export async function listAccounts(db: Db, opts: { plan?: string; limit: number }): Promise<AccountListing[]> {
+  let q = db
+    .selectFrom('accounts as a')
+    .select((eb) => [
+      'a.id',
+      'a.email',
+      'a.marketplace_user',
+      'a.plan',
+      'a.created_at',
+      eb
+        .selectFrom('api_keys as k')
+        .select((k) => k.fn.countAll<string>().as('n'))
+        .whereRef('k.account_id', '=', 'a.id')
+        .where('k.revoked_at', 'is', null)
+        .as('active_keys'),
+    ])
+    .orderBy('a.id')
+    .limit(opts.limit);
+  if (opts.plan !== undefined) q = q.where('a.plan', '=', opts.plan);
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    marketplace_user: r.marketplace_user,
+    plan: r.plan,
+    active_keys: Number(r.active_keys ?? 0),
+    created_at: r.created_at.toISOString(),
+  }));
+}
+
+/** The id of the account with this address (compared without regard to case). */
+export async function accountIdByEmail(db: Db, email: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.trim().toLowerCase()))
+    .orderBy('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
 async function mustGet(db: Db, accountId: string): Promise<AccountView> {
   const account = await getAccount(db, accountId);
   if (!account) throw new AccountInputError(`no account ${accountId}`);
@@ -105,6 +159,7 @@ export async function createAccount(db: Db, email: string, plan: string = FREE_P
     .returning('id')
     .executeTakeFirst();
   if (!inserted) throw new EmailTakenError(trimmed);
+  announce({ event: 'account created', account: inserted.id, email: trimmed });
   return mustGet(db, inserted.id);
 }
 

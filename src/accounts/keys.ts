@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import type { ApiKey, KeyKind } from '../db/schema.js';
 import { MAX_MONTHLY_LIMIT } from '../limits.js';
 import { AccountInputError } from './errors.js';
+import { announce } from './events.js';
 
 // API keys: random, shown once, stored only as a SHA-256 hash with a short prefix for
 // display. Each key carries its own signing secret for callback signatures.
@@ -151,6 +152,7 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
     })
     .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'created_at'])
     .executeTakeFirstOrThrow();
+  announce({ event: 'key created', account: row.account_id, key_id: row.id, kind: row.kind });
   return { ...row, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
 }
 
@@ -198,6 +200,7 @@ export async function setKeyLimit(db: Db, keyId: string, monthlyLimit: number | 
     .returning(listingColumns)
     .executeTakeFirst();
   if (!row) throw new AccountInputError(`no key ${keyId}`);
+  announce({ event: 'key changed', account: row.account_id, key_id: row.id, fields: ['monthly_limit'] });
   return toListing(row);
 }
 
@@ -213,6 +216,7 @@ export async function setKeyOrigins(db: Db, keyId: string, origins: readonly str
     .where('id', '=', keyId)
     .returning(listingColumns)
     .executeTakeFirstOrThrow();
+  announce({ event: 'key changed', account: row.account_id, key_id: row.id, fields: ['allowed_origins'] });
   return toListing(row);
 }
 
@@ -225,6 +229,7 @@ export async function revokeKey(db: Db, keyId: string): Promise<KeyListing> {
     .returning(listingColumns)
     .executeTakeFirst();
   if (!row) throw new AccountInputError(`no key ${keyId}`);
+  announce({ event: 'key revoked', account: row.account_id, key_id: row.id });
   return toListing(row);
 }
 
@@ -258,6 +263,7 @@ export async function updateKey(db: Db, accountId: string, keyId: string, change
     .where('account_id', '=', accountId)
     .returning(listingColumns)
     .executeTakeFirstOrThrow();
+  announce({ event: 'key changed', account: accountId, key_id: keyId, fields: ['app_name', 'redirect_url', 'monthly_limit', 'allowed_origins'] });
   return toListing(row);
 }
 
@@ -273,6 +279,7 @@ export async function rollSigningSecret(db: Db, accountId: string, keyId: string
     .returning(listingColumns)
     .executeTakeFirst();
   if (!row) throw new AccountInputError(`no active key ${keyId}`);
+  announce({ event: 'key signing secret rolled', account: accountId, key_id: keyId });
   return { key: toListing(row), signing_secret: secret };
 }
 

@@ -17,7 +17,8 @@ export function checkPlanFigures(figures: Partial<PlanLimits>): void {
     const min = name === 'testsPerRequest' || name === 'sandboxSecondsPerRequest' ? 1 : 0;
     const max = name === 'monthlyLimit' ? MAX_MONTHLY_LIMIT : 2_147_483_647;
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new AccountInputError(`${name} must be a whole number from ${min} to ${max}`);
+      // Named as the admin API's fields and the CLI's JSON name them.
+      throw new AccountInputError(`${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)} must be a whole number from ${min} to ${max}`);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
+import { onAccountEvent } from '../accounts/events.js';
 import { createKeyCache } from '../accounts/key-cache.js';
 import { createApp, type ApiDeps } from './app.js';
 import { onClientError } from './client-error.js';
@@ -43,11 +44,14 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       resolve();
     });
   });
+  // Sign-ups, log-ins and key changes made through this process, one line each.
+  const stopEvents = onAccountEvent((e) => given.log?.info?.({ ...e }, e.event));
   const address = server.address() as AddressInfo;
   return {
     port: address.port,
     host: deps.config.RUNBOX_HOST,
     close: async () => {
+      stopEvents();
       ws.close();
       await new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

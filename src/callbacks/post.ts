@@ -19,7 +19,7 @@ export interface PostOptions {
   headers: Record<string, string>;
 }
 
-/** Refused addresses are permanent failures: see the README's Callbacks section. */
+/** Refused addresses are permanent failures: see docs/security.md, "Callbacks and private addresses". */
 export class RefusedAddress extends Error {}
 
 async function resolveChecked(host: string, allowPrivate: boolean): Promise<{ address: string; family: 4 | 6 }> {

@@ -104,5 +104,12 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
   });
 
   log.info({ concurrency }, 'callback sender started');
+  if (config.RUNBOX_CALLBACK_ALLOW_PRIVATE) {
+    // Meant for local use and tests: on a public host it lets any key's callback URL reach this network.
+    log.warn(
+      { RUNBOX_CALLBACK_ALLOW_PRIVATE: true },
+      'RUNBOX_CALLBACK_ALLOW_PRIVATE is set: callbacks may go to loopback, private and metadata addresses (local use and tests only)',
+    );
+  }
   return { id, stop: outbox.stop };
 }

@@ -4,28 +4,53 @@ import { configTableMarkdown } from '../config.js';
 import { limitsTableMarkdown } from '../docs/limits-table.js';
 import { PROJECT_ROOT } from '../util/paths.js';
 
-// README sections derived from the code, between <!-- name:start --> and <!-- name:end -->.
+// Documentation tables derived from the code, each between <!-- name:start --> and
+// <!-- name:end --> in the one file that holds it.
 
-export const GENERATED_SECTIONS: Record<string, () => string> = {
-  'limits-table': limitsTableMarkdown,
-  'config-table': configTableMarkdown,
-};
-
-export function renderReadme(text: string): string {
-  let out = text;
-  for (const [name, render] of Object.entries(GENERATED_SECTIONS)) {
-    const start = `<!-- ${name}:start -->`;
-    const end = `<!-- ${name}:end -->`;
-    const i = out.indexOf(start);
-    const j = out.indexOf(end);
-    if (i < 0 || j < i) throw new Error(`README.md lacks the ${name} markers`);
-    out = out.slice(0, i + start.length) + '\n' + render() + '\n' + out.slice(j);
-  }
-  return out;
+export interface GeneratedTable {
+  /** The file, relative to the project root. */
+  file: string;
+  render: () => string;
 }
 
-export const README_PATH = join(PROJECT_ROOT, 'README.md');
+export const GENERATED_TABLES: Record<'limits-table' | 'config-table', GeneratedTable> = {
+  'limits-table': { file: 'docs/limits.md', render: limitsTableMarkdown },
+  'config-table': { file: 'docs/configuration.md', render: configTableMarkdown },
+};
+
+export type TableName = keyof typeof GENERATED_TABLES;
+
+export function tablePath(name: TableName): string {
+  return join(PROJECT_ROOT, GENERATED_TABLES[name].file);
+}
+
+/** The text with the named table between its markers replaced by the code's. */
+export function renderTable(name: TableName, text: string): string {
+  const { file, render } = GENERATED_TABLES[name];
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${file} lacks the ${name} markers`);
+  return text.slice(0, i + start.length) + '\n' + render() + '\n' + text.slice(j);
+}
+
+/** Rewrites the table in its file; true when the file changed. */
+export function writeTable(name: TableName): boolean {
+  const path = tablePath(name);
+  const text = readFileSync(path, 'utf8');
+  const next = renderTable(name, text);
+  if (next === text) return false;
+  writeFileSync(path, next);
+  return true;
+}
+
+/** Whether the table in its file matches the code. */
+export function tableInSync(name: TableName): boolean {
+  const text = readFileSync(tablePath(name), 'utf8');
+  return renderTable(name, text) === text;
+}
 
 if (process.argv[1]?.endsWith('readme-tables.js') && process.argv.includes('--write')) {
-  writeFileSync(README_PATH, renderReadme(readFileSync(README_PATH, 'utf8')));
+  for (const name of Object.keys(GENERATED_TABLES) as TableName[]) writeTable(name);
 }

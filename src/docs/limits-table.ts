@@ -1,6 +1,6 @@
 import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
 
-// The README's limits table, generated from src/limits.ts so the two cannot drift
+// The limits table of docs/limits.md, generated from src/limits.ts so the two cannot drift
 // (a unit test compares them).
 
 const MiB = 1024 * 1024;

@@ -1,4 +1,4 @@
-// Usage email thresholds (spec 6.3): the first time in a month that usage reaches 80%
+// Usage email thresholds: the first time in a month that usage reaches 80%
 // and 100% of an allowance. Reaching means the count moved from below the threshold's
 // figure to at or above it; the outbox's unique row makes it the first time only.
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readManifest, type ImageManifest } from '../compilers/availability.js';
 import { builtFrom, currentRecipe } from './recipes.js';
 import { installedImages } from './store.js';
-import { treeSize } from './tree.js';
+import { imageSize } from './size.js';
 
 // `image list`: what is installed, and whether each image still matches its recipe.
 
@@ -28,7 +28,7 @@ export async function listImages(imagesDir: string, recipesDir = ''): Promise<In
     }
     const recipe = currentRecipe(image, recipesDir);
     const state = recipe === undefined ? 'no recipe' : builtFrom(manifest.recipeHash, recipe) ? 'up to date' : 'stale';
-    const sizeBytes = await treeSize(join(imagesDir, image, 'rootfs')).catch(() => undefined);
+    const sizeBytes = await imageSize(join(imagesDir, image), manifest.digest);
     out.push({
       image,
       state,

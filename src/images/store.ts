@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertImageName } from './recipes.js';
+import { recordImageSize } from './size.js';
 
 // The layout of the images directory, and installing an image atomically:
 //
@@ -49,6 +50,8 @@ async function storesOf(imagesDir: string, image: string): Promise<string[]> {
 export async function installStaging(imagesDir: string, image: string, staging: string): Promise<string> {
   assertImageName(image);
   await mkdir(join(imagesDir, STORE), { recursive: true, mode: 0o755 });
+  // Walked here once, so `image list` reads the size instead of walking the tree.
+  await recordImageSize(staging).catch(() => undefined);
   const id = `${image}@${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
   const storePath = join(imagesDir, STORE, id);
   await rename(staging, storePath);

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { announce } from '../accounts/events.js';
 import type { Db } from '../db/connect.js';
 import { lockKeys } from '../db/locks.js';
 
@@ -37,6 +38,12 @@ export async function beginLogin(db: Db, email: string, ip: string): Promise<str
 }
 
 /** The password was right: the attempt no longer counts as a failure. */
-export async function loginSucceeded(db: Db, attemptId: string): Promise<void> {
+export async function loginSucceeded(db: Db, attemptId: string, email: string, ip: string): Promise<void> {
   await db.updateTable('login_attempts').set({ succeeded: true }).where('id', '=', attemptId).execute();
+  announce({ event: 'log-in', email, ip });
+}
+
+/** The password was wrong (or the address unknown): the attempt stays counted. */
+export function loginFailed(email: string, ip: string): void {
+  announce({ event: 'log-in failed', email, ip });
 }

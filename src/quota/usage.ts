@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import { RATE_WINDOW_MS } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 
-// The usage record of GET /api/usage/ (spec 2.3) and `runbox-admin usage`, read from
+// The usage record of GET /api/usage/ and `runbox-admin usage`, read from
 // the same counters that admission moves, so it always equals what the limits see.
 
 export interface UsageRecord {

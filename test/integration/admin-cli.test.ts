@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { hashKey } from '../../src/accounts/keys.js';
@@ -23,11 +25,15 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
   let api: TestApi;
 
   function cli(...args: string[]): Promise<CliResult> {
+    return cliWith({ RUNBOX_DATABASE_URL: t.url }, ...args);
+  }
+
+  function cliWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
         [join(PROJECT_ROOT, 'dist/src/cli/admin.js'), ...args],
-        { env: { ...process.env, RUNBOX_DATABASE_URL: t.url } },
+        { env: { ...process.env, RUNBOX_ENV_FILE: '', ...env } },
         (err, stdout, stderr) => {
           const code = err ? ((err as { code?: number }).code ?? 1) : 0;
           let json: unknown;
@@ -71,7 +77,7 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50, sandbox_seconds_per_request: 120 });
     const updated = await ok('plan', 'upsert', '--name', 'pro', '--running', '6', '--sandbox-seconds-per-request', '1530');
     expect(updated).to.include({ monthly_limit: 200000, running: 6, sandbox_seconds_per_request: 1530 });
-    await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthlyLimit must be a whole number from 0 to 4000000/);
+    await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthly_?[lL]imit must be a whole number from 0 to 4000000/);
     await fails(['plan', 'upsert', '--name', 'x', '--pending', 'many'], /--pending must be a whole number/);
     const plans = await ok('plan', 'list');
     expect(plans.map((p: { name: string }) => p.name)).to.deep.equal(['free', 'pro']);
@@ -87,13 +93,13 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     await fails(['account', 'create'], /--email is required/);
     const moved = await ok('account', 'set-plan', '--account', account.id, '--plan', 'pro');
     expect(moved.plan).to.equal('pro');
-    expect(moved.limits.perMinute).to.equal(120);
+    expect(moved.limits.per_minute).to.equal(120);
     const overridden = await ok('account', 'set-limits', '--account', account.id, '--pending', '20', '--monthly-limit', '1000');
-    expect(overridden.overrides).to.include({ pending: 20, monthlyLimit: 1000 });
-    expect(overridden.limits).to.include({ pending: 20, monthlyLimit: 1000, perMinute: 120 });
+    expect(overridden.overrides).to.include({ pending: 20, monthly_limit: 1000 });
+    expect(overridden.limits).to.include({ pending: 20, monthly_limit: 1000, per_minute: 120 });
     const cleared = await ok('account', 'set-limits', '--account', account.id, '--monthly-limit', 'none');
-    expect(cleared.overrides).to.include({ pending: 20, monthlyLimit: null });
-    expect(cleared.limits.monthlyLimit).to.equal(200000);
+    expect(cleared.overrides).to.include({ pending: 20, monthly_limit: null });
+    expect(cleared.limits.monthly_limit).to.equal(200000);
     await fails(['account', 'set-plan', '--account', '999999', '--plan', 'pro'], /no account 999999/);
   });
 
@@ -163,8 +169,114 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     await fails(['maintenance', 'maybe'], /say on, off or status/);
   });
 
+  it('account list and account show --email', async () => {
+    const a = await ok('account', 'create', '--email', 'List.Me@example.com');
+    const b = await ok('account', 'create', '--email', 'other@example.com', '--plan', 'pro');
+    await ok('key', 'create', '--account', a.id, '--app-name', 'one');
+    const all = await ok('account', 'list');
+    const row = all.find((r: { id: string }) => r.id === a.id);
+    expect(row).to.deep.include({ email: 'List.Me@example.com', plan: 'free', active_keys: 1, marketplace_user: null });
+    expect(all.map((r: { id: string }) => Number(r.id))).to.deep.equal([...all.map((r: { id: string }) => Number(r.id))].sort((x, y) => x - y));
+    const pro = await ok('account', 'list', '--plan', 'pro');
+    expect(pro.map((r: { id: string }) => r.id)).to.include(b.id).and.not.include(a.id);
+    expect(await ok('account', 'list', '--limit', '1')).to.have.length(1);
+    expect((await ok('account', 'show', '--email', 'list.me@EXAMPLE.com')).id).to.equal(a.id);
+    expect((await ok('account', 'show', '--account', b.id)).email).to.equal('other@example.com');
+    await fails(['account', 'show', '--email', 'nobody@example.com'], /no account with email nobody@example.com/);
+    await fails(['account', 'show'], /give --account ID or --email E/);
+  });
+
+  it('JSON names are snake_case everywhere', async () => {
+    const a = await ok('account', 'create', '--email', 'snake@example.com');
+    const outputs = [await ok('account', 'show', '--account', a.id), await ok('account', 'list'), await ok('plan', 'list'), await ok('key', 'list', '--account', a.id), await ok('usage', '--account', a.id)];
+    const names = (v: unknown): string[] =>
+      Array.isArray(v) ? v.flatMap(names) : v !== null && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => [k, ...names(x)]) : [];
+    const camel = outputs.flatMap(names).filter((n) => /[a-z][A-Z]/.test(n));
+    expect(camel).to.deep.equal([]);
+    expect(outputs[0]).to.have.nested.property('limits.tests_per_request');
+  });
+
+  it('prints JSON when piped or with --json, tables on a terminal', async function () {
+    const a = await ok('account', 'create', '--email', 'table@example.com');
+    // Piped (execFile): JSON, with or without --json.
+    expect((await cli('account', 'show', '--account', a.id)).json.email).to.equal('table@example.com');
+    expect((await cli('account', 'show', '--account', a.id, '--json')).json.email).to.equal('table@example.com');
+    // A real pseudo-terminal from util-linux script(1).
+    const admin = join(PROJECT_ROOT, 'dist/src/cli/admin.js');
+    const onTerminal = (...args: string[]) =>
+      new Promise<string>((resolve) => {
+        const inner = [process.execPath, admin, ...args].map((w) => `'${w}'`).join(' ');
+        execFile('script', ['-qec', inner, '/dev/null'], { env: { ...process.env, RUNBOX_ENV_FILE: '', RUNBOX_DATABASE_URL: t.url, TERM: 'xterm' } }, (_e, stdout) =>
+          resolve(stdout.replace(/\r/g, '')),
+        );
+      });
+    const table = await onTerminal('account', 'show', '--account', a.id);
+    expect(table).to.match(/│ email\s+│ table@example\.com\s+│/);
+    expect(table).to.match(/│ limits\.monthly_limit\s+│ 100000\s+│/);
+    expect(table).not.to.include('{');
+    const list = await onTerminal('account', 'list');
+    expect(list).to.match(/│ id\s+│ email\s+│ marketplace_user\s+│ plan\s+│ active_keys\s+│ created_at\s+│/);
+    expect(list).to.include('table@example.com');
+    const json = await onTerminal('account', 'show', '--account', a.id, '--json');
+    expect(JSON.parse(json).email).to.equal('table@example.com');
+  });
+
+  it('reads /etc/runbox/runbox.env or RUNBOX_ENV_FILE, under what the environment sets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbox-envfile-'));
+    try {
+      const file = join(dir, 'runbox.env');
+      writeFileSync(file, `# as scripts/install writes it\nRUNBOX_DATABASE_URL=${t.url}\nRUNBOX_PUBLIC_URL=https://runbox.example.test\n`);
+      // The database and the public URL come from the file: the invite link names the public URL.
+      const fromFile = await cliWith({ RUNBOX_DATABASE_URL: undefined, RUNBOX_ENV_FILE: file }, 'account', 'invite', '--email', 'invited@example.com');
+      expect(fromFile.code, fromFile.stderr).to.equal(0);
+      expect(fromFile.json.link).to.match(/^https:\/\/runbox\.example\.test\/signup\?invite=/);
+      // A variable set in the environment wins over the file.
+      const overridden = await cliWith({ RUNBOX_ENV_FILE: file, RUNBOX_PUBLIC_URL: 'https://other.example.test' }, 'account', 'invite', '--email', 'invited2@example.com');
+      expect(overridden.json.link).to.match(/^https:\/\/other\.example\.test\//);
+      // A file that is named must exist.
+      const missing = await cliWith({ RUNBOX_ENV_FILE: join(dir, 'nope.env') }, 'plan', 'list');
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.match(/cannot read the environment file .*nope\.env/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a group answers --help with its commands', async () => {
+    const r = await cli('account', '--help');
+    expect(r.code).to.equal(0);
+    expect(r.stdout).to.match(/^usage: runbox-admin account <command>/);
+    for (const c of ['account create', 'account list', 'account show', 'account set-plan']) expect(r.stdout).to.include(c);
+    expect(r.stdout).not.to.include('key create');
+    const bare = await cli('key');
+    expect(bare.code).to.equal(2);
+    expect(bare.stderr).to.match(/'key' needs a command/);
+    expect(bare.stderr).to.include('key revoke');
+    const wrong = await cli('account', 'frobnicate');
+    expect(wrong.code).to.equal(2);
+    expect(wrong.stderr).to.match(/unknown command 'account frobnicate'/);
+  });
+
+  it('doctor shows a fix only for a check that failed', async () => {
+    const r = await cliWith({ RUNBOX_DATABASE_URL: t.url, RUNBOX_IMAGES_DIR: images.dir }, 'doctor');
+    const checks = r.json.checks as { name: string; ok: boolean; fix?: string }[];
+    expect(checks.length).to.be.greaterThan(3);
+    for (const c of checks) expect('fix' in c, c.name).to.equal(!c.ok);
+    // The fake images directory holds python-3.9.7 only, so the gcc image check fails, with its fix.
+    expect(checks.find((c) => c.name === 'image gcc')).to.deep.include({ ok: false, fix: 'runbox-admin image build gcc' });
+    expect(checks.find((c) => c.name === 'database')).to.deep.include({ ok: true });
+  });
+
+  it('config docs and limits docs --check say whether docs/ is up to date', async () => {
+    for (const what of ['config', 'limits']) {
+      const r = await cli(what, 'docs', '--check');
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.match(/docs\/(configuration|limits)\.md: table up to date/);
+    }
+  });
+
   it('every command has --help', async () => {
-    for (const name of ['account create', 'account show', 'account set-plan', 'account set-limits', 'plan upsert', 'plan list', 'key create', 'key set-limit', 'key revoke', 'key list', 'usage', 'maintenance']) {
+    for (const name of ['account create', 'account list', 'account show', 'account set-plan', 'account set-limits', 'plan upsert', 'plan list', 'key create', 'key set-limit', 'key revoke', 'key list', 'usage', 'maintenance']) {
       const r = await cli(...name.split(' '), '--help');
       expect(r.code, name).to.equal(0);
       expect(r.stdout).to.contain(`usage: runbox-admin ${name}`);

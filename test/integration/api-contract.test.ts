@@ -12,7 +12,7 @@ import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, WEBSOCKET_RUN
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { databaseUrl, freshDatabase, type TestDatabase } from '../helpers/db.js';
 
-// The public contract of spec sections 4, 5, 7 and 8 over real HTTP and a real database.
+// The public contract (endpoints, authentication, errors and limits) over real HTTP and a real database.
 
 describe('api contract', () => {
   let t: TestDatabase;
@@ -208,7 +208,7 @@ describe('api contract', () => {
   });
 
   describe('GET /api/limits/', () => {
-    it('needs no key and lists every limit of spec section 8 from src/limits.ts', async () => {
+    it('needs no key and lists every published limit from src/limits.ts', async () => {
       const res = await fetch(`${api.url}/api/limits/`);
       expect(res.status).to.equal(200);
       const body = (await res.json()) as Record<string, Record<string, unknown>>;

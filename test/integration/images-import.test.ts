@@ -302,9 +302,9 @@ describe('image pack and import', function () {
     const envB = { ...process.env, RUNBOX_IMAGES_DIR: target };
     const imported = await execa('node', [cli, 'image', 'import', file], { env: envB });
     expect(JSON.parse(imported.stdout)).to.include({ image: 'synthetic' });
-    const listed = JSON.parse((await execa('node', [cli, 'image', 'list'], { env: envB })).stdout) as { image: string; state: string; sizeBytes: number }[];
+    const listed = JSON.parse((await execa('node', [cli, 'image', 'list'], { env: envB })).stdout) as { image: string; state: string; size_bytes: number }[];
     expect(listed.map((i) => [i.image, i.state])).to.deep.equal([['synthetic', 'no recipe']]);
-    expect(listed[0]!.sizeBytes).to.be.greaterThan(300_000);
+    expect(listed[0]!.size_bytes).to.be.greaterThan(300_000);
     await execa('node', [cli, 'image', 'remove', 'synthetic'], { env: envB });
     expect(await installedImages(target)).to.deep.equal([]);
     const again = await execa('node', [cli, 'image', 'remove', 'synthetic'], { env: envB, reject: false });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
@@ -10,9 +10,17 @@ import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 const script = join(PROJECT_ROOT, 'scripts/install');
 
-function install(args: string[]): { status: number | null; out: string } {
-  const r = spawnSync('bash', [script, ...args], { encoding: 'utf8' });
+function install(args: string[], env: NodeJS.ProcessEnv = process.env): { status: number | null; out: string } {
+  const r = spawnSync('bash', [script, ...args], { encoding: 'utf8', env });
   return { status: r.status, out: r.stdout + r.stderr };
+}
+
+/** A PATH whose first `node` reports `version` (and fails at anything else, as an unusable node would). */
+function fakeNodePath(dir: string, version: string): NodeJS.ProcessEnv {
+  const bin = join(dir, 'fake-node-bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\nexit 1\n`, { mode: 0o755 });
+  return { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` };
 }
 
 describe('scripts/install', function () {
@@ -49,6 +57,13 @@ describe('scripts/install', function () {
     expect(readFileSync(env, 'utf8')).to.match(/^RUNBOX_DATABASE_URL=/m);
     expect(readFileSync(env, 'utf8')).not.to.match(/^RUNBOX_COMPONENTS=/m);
     expect(statSync(env).mode & 0o777).to.equal(0o640);
+    // The template names what to review before a host faces the internet.
+    const template = readFileSync(env, 'utf8');
+    expect(template).to.match(/^#RUNBOX_PUBLIC_URL=https:\/\//m);
+    expect(template).to.match(/^#RUNBOX_SIGNUP=open$/m);
+    expect(template).to.match(/on a public host,\n# anyone who reaches it can sign up/);
+    expect(template).to.include('`runbox-admin account invite`');
+    expect(template).to.match(/^#RUNBOX_TRUST_PROXY=false$/m);
     expect(statSync(join(root, 'var/lib/runbox/images')).isDirectory()).to.equal(true);
     // The installed copy runs on its own.
     const limits = spawnSync(process.execPath, [join(app, 'dist/src/cli/admin.js'), 'limits', 'docs'], { encoding: 'utf8', cwd: tmpdir() });
@@ -88,6 +103,35 @@ describe('scripts/install', function () {
     expect(r.out).to.include(`cp -a ${PROJECT_ROOT}/dist/src ${root}/opt/runbox/dist/src.new`);
     expect(r.out).to.include('/etc/systemd/system/runbox-runner.service');
     expect(readdirSync(root)).to.deep.equal([]);
+  });
+
+  for (const [script_, run] of [
+    ['scripts/install', (env: NodeJS.ProcessEnv, root: string) => install(['--prefix', root], env)],
+    ['scripts/setup', (env: NodeJS.ProcessEnv) => {
+      const r = spawnSync('bash', [join(PROJECT_ROOT, 'scripts/setup')], { encoding: 'utf8', env });
+      return { status: r.status, out: r.stdout + r.stderr };
+    }],
+  ] as const) {
+    it(`${script_} stops first when Node.js is older than 20.5, saying how to get it on Debian 12`, () => {
+      for (const old of ['v18.19.0', 'v20.4.1']) {
+        const root = fresh();
+        const r = run(fakeNodePath(root, old), root);
+        expect(r.status, r.out).to.equal(1);
+        expect(r.out).to.include(`Node.js 20.5 or later is needed; this is ${old}`);
+        expect(r.out).to.include("Debian 12's own nodejs package is 18");
+        expect(r.out).to.include('https://deb.nodesource.com/setup_22.x');
+        // Nothing was done before the check: no step printed, nothing written.
+        expect(r.out).not.to.match(/==>/);
+        expect(readdirSync(root)).to.deep.equal(['fake-node-bin']);
+      }
+    });
+  }
+
+  it('scripts/install takes Node.js 20.5 and later past the check', () => {
+    const root = fresh();
+    const r = install(['--prefix', root, '--dry-run'], fakeNodePath(root, 'v20.5.0'));
+    expect(r.out).not.to.include('Node.js 20.5 or later is needed');
+    expect(r.out).to.match(/==> runbox all into/);
   });
 
   it('refuses an unknown role', () => {

@@ -9,7 +9,7 @@ import { RESULT_FIELD_ORDER } from '../../src/result.js';
 import { testConfig } from '../helpers/api.js';
 import { keyFor, realRunsUnavailable, resultsStack, silentLog, type ResultsStack } from '../helpers/results-stack.js';
 
-// What every channel delivers: the result's fields in the README's order, extra_params
+// What every channel delivers: the result's fields in the documented order (docs/api.md), extra_params
 // exactly as the client wrote it, and output kept to whole UTF-8 characters. Compared
 // on the raw text of each answer: sync, lookup, callback and WebSocket.
 

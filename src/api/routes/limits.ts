@@ -3,7 +3,7 @@ import type { RouteDef } from '../route.js';
 import { LimitsDocument } from '../schemas.js';
 import type { Static } from 'typebox';
 
-/** The limits of spec section 8, with units in the names, from src/limits.ts. */
+/** Every limit, with units in the names, from src/limits.ts. */
 export function limitsDocument(): Static<typeof LimitsDocument> {
   return {
     run: {

@@ -3,7 +3,7 @@ import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { UsageRecordSchema } from '../schemas.js';
 
-// GET /api/usage/: the calling account's usage record (spec 2.3).
+// GET /api/usage/: the calling account's usage record.
 export const usageRoute: RouteDef = {
   method: 'GET',
   path: '/api/usage/',
@@ -22,7 +22,7 @@ export const usageRoute: RouteDef = {
       const found = await usageAndRate(db, { accountId: auth.accountId, keyId: auth.keyId, now: clock.now() });
       if (!found) throw new Error(`account ${auth.accountId} of key ${auth.keyId} is missing`);
       ctx.state.rate = found.rate;
-      // A marketplace call has no key, and so no key object (spec 2.3).
+      // A marketplace call has no key, and so no key object.
       ctx.body = found.record;
     },
 };

@@ -1,4 +1,4 @@
-import { createAccount, getAccount, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
+import { accountIdByEmail, createAccount, getAccount, listAccounts, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { findLogin } from '../../accounts/passwords.js';
@@ -98,14 +98,24 @@ export const accountCommands: Command[] = [
     },
   },
   {
+    name: 'account list',
+    summary: 'List accounts: id, email, plan, active keys, created.',
+    help: '  --plan P     only the accounts on this plan\n  --limit N    at most N accounts (default 100), by id',
+    options: { plan: { type: 'string' }, limit: { type: 'string' } },
+    needsDb: true,
+    run: (ctx) => listAccounts(ctx.db, { plan: ctx.values.plan as string | undefined, limit: optionalInt(ctx, 'limit') ?? 100 }),
+  },
+  {
     name: 'account show',
     summary: 'Show an account with its plan, overrides and the figures in force.',
-    help: '  --account ID',
-    options: { account: { type: 'string' } },
+    help: '  --account ID | --email E',
+    options: { account: { type: 'string' }, email: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const account = await getAccount(ctx.db, numericId(ctx, 'account'));
-      if (!account) throw new UsageError(`no account ${String(ctx.values.account)}`);
+      if (ctx.values.account === undefined && ctx.values.email === undefined) throw new UsageError('give --account ID or --email E');
+      const id = ctx.values.account !== undefined ? numericId(ctx, 'account') : await accountIdByEmail(ctx.db, requireString(ctx, 'email'));
+      const account = id === undefined ? undefined : await getAccount(ctx.db, id);
+      if (!account) throw new UsageError(`no account ${String(ctx.values.account ?? `with email ${String(ctx.values.email)}`)}`);
       return account;
     },
   },

@@ -5,9 +5,9 @@ import { catalogue, defaultImages } from '../../compilers/catalogue.js';
 import { configTableMarkdown, loadConfig } from '../../config.js';
 import { connect } from '../../db/connect.js';
 import { migrateToLatest } from '../../db/migrate.js';
-import { limitsTableMarkdown } from '../../docs/limits-table.js';
 import { NATIVE_BUILD_DIR } from '../../util/paths.js';
 import type { Command } from '../command.js';
+import { GENERATED_TABLES, tableInSync, writeTable } from '../readme-tables.js';
 
 function onPath(name: string): boolean {
   try {
@@ -76,23 +76,29 @@ export const systemCommands: Command[] = [
         if (bad.length) throw new Error(`${bad.length} check(s) failed; run \`npm run setup\` first`);
         return undefined;
       }
-      return { ok: bad.length === 0, checks };
+      // A fix is advice for what failed; next to a passing check it reads as a to-do.
+      return { ok: bad.length === 0, checks: checks.map(({ fix, ...c }) => (c.ok ? c : { ...c, fix })) };
     },
   },
-  {
-    name: 'config docs',
-    summary: 'Print the configuration table (Markdown) for the README.',
-    run: async () => {
-      process.stdout.write(configTableMarkdown() + '\n');
-      return undefined;
-    },
-  },
-  {
-    name: 'limits docs',
-    summary: 'Print the limits table (Markdown) for the README.',
-    run: async () => {
-      process.stdout.write(limitsTableMarkdown() + '\n');
-      return undefined;
-    },
-  },
+  ...(['config', 'limits'] as const).map(
+    (what): Command => ({
+      name: `${what} docs`,
+      summary: `Print the ${what === 'config' ? 'configuration' : 'limits'} table (Markdown) of ${GENERATED_TABLES[`${what}-table`].file}; --write puts it there, --check fails when the file is out of date.`,
+      help: 'options:\n  --write   replace the table between its markers in the file\n  --check   exit 1 when the file\'s table differs from the code',
+      options: { write: { type: 'boolean' }, check: { type: 'boolean' } },
+      run: async ({ values }) => {
+        const name = `${what}-table` as const;
+        const file = GENERATED_TABLES[name].file;
+        if (values.write) {
+          process.stdout.write(writeTable(name) ? `${file}: table updated\n` : `${file}: table already up to date\n`);
+        } else if (values.check) {
+          if (!tableInSync(name)) throw new Error(`${file}: the ${what} table is out of date; run \`runbox-admin ${what} docs --write\``);
+          process.stdout.write(`${file}: table up to date\n`);
+        } else {
+          process.stdout.write(GENERATED_TABLES[name].render() + '\n');
+        }
+        return undefined;
+      },
+    }),
+  ),
 ];

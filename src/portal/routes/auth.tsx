@@ -5,7 +5,7 @@ import { checkPasswordRules, findLogin, hashPassword, passwordMatches, setPasswo
 import { consumeToken, issueToken, peekToken } from '../../accounts/tokens.js';
 import { publicUrl } from '../../config.js';
 import { setCookie } from '../cookies.js';
-import { beginLogin, loginSucceeded } from '../login-limit.js';
+import { beginLogin, loginFailed, loginSucceeded } from '../login-limit.js';
 import { mailConfigured, resetMessage, sendPortalMail, signupExistsMessage, verifyMessage } from '../mail.js';
 import { admitSignup } from '../signup-limit.js';
 import { sendPage } from '../render.js';
@@ -160,9 +160,10 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     const ok = await passwordMatches(account?.password_hash ?? null, password);
     if (!ok || !account) {
       // One message whether the address is unknown or the password wrong.
+      loginFailed(email, ip);
       return sendPage(ctx, <LoginPage page={pageContext(c)} email={email} next={next} error="Wrong email or password." />, 401);
     }
-    await loginSucceeded(db, attempt);
+    await loginSucceeded(db, attempt, email, ip);
     await logIn(c, deps, account.id);
     ctx.redirect(next);
   });

@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { asJson, asTable, snakeKeys, snakeName } from '../../src/cli/output.js';
+
+describe('runbox-admin output', () => {
+  it('names fields in snake_case, and leaves other names alone', () => {
+    expect(snakeName('monthlyLimit')).to.equal('monthly_limit');
+    expect(snakeName('testsPerRequest')).to.equal('tests_per_request');
+    for (const same of ['monthly_limit', 'pending', 'python-3.9.7', 'g++-4.9', 'RUNBOX_PORT', 'Accept']) expect(snakeName(same)).to.equal(same);
+    expect(snakeKeys({ limits: { perMinute: 30 }, compilers: { 'python-3.9.7': { version: '3.9.2' } }, list: [{ builtAt: 'x' }] })).to.deep.equal({
+      limits: { per_minute: 30 },
+      compilers: { 'python-3.9.7': { version: '3.9.2' } },
+      list: [{ built_at: 'x' }],
+    });
+    expect(JSON.parse(asJson({ sizeBytes: 1, when: new Date(0) }))).to.deep.equal({ size_bytes: 1, when: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('draws a list as one table with a column per field', () => {
+    const out = asTable([
+      { id: '1', email: 'a@example.com', allowedOrigins: ['https://a.example', 'https://b.example'], plan: null },
+      { id: '2', email: 'b@example.com', allowedOrigins: [], plan: 'pro' },
+    ]);
+    const lines = out.trim().split('\n');
+    expect(lines[1]).to.match(/│ id\s+│ email\s+│ allowed_origins\s+│ plan\s+│/);
+    expect(out).to.include('https://a.example, https://b.example');
+    expect(out).to.match(/│ 2\s+│ b@example\.com\s+│\s+│ pro\s+│/);
+    expect(asTable([])).to.equal('(none)\n');
+  });
+
+  it('draws a record as name and value rows, nested fields as a.b, lists of records after it', () => {
+    const out = asTable({ id: '7', limits: { monthlyLimit: 100 }, keys: [{ id: '1', kind: 'api' }] });
+    expect(out).to.match(/│ id\s+│ 7\s+│/);
+    expect(out).to.match(/│ limits\.monthly_limit\s+│ 100\s+│/);
+    expect(out).to.match(/keys:\n┌/);
+    expect(out).to.match(/│ id\s+│ kind\s+│/);
+  });
+});
