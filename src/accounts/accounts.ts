@@ -168,9 +168,11 @@ export async function createAccount(db: Db, email: string, plan: string = FREE_P
  * was). Outstanding reset and verification links of the account end: they were sent to
  * the old address. Also works before migration 0012, to resolve the clashes it reports.
  */
-export async function setAccountEmail(db: Db, accountId: string, email: string): Promise<AccountView> {
+export async function setAccountEmail(db: Db, accountId: string, email: string): Promise<{ id: string; email: string }> {
   const trimmed = checkEmail(email);
-  const account = await mustGet(db, accountId);
+  // Only columns every schema since the foundation has: this runs before later migrations too.
+  const account = await db.selectFrom('accounts').select(['id', 'email']).where('id', '=', accountId).executeTakeFirst();
+  if (!account) throw new AccountInputError(`no account ${accountId}`);
   if (account.email === null) throw new AccountInputError(`account ${accountId} is a marketplace subscriber's; it has no email address`);
   await db.transaction().execute(async (trx) => {
     const updated = await trx
@@ -196,7 +198,7 @@ export async function setAccountEmail(db: Db, accountId: string, email: string):
       .where('used_at', 'is', null)
       .execute();
   });
-  return mustGet(db, accountId);
+  return { id: accountId, email: trimmed };
 }
 
 export async function setAccountPlan(db: Db, accountId: string, plan: string): Promise<AccountView> {

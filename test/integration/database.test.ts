@@ -92,7 +92,7 @@ describe('migration to addresses unique whatever their case', function () {
 
     // The operator gives the later accounts addresses of their own (another case of the same address is refused).
     const clash = await admin('account', 'set-email', '--account', made[2]!, '--email', 'RACE@EXAMPLE.COM');
-    expect(clash.exitCode).to.equal(2);
+    expect(clash.exitCode, clash.stderr).to.equal(2);
     expect(clash.stderr).to.include('already exists');
     // A link sent to the old address ends with it.
     const { token } = await issueToken(t.db, 'reset', 'race@example.com', made[2]!);
