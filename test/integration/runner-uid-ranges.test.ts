@@ -119,7 +119,7 @@ describe('runner processes: sandbox uid ranges', function () {
 
     // A runner stopped gracefully gives its range back, and the next unset one takes it.
     b.child.kill('SIGTERM');
-    expect(await b.exited).to.equal(0);
+    expect(await b.exited, b.lines.slice(-20).join('\n')).to.equal(0);
     expect(await lockFiles()).to.not.include('uids-61003-61005.lock');
     const e = startRunner('uid-e', undefined);
     expect(await claimed(e)).to.deep.equal([61003, 61005]);
