@@ -23,14 +23,21 @@ const KiB = 1024;
 /** One made-up boot id per runner process: not the host's. */
 const bootId = randomUUID();
 
+/** Views already written, by directory: every sandbox a runner prepares asks for one. */
+const written = new Map<string, SandboxView>();
+
 /** The view for `memoryBytes` and `cpus` CPUs, written under `root` on first use. */
 export function sandboxView(root: string, memoryBytes: number, cpus: number): SandboxView {
   const dir = join(root, `view-m${memoryBytes}-c${cpus}`);
+  const known = written.get(dir);
+  if (known) return known;
   if (!existsSync(dir)) writeView(dir, memoryBytes, cpus);
-  return {
+  const view: SandboxView = {
     procFiles: VIEW_PROC_FILES.filter((p) => existsSync(p)).map((p) => [p, join(dir, 'proc', p.slice('/proc/'.length).replaceAll('/', '_'))]),
     sys: join(dir, 'sys'),
   };
+  written.set(dir, view);
+  return view;
 }
 
 function writeView(dir: string, memoryBytes: number, cpus: number): void {
