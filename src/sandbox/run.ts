@@ -270,14 +270,10 @@ async function supervise(
     onFlood: () => stop('output_limit'),
     ...(spec.stdinFeed ? { holdStdin: true } : {}),
   });
-  let over = false;
+  // The stage process drops input once its streams are over; the feed is detached then too.
   const detachFeed = spec.stdinFeed?.attach(
-    (chunk) => {
-      if (!over) child.writeStdin(chunk);
-    },
-    () => {
-      if (!over) child.endStdin();
-    },
+    (chunk) => child.writeStdin(chunk),
+    () => child.endStdin(),
   );
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
@@ -312,7 +308,6 @@ async function supervise(
     });
     io = await streams;
   } finally {
-    over = true;
     detachFeed?.();
     clearTimeout(timer);
     clearInterval(poller);
