@@ -1,12 +1,13 @@
 // runbox-init: the first program inside every sandbox, mounted at /.runbox/init.
 // Static, because images carry older C libraries than the host that builds it.
 //
-// Usage: /.runbox/init [--cgroup-fd N]... [--cpus LIST] [--devpts-max N] [--no-user-namespaces]
+// Usage: /.runbox/init [--cgroup-fd N]... [--cpus LIST] [--devpts OPTIONS] [--no-user-namespaces]
 //  0. joins the cgroups whose cgroup.procs files the runner opened on the --cgroup-fd
 //     descriptors: the program's own cgroups below the job, so that its time and memory
-//     are measured without the launcher's; with --devpts-max N (a launcher that cannot
-//     mount devpts with options itself), mounts the sandbox's own devpts at /dev/pts,
-//     capped at N terminals, which needs CAP_SYS_ADMIN in the sandbox's user namespace;
+//     are measured without the launcher's; with --devpts OPTIONS (a launcher that cannot
+//     mount devpts with options itself), mounts the sandbox's own devpts at /dev/pts with
+//     those options (its cap on terminals among them), which needs CAP_SYS_ADMIN in the
+//     sandbox's user namespace;
 //     with --no-user-namespaces (needs CAP_SYS_RESOURCE there) no user namespace can be
 //     made below the sandbox's own; then it drops every capability, whatever the
 //     launcher left it, so neither can be undone; with --cpus it
@@ -404,7 +405,7 @@ static void mitigate_speculation(void) {
 
 int main(int argc, char **argv) {
   const char *cpus = NULL;
-  long devpts_max = 0;
+  const char *devpts = NULL;
   int no_userns = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 >= argc && strcmp(argv[i], "--no-user-namespaces")) {
@@ -419,20 +420,17 @@ int main(int argc, char **argv) {
       cpus = argv[++i];
     } else if (!strcmp(argv[i], "--no-user-namespaces")) {
       no_userns = 1;  // a flag: no value follows
-    } else if (!strcmp(argv[i], "--devpts-max")) {
-      devpts_max = strtol(argv[++i], NULL, 10);
-      if (devpts_max <= 0) fail("bad --devpts-max", argv[i]);
+    } else if (!strcmp(argv[i], "--devpts")) {
+      devpts = argv[++i];
     } else {
       errno = 0;
       fail("unknown option", argv[i]);
     }
   }
-  if (devpts_max > 0) {
+  if (devpts) {
     // Each devpts instance's terminals count toward the host's kernel.pty.max: the
-    // sandbox's own instance is capped so that one run cannot take them all.
-    char opts[96];
-    snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,max=%ld", devpts_max);
-    if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, opts) != 0) fail("cannot mount /dev/pts", NULL);
+    // sandbox's own instance is capped (max=) so that one run cannot take them all.
+    if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, devpts) != 0) fail("cannot mount /dev/pts", devpts);
   }
   if (no_userns) {
     // The sandbox's user namespace allows no user namespace below it (seccomp refuses

@@ -100,7 +100,7 @@ describe('bwrap launch plan', () => {
   });
 
   it('starts runbox-init, which joins the program cgroups, mounts the capped devpts, forbids user namespaces and waits for its program', () => {
-    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal(['/.runbox/init', '--cgroup-fd', '7', '--cgroup-fd', '8', '--devpts-max', String(RUN_LIMITS.terminals), '--no-user-namespaces']);
+    expect(a.slice(a.indexOf('--') + 1)).to.deep.equal(['/.runbox/init', '--cgroup-fd', '7', '--cgroup-fd', '8', '--devpts', `newinstance,ptmxmode=0666,mode=0620,max=${RUN_LIMITS.terminals}`, '--no-user-namespaces']);
     expect(plan.fixedProcesses).to.equal(2);
   });
 

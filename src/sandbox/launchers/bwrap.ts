@@ -1,6 +1,6 @@
 import { SANDBOX_LAYOUT } from '../spec.js';
 import { checkRootfs, initArgv, type LaunchPlan, type LaunchRequest } from './common.js';
-import { DEV_LINKS, DEV_NODES, procMasks } from './world.js';
+import { DEV_LINKS, DEV_NODES, devptsOptions, procMasks } from './world.js';
 
 // bubblewrap (Debian 0.8), run unprivileged: the fork server's child has dropped to the slot's
 // uid, and bwrap maps that same uid inside a new user namespace. /dev is the one that
@@ -62,7 +62,7 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--ro-bind', req.helpersDir, SANDBOX_LAYOUT.helpers,
     '--chdir', SANDBOX_LAYOUT.workspace,
     '--',
-    ...initArgv(req, { devptsMax: limits.terminals, noUserNamespaces: true }),
+    ...initArgv(req, { devpts: devptsOptions(limits.terminals), noUserNamespaces: true }),
   );
   return { argv, dropPrivileges: true, fixedProcesses: BWRAP_FIXED_PROCESSES };
 }

@@ -43,7 +43,8 @@ export const INIT_PATH = `${SANDBOX_LAYOUT.helpers}/init`;
  *  in the sandbox's user namespace (then it drops them): mount the capped devpts, forbid
  *  user namespaces below the sandbox's. */
 export interface InitDuties {
-  devptsMax?: number;
+  /** devpts mount options (world.ts devptsOptions). */
+  devpts?: string;
   noUserNamespaces?: boolean;
 }
 
@@ -52,7 +53,7 @@ export function initArgv(req: LaunchRequest, duties: InitDuties = {}): string[] 
   const out = [INIT_PATH];
   for (const fd of req.programCgroupFds ?? []) out.push('--cgroup-fd', String(fd));
   if (req.cpus && req.cpus.length > 0) out.push('--cpus', req.cpus.join(','));
-  if (duties.devptsMax !== undefined) out.push('--devpts-max', String(duties.devptsMax));
+  if (duties.devpts !== undefined) out.push('--devpts', duties.devpts);
   if (duties.noUserNamespaces) out.push('--no-user-namespaces');
   return out;
 }

@@ -16,11 +16,11 @@ export const DEV_LINKS: readonly (readonly [string, string])[] = [
   ['core', '/proc/kcore'],
 ];
 
-/** The devpts instance at /dev/pts (a private one per sandbox), as bubblewrap mounts it. */
+/** The devpts instance at /dev/pts (a private one per sandbox). */
 export const DEVPTS_OPTIONS = 'newinstance,ptmxmode=0666,mode=0620';
 
-/** Its options with the sandbox's cap on open terminals (bubblewrap cannot pass them:
- *  runbox-init remounts its /dev/pts with the cap, see native/init.c). */
+/** Its options with the sandbox's cap on open terminals: nsjail mounts it with them;
+ *  under bubblewrap runbox-init does (--devpts, see native/init.c). */
 export const devptsOptions = (terminals: number) => `${DEVPTS_OPTIONS},max=${terminals}`;
 
 // /proc files and folders that describe the host rather than the program (as container
