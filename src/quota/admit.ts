@@ -33,6 +33,8 @@ export interface AdmissionRequest {
   /** What a compatible route keeps with the submission to answer in its own shape. */
   compat?: Record<string, unknown> | null;
   mode?: SubmissionMode;
+  /** The operator's recipes directory (RUNBOX_RECIPES_DIR): whether the compiler has a compile stage. */
+  recipesDir?: string;
   maxAttempts: number;
   /** The submission's id, chosen by the caller (a WebSocket session listens for its output before it exists). */
   id?: string;
@@ -114,7 +116,7 @@ interface SandboxTime {
 
 /** The most sandbox time the request asks for, with the stage timeouts it set (the compatible routes) or the service's. */
 function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
-  const compiles = compilerEntry(req.compiler)?.compile !== undefined;
+  const compiles = compilerEntry(req.compiler, req.recipesDir)?.compile !== undefined;
   const stage = { compileTimeoutMs: req.runOptions?.compile?.timeout_ms, runTimeoutMs: req.runOptions?.run?.timeout_ms };
   const ms = requestSandboxMs({ compiles, tests: units, ...stage });
   const runMs = requestSandboxMs({ compiles: false, tests: 1, ...stage });

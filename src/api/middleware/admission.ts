@@ -53,6 +53,7 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
       keyId: auth.keyId,
       ...run,
       mode,
+      recipesDir: deps.config.RUNBOX_RECIPES_DIR,
       maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
       runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
       now: deps.clock.now(),

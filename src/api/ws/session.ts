@@ -158,6 +158,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         extraParams: msg.extra_params ?? null,
         ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
         mode: 'ws',
+        recipesDir: deps.config.RUNBOX_RECIPES_DIR,
         maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
         runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
         now: deps.clock.now(),
