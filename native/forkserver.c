@@ -23,8 +23,18 @@
 //   stdin ID BYTES   more input for a held pipe 0 (dropped once the program's stdin is gone)
 //   eof ID           pipe 0 closes once what it has is written
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
+//   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
+//       socket of a pooled sandbox (runbox-init --pool, native/init.c)
+//   enter ENV ID NFILES FILE...
+//       a stage in the pooled sandbox ENV: fresh pipes for its stdin, stdout, stderr,
+//       stage-in and stage-out, and FILE... (cgroup.procs files, opened write-only as
+//       root here), passed to ENV's runbox-init; ID then takes run, stdin and eof as a
+//       started job does (it has no launcher log)
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
+//   entered ID | failed ID ERRNO STEP
+//   done ID STATUS              the stage ID of a pooled sandbox has ended, and everything
+//                               in its PID namespace (STATUS: its wait status)
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
@@ -46,6 +56,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +84,10 @@ struct rbuf {
 
 struct job {
   int used, running, stream, flooded, overflow, hold_in;
+  // A pooled sandbox: fd[STAGE_IN] is its control socket; `stage` the ID of its stage
+  // under way (empty: none), whose job may be gone before the stage's end is reported.
+  int env;
+  char stage[32];
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
   struct wbuf w[PIPES];  // used for IN, STAGE_IN
@@ -334,7 +349,7 @@ static int parse_id(const char *s, long *out) {
   return 0;
 }
 
-static void start(char **f, int nf) {
+static void start(char **f, int nf, int env) {
   // f: "start" ID NJOIN CGROUP... NFILES FILE... NRLIMITS RLIMIT... UID GID ARGV0 ARGV...
   if (nf < 2 || !digits_only(f[1])) {
     fprintf(stderr, "runbox-forkserver: malformed start request\n");
@@ -374,6 +389,16 @@ static void start(char **f, int nf) {
   const char *step = "pipe";
   for (; made < PIPES; made++) {
     int pp[2];
+    if (env && made == STAGE_IN) {
+      if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pp) != 0) {
+        e = errno;
+        goto cleanup;
+      }
+      theirs[made] = pp[0];
+      mine[made] = pp[1];
+      fcntl(mine[made], F_SETFL, O_NONBLOCK);
+      continue;
+    }
     if (pipe2(pp, O_CLOEXEC) != 0) {
       e = errno;
       goto cleanup;
@@ -401,6 +426,7 @@ static void start(char **f, int nf) {
   for (int k = 0; k < opened; k++) close(files[k]);
   memset(j, 0, sizeof *j);
   j->used = 1;
+  j->env = env;
   snprintf(j->id, sizeof j->id, "%s", id);
   memcpy(j->fd, mine, sizeof mine);
   char num[16];
@@ -414,6 +440,110 @@ cleanup:
   }
   for (int k = 0; k < opened; k++) close(files[k]);
   failed(id, e, step);
+}
+
+
+// The pipes of a stage in a pooled sandbox, as the stage sees them: 0 stdin, 1 stdout,
+// 2 stderr, 3 stage-in, 4 stage-out (runbox-init places them).
+#define STAGE_FDS 5
+
+static void enter(char **f, int nf) {
+  // f: "enter" ENV ID NFILES FILE...
+  if (nf < 4 || !digits_only(f[2])) {
+    fprintf(stderr, "runbox-forkserver: malformed enter request\n");
+    return;
+  }
+  const char *id = f[2];
+  struct job *env = find(f[1]);
+  int at = 3;
+  int file = counted(f, nf, &at, MAX_FILES);
+  if (file < 0 || at != nf || !env || !env->env || env->stage[0] || env->fd[STAGE_IN] < 0) {
+    failed(id, file < 0 || at != nf ? EINVAL : ESRCH, "request");
+    return;
+  }
+  int nfiles = nf - file;
+  struct job *j = NULL;
+  for (int k = 0; k < MAX_JOBS && !j; k++)
+    if (!jobs[k].used) j = &jobs[k];
+  if (!j || find(id)) {
+    failed(id, j ? EEXIST : EAGAIN, "request");
+    return;
+  }
+  int mine[STAGE_FDS], theirs[STAGE_FDS + MAX_FILES];
+  int made = 0, opened = 0, e = 0;
+  const char *step = "pipe";
+  for (; made < STAGE_FDS; made++) {
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) != 0) {
+      e = errno;
+      goto cleanup;
+    }
+    theirs[made] = child_reads[made] ? pp[0] : pp[1];
+    mine[made] = child_reads[made] ? pp[1] : pp[0];
+    fcntl(mine[made], F_SETFL, O_NONBLOCK);
+    if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
+  }
+  for (; opened < nfiles; opened++) {
+    theirs[STAGE_FDS + opened] = open(f[file + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (theirs[STAGE_FDS + opened] < 0) {
+      e = errno;
+      step = f[file + opened];
+      goto cleanup;
+    }
+  }
+  {
+    char byte = 'R';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+      char buf[CMSG_SPACE(sizeof(int) * (STAGE_FDS + MAX_FILES))];
+      struct cmsghdr align;
+    } u;
+    size_t n = (size_t)(STAGE_FDS + nfiles);
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+    memcpy(CMSG_DATA(c), theirs, sizeof(int) * n);
+    if (sendmsg(env->fd[STAGE_IN], &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+      e = errno ? errno : EIO;
+      step = "passing the stage's pipes";
+      goto cleanup;
+    }
+  }
+  for (int k = 0; k < STAGE_FDS + nfiles; k++) close(theirs[k]);
+  memset(j, 0, sizeof *j);
+  j->used = 1;
+  snprintf(j->id, sizeof j->id, "%s", id);
+  for (int k = 0; k < PIPES; k++) j->fd[k] = k < STAGE_FDS ? mine[k] : -1;
+  snprintf(env->stage, sizeof env->stage, "%s", id);
+  reply_text(2, "entered", id);
+  return;
+cleanup:
+  for (int k = 0; k < made; k++) {
+    close(mine[k]);
+    close(theirs[k]);
+  }
+  for (int k = 0; k < opened; k++) close(theirs[STAGE_FDS + k]);
+  failed(id, e, step);
+}
+
+// A pooled sandbox's runbox-init said something (a stage's end) or went away.
+static void on_control(struct job *env) {
+  unsigned char msg[8];
+  ssize_t n = recv(env->fd[STAGE_IN], msg, sizeof msg, MSG_DONTWAIT);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  char stage[32];
+  snprintf(stage, sizeof stage, "%s", env->stage);
+  env->stage[0] = 0;
+  if (n == 5 && msg[0] == 'D' && stage[0]) {
+    char status[16];
+    snprintf(status, sizeof status, "%u", (unsigned)msg[1] << 24 | (unsigned)msg[2] << 16 | (unsigned)msg[3] << 8 | msg[4]);
+    reply_text(3, "done", stage, status);
+    return;
+  }
+  // Gone, or not speaking the protocol: no more stages; its exit comes as the launcher's.
+  close_fd(env, STAGE_IN);
 }
 
 static unsigned long long num_field(const char *s) {
@@ -606,7 +736,9 @@ static void handle(unsigned char *body, size_t len) {
     at += 4 + n;
   }
   fields[nf] = NULL;
-  if (!strcmp(fields[0], "start")) start(fields, (int)nf);
+  if (!strcmp(fields[0], "start")) start(fields, (int)nf, 0);
+  else if (!strcmp(fields[0], "startenv")) start(fields, (int)nf, 1);
+  else if (!strcmp(fields[0], "enter")) enter(fields, (int)nf);
   else if (!strcmp(fields[0], "run")) run(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
   else if (!strcmp(fields[0], "stdin")) more_stdin(fields, lengths, (int)nf);
@@ -685,6 +817,11 @@ int main(void) {
     pfds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
+      if (j->used && j->env && j->fd[STAGE_IN] >= 0) {
+        owner[n].job = k;
+        owner[n].pipe = STAGE_IN;
+        pfds[n++] = (struct pollfd){.fd = j->fd[STAGE_IN], .events = POLLIN};
+      }
       // Until its run, a started job's launcher sets up and waits: nothing to move.
       if (!j->used || !j->running) continue;
       for (int i = 0; i < PIPES; i++) {
@@ -705,7 +842,8 @@ int main(void) {
       struct job *j = &jobs[owner[k].job];
       int i = owner[k].pipe;
       if (!j->used || j->fd[i] != pfds[k].fd) continue;
-      if (child_reads[i]) on_writable(j, i);
+      if (j->env) on_control(j);
+      else if (child_reads[i]) on_writable(j, i);
       else on_readable(j, i);
     }
     for (int k = 0; k < MAX_JOBS; k++) {

@@ -42,7 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <net/if.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -53,6 +56,7 @@
 #include "archive.h"
 
 #define SECCOMP_FILE "/.runbox/seccomp.bpf"
+#define SANDBOX_WORKSPACE "/box"
 #define STAGE_IN_FD 3
 #define STAGE_OUT_FD 4
 // Exit code when the sandbox itself cannot be set up (not the program's doing).
@@ -403,48 +407,9 @@ static void mitigate_speculation(void) {
   prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_FORCE_DISABLE, 0, 0);
 }
 
-int main(int argc, char **argv) {
-  const char *cpus = NULL;
-  const char *devpts = NULL;
-  int no_userns = 0;
-  for (int i = 1; i < argc; i++) {
-    if (i + 1 >= argc && strcmp(argv[i], "--no-user-namespaces")) {
-      errno = 0;
-      fail("missing value for", argv[i]);
-    }
-    if (!strcmp(argv[i], "--cgroup-fd")) {
-      int fd = atoi(argv[++i]);
-      if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
-      close(fd);
-    } else if (!strcmp(argv[i], "--cpus")) {
-      cpus = argv[++i];
-    } else if (!strcmp(argv[i], "--no-user-namespaces")) {
-      no_userns = 1;  // a flag: no value follows
-    } else if (!strcmp(argv[i], "--devpts")) {
-      devpts = argv[++i];
-    } else {
-      errno = 0;
-      fail("unknown option", argv[i]);
-    }
-  }
-  if (devpts) {
-    // Each devpts instance's terminals count toward the host's kernel.pty.max: the
-    // sandbox's own instance is capped (max=) so that one run cannot take them all.
-    if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, devpts) != 0) fail("cannot mount /dev/pts", devpts);
-  }
-  if (no_userns) {
-    // The sandbox's user namespace allows no user namespace below it (seccomp refuses
-    // the calls too): the limit is this namespace's own, the host's is untouched.
-    int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, "0", 1) != 1) fail("cannot forbid user namespaces", NULL);
-    close(fd);
-  }
-  drop_capabilities();
-  if (cpus) {
-    cpu_set_t set;
-    parse_cpus(cpus, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) fail("cannot set the CPUs", cpus);
-  }
+// One stage: the program from fd 3, its files, the filter, the program itself with its
+// stdio relayed, the collected files and its end on fd 4. Returns the exit code.
+static int stage(void) {
   // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
@@ -530,4 +495,288 @@ int main(int argc, char **argv) {
   }
   write_full(STAGE_OUT_FD, rec, sizeof rec);
   return code;
+}
+
+// ---- a pooled sandbox ----------------------------------------------------------------
+// With --pool, init stays: the launcher's namespaces and mounts are made once, and each
+// stage runs in a child of its own that init starts with new PID, mount, IPC and network
+// namespaces (clone). The child (PID 1 of its PID namespace) joins the stage's cgroups,
+// mounts a fresh /proc (the launcher's masks re-made on it), empty tmpfs on the writable
+// places and its own devpts, brings its loopback up, drops every capability and runs the
+// stage as above. Whatever the stage leaves dies with it: its PID namespace ends when its
+// PID 1 does (the kernel kills and reaps the rest before init's wait returns), its
+// mounts, tmpfs contents, IPC objects, sockets and network state with its namespaces.
+//
+// The runner talks to init over fd 3, a SOCK_SEQPACKET socket:
+//   runner -> init  "R" with descriptors: stdin, stdout, stderr, stage-in, stage-out
+//                   (the stage's own pipes), then the stage's cgroup.procs files
+//   init -> runner  "D" u32 wait status (big-endian): the stage and everything in its
+//                   PID namespace are gone
+// An end of fd 3 ends init (a stage under way is killed first). Anything unexpected
+// (a child other than the stage's, a failed clone) ends init too: the runner then
+// discards the sandbox and never reuses it.
+
+#define POOL_MAX_FDS 16
+#define PROC_MOUNTS_MAX 96
+
+static unsigned long long pool_workspace, pool_tmp, pool_shm;
+static const char *pool_devpts;
+
+static void mount_tmpfs(const char *where, unsigned long long size) {
+  char opts[64];
+  snprintf(opts, sizeof opts, "size=%llu,mode=755", size);
+  if (mount("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) fail("cannot mount tmpfs on", where);
+}
+
+// The mounts the launcher put below /proc (masks, the machine's view, read-only
+// covers), opened before the stage's own /proc hides them and bound again on top of it.
+struct proc_mount {
+  int fd;
+  char path[128];
+};
+
+static int launcher_proc_mounts(struct proc_mount *out, int max) {
+  static char text[256 * 1024];
+  int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("cannot read", "/proc/self/mountinfo");
+  size_t len = 0;
+  for (;;) {
+    ssize_t r = read(fd, text + len, sizeof text - 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  close(fd);
+  text[len] = 0;
+  int n = 0;
+  for (char *line = text; line && *line;) {
+    char *next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    // id parent major:minor root mountpoint ...
+    char *f = line;
+    for (int k = 0; k < 4 && f; k++) {
+      f = strchr(f, ' ');
+      if (f) f++;
+    }
+    char *end = f ? strchr(f, ' ') : NULL;
+    if (end) *end = 0;
+    if (f && !strncmp(f, "/proc/", 6) && !strchr(f, '\\') && strlen(f) < sizeof out[0].path) {
+      int seen = 0;
+      for (int k = 0; k < n; k++) seen |= !strcmp(out[k].path, f);
+      if (!seen) {
+        if (n == max) {
+          errno = 0;
+          fail("too many mounts below /proc", NULL);
+        }
+        out[n].fd = open(f, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (out[n].fd < 0) fail("cannot open", f);
+        snprintf(out[n].path, sizeof out[n].path, "%s", f);
+        n++;
+      }
+    }
+    line = next;
+  }
+  return n;
+}
+
+static void stage_mounts(void) {
+  // Nothing mounted here reaches the sandbox's own namespace, nor the other way.
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("cannot make mounts private", NULL);
+  static struct proc_mount pm[PROC_MOUNTS_MAX];
+  int n = launcher_proc_mounts(pm, PROC_MOUNTS_MAX);
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail("cannot mount /proc", NULL);
+  for (int k = 0; k < n; k++) {
+    char src[32];
+    snprintf(src, sizeof src, "/proc/self/fd/%d", pm[k].fd);
+    if (mount(src, pm[k].path, NULL, MS_BIND, NULL) != 0) fail("cannot mask", pm[k].path);
+    close(pm[k].fd);
+  }
+  mount_tmpfs(SANDBOX_WORKSPACE, pool_workspace);
+  mount_tmpfs("/tmp", pool_tmp);
+  mount_tmpfs("/dev/shm", pool_shm);
+  if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, pool_devpts) != 0) fail("cannot mount /dev/pts", pool_devpts);
+}
+
+// A new network namespace has its loopback down; the launcher's had it up.
+static void loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail("cannot read the loopback's flags", NULL);
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail("cannot bring the loopback up", NULL);
+  close(s);
+}
+
+static void write_status(int ctl, int status) {
+  unsigned char msg[5] = {'D'};
+  put32(msg + 1, (uint32_t)status);
+  if (send(ctl, msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t)sizeof msg) _exit(0);  // the runner is gone
+}
+
+// The stage's child: fds[0..4] its stdio and stage pipes, fds[5..n) cgroup.procs files.
+static void stage_child(int *fds, int n) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  // Placed at 0..n-1 by way of descriptors above all of them.
+  int high[POOL_MAX_FDS];
+  for (int k = 0; k < n; k++)
+    if ((high[k] = fcntl(fds[k], F_DUPFD, n)) < 0) fail("placing descriptors", NULL);
+  for (int k = 0; k < n; k++)
+    if (dup2(high[k], k) != k) fail("placing descriptors", NULL);
+  if (syscall(SYS_close_range, (unsigned)n, ~0U, 0) != 0) fail("closing descriptors", NULL);
+  for (int k = 5; k < n; k++) {
+    if (write(k, "0", 1) != 1) fail("cannot join the stage's cgroup", NULL);
+    close(k);
+  }
+  stage_mounts();
+  loopback_up();
+  if (chdir(SANDBOX_WORKSPACE) != 0) fail("cannot enter", SANDBOX_WORKSPACE);
+  drop_capabilities();
+  _exit(stage());
+}
+
+static int serve(void) {
+  int ctl = fcntl(STAGE_IN_FD, F_DUPFD_CLOEXEC, 64);
+  if (ctl < 0) fail("control socket", NULL);
+  close(STAGE_IN_FD);
+  close(STAGE_OUT_FD);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &chld, NULL) != 0) fail("sigprocmask", NULL);
+  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) fail("signalfd", NULL);
+  for (;;) {
+    char byte;
+    int fds[POOL_MAX_FDS];
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t r = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return 0;  // called off: this sandbox is no longer wanted
+    int n = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int k = 0; k < got && n < POOL_MAX_FDS; k++) memcpy(&fds[n++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+    }
+    if (byte != 'R' || n < 5 || (mh.msg_flags & MSG_CTRUNC)) {
+      errno = 0;
+      fail("malformed stage request", NULL);
+    }
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, 0);
+    if (pid < 0) fail("cannot start the stage", NULL);
+    if (pid == 0) stage_child(fds, n);
+    for (int k = 0; k < n; k++) close(fds[k]);
+    for (;;) {
+      struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
+      if (poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        fail("poll", NULL);
+      }
+      if (p[0].revents) {
+        // Nothing may come during a stage but the end of the socket: the sandbox goes.
+        kill(pid, SIGKILL);
+        return 0;
+      }
+      struct signalfd_siginfo si;
+      while (read(sigfd, &si, sizeof si) > 0) {
+      }
+      int status;
+      pid_t w = waitpid(pid, &status, WNOHANG | __WALL);
+      if (w == 0) continue;
+      if (w != pid) fail("lost the stage's process", NULL);
+      // Anything else still here is not the stage's: this sandbox is not clean.
+      if (waitpid(-1, NULL, WNOHANG | __WALL) != -1 || errno != ECHILD) {
+        errno = 0;
+        fail("a process outlived its stage", NULL);
+      }
+      write_status(ctl, status);
+      break;
+    }
+  }
+}
+
+static unsigned long long size_arg(const char *s) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || !*s || v == 0) {
+    errno = 0;
+    fail("bad size", s);
+  }
+  return v;
+}
+
+int main(int argc, char **argv) {
+  const char *cpus = NULL;
+  const char *devpts = NULL;
+  int no_userns = 0, pool = 0;
+  for (int i = 1; i < argc; i++) {
+    int flag = !strcmp(argv[i], "--no-user-namespaces");
+    if (i + 1 >= argc && !flag) {
+      errno = 0;
+      fail("missing value for", argv[i]);
+    }
+    if (!strcmp(argv[i], "--cgroup-fd")) {
+      int fd = atoi(argv[++i]);
+      if (fd < 5 || write(fd, "0", 1) != 1) fail("cannot join the program's cgroup", argv[i]);
+      close(fd);
+    } else if (!strcmp(argv[i], "--cpus")) {
+      cpus = argv[++i];
+    } else if (flag) {
+      no_userns = 1;  // a flag: no value follows
+    } else if (!strcmp(argv[i], "--devpts")) {
+      devpts = argv[++i];
+    } else if (!strcmp(argv[i], "--pool")) {
+      // --pool WORKSPACE,TMP,SHM: the sizes of each stage's tmpfs mounts, in bytes
+      char sizes[96];
+      snprintf(sizes, sizeof sizes, "%s", argv[++i]);
+      char *a = strtok(sizes, ","), *b = strtok(NULL, ","), *c = strtok(NULL, ",");
+      if (!a || !b || !c) {
+        errno = 0;
+        fail("bad --pool sizes", argv[i]);
+      }
+      pool_workspace = size_arg(a);
+      pool_tmp = size_arg(b);
+      pool_shm = size_arg(c);
+      pool = 1;
+    } else {
+      errno = 0;
+      fail("unknown option", argv[i]);
+    }
+  }
+  if (pool && !devpts) {
+    errno = 0;
+    fail("--pool needs --devpts", NULL);
+  }
+  if (devpts && !pool) {
+    // Each devpts instance's terminals count toward the host's kernel.pty.max: the
+    // sandbox's own instance is capped (max=) so that one run cannot take them all.
+    if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, devpts) != 0) fail("cannot mount /dev/pts", devpts);
+  }
+  pool_devpts = devpts;
+  if (no_userns) {
+    // The sandbox's user namespace allows no user namespace below it (seccomp refuses
+    // the calls too): the limit is this namespace's own, the host's is untouched.
+    int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) fail("cannot forbid user namespaces", NULL);
+    close(fd);
+  }
+  if (cpus) {
+    cpu_set_t set;
+    parse_cpus(cpus, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) fail("cannot set the CPUs", cpus);
+  }
+  // A pooled init keeps its capabilities (in the sandbox's user namespace) for each
+  // stage's mounts; each stage's child drops them all before anything of the program runs.
+  if (pool) return serve();
+  drop_capabilities();
+  return stage();
 }

@@ -74,6 +74,10 @@ export const CONFIG_VARS = {
     Type.Union([Type.Literal('auto'), Type.Literal('nsjail'), Type.Literal('bwrap')]),
   ),
   RUNBOX_NSJAIL: str('Path of the nsjail binary (default: searched on PATH).', ''),
+  RUNBOX_SANDBOX_POOL: bool(
+    "Pooled sandboxes: each slot's sandbox (namespaces, mounts, init) stays and runs stage after stage, each stage in new PID, mount, IPC and network namespaces with fresh tmpfs, devpts and cgroup. Off: a new sandbox for every stage (about 10 ms more CPU per run).",
+    true,
+  ),
   RUNBOX_SANDBOX_UID_BASE: int(
     'First uid/gid of the unprivileged sandbox users; slot N runs as base + N. Unset: each runner process claims the first free range of `RUNBOX_RUNNER_SLOTS` uids from this default up; set: it claims exactly base to base + slots − 1, or refuses to start naming the runner that holds them.',
     61000,

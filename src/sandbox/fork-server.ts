@@ -69,11 +69,17 @@ export class StageProcess extends EventEmitter {
   private streamsDone = false;
 
   constructor(
+    /** 0 for a stage of a pooled sandbox: its processes are in the sandbox's namespaces. */
     readonly pid: number,
     private readonly id: string,
     private readonly server: ForkServer,
   ) {
     super();
+  }
+
+  /** The server's name for this process (or stage). */
+  get requestId(): string {
+    return this.id;
   }
 
   get exited(): boolean {
@@ -192,6 +198,8 @@ export class ForkServer {
   /** Processes reported started whose object does not exist yet, with their exit if it
    *  came first (a launcher that failed at once). */
   private readonly starting = new Map<number, [number | null, NodeJS.Signals | null] | null>();
+  /** Stages of pooled sandboxes under way, by request id (for their end). */
+  private readonly stages = new Map<string, StageProcess>();
   private seq = 0;
   private holds = 0;
   private pending: Buffer[] = [];
@@ -211,6 +219,8 @@ export class ForkServer {
       // What it started dies with it (their parent-death signal).
       for (const s of this.byId.values()) s.streams(e);
       for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
+      for (const s of this.stages.values()) s.ended(null, 'SIGKILL');
+      this.stages.clear();
       this.byId.clear();
       this.byPid.clear();
     };
@@ -306,6 +316,18 @@ export class ForkServer {
         } else if (this.starting.has(num(1))) this.starting.set(num(1), how);
         return;
       }
+      case 'done': {
+        const stage = this.stages.get(text(1));
+        if (!stage) return;
+        this.stages.delete(text(1));
+        // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
+        const status = num(2);
+        const sig = status & 0x7f;
+        if (sig === 0) stage.ended((status >> 8) & 0xff, null);
+        else stage.ended(null, signalName(sig) ?? 'SIGKILL');
+        return;
+      }
+      case 'entered':
       case 'started':
       case 'failed': {
         const w = this.waiting.get(text(1));
@@ -314,6 +336,8 @@ export class ForkServer {
         if (text(0) === 'started') {
           this.starting.set(num(2), null);
           w.resolve(num(2));
+        } else if (text(0) === 'entered') {
+          w.resolve(0);
         } else {
           const code = errnoName(num(2));
           w.reject(Object.assign(new Error(`cannot start the launcher (${f[3] ? text(3) : 'request'}): ${code}`), { code }));
@@ -344,15 +368,16 @@ export class ForkServer {
     }
   }
 
-  /** Starts `req.argv[0]` with fresh pipes on 0-5 and `req.files` on 6... (see StartRequest). */
-  async start(req: StartRequest): Promise<StageProcess> {
+  /** Starts `req.argv[0]` with fresh pipes on 0-5 and `req.files` on 6... (see StartRequest).
+   *  With `pooled`, descriptor 3 is the control socket of a pooled sandbox (`enter`). */
+  async start(req: StartRequest, pooled = false): Promise<StageProcess> {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
     const list = (items: readonly string[] = []) => [String(items.length), ...items];
     const limits = (req.rlimits ?? []).map((r) => `${r.resource}=${r.soft}:${r.hard}`);
     const ids = req.user ? [String(req.user.uid), String(req.user.gid)] : ['', ''];
     // Fields travel NUL-terminated to the server, which hands them to execve as C strings.
-    const fields = ['start', id, ...list(req.join), ...list(req.files), ...list(limits), ...ids, ...req.argv];
+    const fields = [pooled ? 'startenv' : 'start', id, ...list(req.join), ...list(req.files), ...list(limits), ...ids, ...req.argv];
     if (fields.some((a) => a.includes('\0'))) throw new Error('a command-line argument contains a NUL byte');
     const started = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     this.request(fields);
@@ -367,6 +392,31 @@ export class ForkServer {
     else this.byPid.set(pid, child);
     this.setRef();
     return child;
+  }
+
+  /** A stage in the pooled sandbox `env` (started with `pooled`): its own pipes, and
+   *  `files` (cgroup.procs files, opened here as root) that its first process joins. The
+   *  stage's 'exit' is its end, once nothing of it is left in the sandbox. */
+  async enter(env: StageProcess, files: readonly string[]): Promise<StageProcess> {
+    if (this.gone) throw this.gone;
+    const id = String(++this.seq);
+    // Known before the reply: its end may be reported in the same read as 'entered'.
+    const stage = new StageProcess(0, id, this);
+    this.holds++;
+    this.byId.set(id, stage);
+    this.stages.set(id, stage);
+    const entered = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    this.request(['enter', env.requestId, id, String(files.length), ...files]);
+    this.setRef();
+    try {
+      await entered;
+    } catch (e) {
+      this.byId.delete(id);
+      this.stages.delete(id);
+      stage.ended(null, 'SIGKILL');
+      throw e;
+    }
+    return stage;
   }
 
   /** Ends the server; what it started dies with it. */

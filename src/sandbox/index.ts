@@ -7,7 +7,7 @@ import { detectCgroups } from './cgroups/detect.js';
 import type { CgroupBackend } from './cgroups/types.js';
 import { bwrapPlan } from './launchers/bwrap.js';
 import { nsjailPlan } from './launchers/nsjail.js';
-import { launchKey, runStage, type RunContext } from './run.js';
+import { launchKey, runStage, type Prepared, type RunContext } from './run.js';
 import { WarmPool } from './warm.js';
 import { openLaunchDir } from './launch-dir.js';
 import type { Sandbox } from './spec.js';
@@ -86,20 +86,30 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     launcherPath,
     plan: launcher === 'nsjail' ? nsjailPlan : bwrapPlan,
     uidBase: config.RUNBOX_SANDBOX_UID_BASE,
+    pooled: config.RUNBOX_SANDBOX_POOL && launcher === 'bwrap',
   };
   const pool = new WarmPool(ctx);
   pools.add(pool);
   return {
     launcher,
+    pooled: ctx.pooled,
     async run(spec) {
       const prepared = await pool.take(spec.slot);
       const key = launchKey(spec);
       // The slot's next sandbox is built once this stage's processes are gone: built
       // while the stage runs, its set-up competes with the stage for the cores and
       // slowed it by more than it saved (sandbox benchmark, two cores).
-      const refill = () => pool.refillSoon(key);
+      // A pooled sandbox still clean after its stage goes back to the slot as it is.
+      let kept = false;
+      const refill = () => {
+        if (!kept) pool.refillSoon(key);
+      };
+      const keep = (p: Prepared) => {
+        kept = true;
+        pool.put(p);
+      };
       try {
-        return await runStage(ctx, spec, prepared, key, refill);
+        return await runStage(ctx, spec, prepared, key, refill, keep);
       } finally {
         refill();
       }

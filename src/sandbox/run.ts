@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
-import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './cgroups/types.js';
+import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
 import { sandboxView } from './launchers/view.js';
 import { slotCpus } from './cpus.js';
@@ -32,6 +32,10 @@ export interface RunContext {
   launcherPath: string;
   plan: (req: LaunchRequest) => LaunchPlan;
   uidBase: number;
+  /** Pooled sandboxes (pooled.md in docs/internals): a sandbox stays and runs stage after
+   *  stage, each in namespaces and a cgroup of its own. Where the cgroup back end cannot
+   *  give a stage its own cgroup, each sandbox runs one stage. */
+  pooled: boolean;
 }
 
 /** Launcher diagnostics kept for internal_error (never shown to users verbatim). */
@@ -65,6 +69,10 @@ export interface Prepared {
   configPath: string | undefined;
   /** Settles when the launcher has exited. */
   gone: Promise<void>;
+  /** A pooled sandbox (runbox-init --pool): it runs stage after stage while it stays clean. */
+  pooled: boolean;
+  /** Stages it has run. */
+  stages: number;
 }
 
 export function jobLimits(limits: JobLimits): JobLimits {
@@ -97,14 +105,17 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
   const { limits } = key;
   const uid = ctx.uidBase + key.slot;
   const job = await ctx.cgroups.createJob(jobLimits(limits));
+  const pooled = ctx.pooled && job.createStage !== undefined;
   let configPath: string | undefined;
   try {
     configPath = newConfigPath();
     const cpus = slotCpus(key.slot, limits.cpuCores);
     const plan = ctx.plan({
       spec: { rootfs: key.rootfs }, limits, uid, gid: uid, helpersDir: ctx.helpersDir, launcherPath: ctx.launcherPath, configPath,
-      programCgroupFds: job.programProcsFiles.map((_, i) => STAGE_PIPES + i),
+      // A pooled sandbox's stages join cgroups of their own (passed with each stage).
+      programCgroupFds: pooled ? [] : job.programProcsFiles.map((_, i) => STAGE_PIPES + i),
       cpus,
+      pool: pooled,
       view: sandboxView(join(launchDir(), 'view'), limits.memoryBytes, cpus.length),
     });
     if (plan.configText === undefined) configPath = undefined;
@@ -112,12 +123,12 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
     const child = await forkServer(ctx.forkServerPath).start({
       argv: plan.argv,
       join: job.procsFiles,
-      files: job.programProcsFiles,
+      files: pooled ? [] : job.programProcsFiles,
       rlimits: rlimits(limits),
       ...(plan.dropPrivileges ? { user: { uid, gid: uid } } : {}),
-    });
+    }, pooled);
     const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    return { key, job, child, plan, configPath, gone };
+    return { key, job, child, plan, configPath, gone, pooled, stages: 0 };
   } catch (e) {
     removeConfig(configPath);
     await job.remove();
@@ -170,13 +181,16 @@ function newConfigPath(): string {
 }
 
 /** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
- *  `onOver` is called once the stage's processes are gone, before its counters are read. */
+ *  `onOver` is called once the stage's processes are gone, before its counters are read.
+ *  A pooled sandbox that is still clean after the stage is handed to `keep` (for the
+ *  slot's next stage) instead of being removed. */
 export async function runStage(
   ctx: RunContext,
   spec: SandboxSpec,
   prepared?: Prepared,
   key: LaunchKey = launchKey(spec),
   onOver?: () => void,
+  keep?: (p: Prepared) => void,
 ): Promise<SandboxOutcome> {
   const { limits } = key;
   let p = prepared;
@@ -189,9 +203,39 @@ export async function runStage(
       p = undefined;
     }
     p ??= await prepare(ctx, key);
-    return await supervise(spec, limits, p, stageIn, stdin, onOver);
+    if (!p.pooled) return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
+    let entered = await enterStage(ctx, p).catch(() => null);
+    if (!entered) {
+      // A waiting sandbox that cannot take its stage is replaced once; a fresh one that
+      // cannot either is the runner's error.
+      const fresh = p.stages === 0 && p !== prepared;
+      await discard(p).catch(() => {});
+      p = undefined;
+      if (fresh) throw new Error('a new pooled sandbox refused its first stage');
+      p = await prepare(ctx, key);
+      entered = await enterStage(ctx, p);
+    }
+    const { target, clean, cgroup } = entered;
+    p.stages++;
+    try {
+      const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
+      // A stage that ended by itself or was stopped leaves its sandbox clean; one whose
+      // runbox-init failed says nothing good of the sandbox, which goes.
+      const failed = outcome.status === 'internal_error' && outcome.diagnostic !== 'aborted';
+      if (keep && clean() && !failed) {
+        p.child.unref();
+        keep(p);
+        p = undefined;
+      }
+      onOver?.();
+      return outcome;
+    } finally {
+      removeLater(cgroup);
+    }
   } finally {
-    if (p) {
+    if (p?.pooled) {
+      await discard(p).catch(() => {});
+    } else if (p) {
       await p.job.killAll().catch(() => {});
       removeLater(p.job);
       removeConfig(p.configPath);
@@ -199,14 +243,61 @@ export async function runStage(
   }
 }
 
+/** A stage in pooled sandbox `p`: its own cgroup, its pipes passed to runbox-init. */
+async function enterStage(ctx: RunContext, p: Prepared): Promise<{ target: StageTarget; clean: () => boolean; cgroup: StageCgroup }> {
+  if (p.child.exited) throw new Error('the pooled sandbox is gone');
+  const cgroup = p.job.createStage!();
+  let stage: StageProcess;
+  try {
+    stage = await forkServer(ctx.forkServerPath).enter(p.child, cgroup.procsFiles);
+  } catch (e) {
+    removeLater(cgroup);
+    throw e;
+  }
+  // The sandbox going (its init failed, or it was killed) ends the stage with it.
+  let sandboxGone = false;
+  const onSandboxExit = () => {
+    sandboxGone = true;
+    stage.ended(null, 'SIGKILL');
+  };
+  p.child.once('exit', onSandboxExit);
+  const done = new Promise<void>((resolve) => {
+    if (stage.exited) resolve();
+    else stage.once('exit', () => resolve());
+  });
+  void done.then(() => p.child.off('exit', onSandboxExit));
+  let killedSandbox = false;
+  const target: StageTarget = {
+    child: stage,
+    gone: done,
+    // The stage's processes go; its init (PID 1 of the stage's PID namespace) takes the
+    // rest with it. A stage that does not end then takes its whole sandbox with it.
+    kill: () =>
+      cgroup
+        .killAll()
+        .then(() => Promise.race([done, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]))
+        .then(() => {
+          if (stage.exited) return;
+          killedSandbox = true;
+          return p.job.killAll();
+        }),
+    // Nothing of a stage outlives its end (its PID namespace is empty by then).
+    sweep: async () => {},
+    // The stage's own runbox-init is not the program's.
+    processCount: async () => (await cgroup.processIds()).length - 1,
+    counters: () => cgroup.counters(),
+  };
+  return { target, clean: () => !sandboxGone && !killedSandbox && !p.child.exited, cgroup };
+}
+
 // Removing an emptied job cgroup waits for the kernel to release it (milliseconds on
 // cgroup v1). A job cgroup is never reused, so the outcome does not wait for that: the
 // removal runs in the background and `removalsSettled` awaits the ones under way.
 const removals = new Set<Promise<void>>();
 /** Jobs whose removal failed (still busy after removeDir's retries): tried again by removalsSettled. */
-const unremoved = new Set<JobCgroup>();
+const unremoved = new Set<Pick<JobCgroup, 'remove' | 'killAll'>>();
 
-function removeLater(job: JobCgroup): void {
+function removeLater(job: Pick<JobCgroup, 'remove' | 'killAll'>): void {
   const removal: Promise<void> = job
     .remove()
     .catch(() => {
@@ -224,15 +315,51 @@ export async function removalsSettled(): Promise<void> {
   await Promise.all(retry.map((job) => job.killAll().then(() => job.remove()).catch(() => {})));
 }
 
+/** What supervise watches: a launcher's one stage, or a stage in a pooled sandbox. */
+interface StageTarget {
+  /** The stage's streams, and its 'exit' (a launcher's exit; a pooled stage's end). */
+  child: StageProcess;
+  /** Settles once the process `child` stands for has exited. */
+  gone: Promise<void>;
+  /** Kills the stage's processes (a forced stop), sparing the launcher until they are gone. */
+  kill(): Promise<void>;
+  /** Once `child` has exited: whatever it left behind goes. */
+  sweep(): Promise<void>;
+  /** The program's processes now (not the launcher's own). */
+  processCount(): Promise<number>;
+  counters(): Promise<JobCounters>;
+}
+
+/** The target of a launcher that runs one stage. */
+function launcherTarget(p: Prepared): StageTarget {
+  const { job, child, plan } = p;
+  let exited = child.exited;
+  child.once('exit', () => (exited = true));
+  return {
+    child,
+    gone: p.gone,
+    // The launcher goes last, once its sandbox is gone (see killUntilEmpty); if it
+    // still hangs on after that, it goes too.
+    kill: () =>
+      job
+        .killAll(child.pid)
+        .then(() => Promise.race([p.gone, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]))
+        .then(() => (exited ? undefined : job.killAll())),
+    sweep: () => job.killAll(),
+    processCount: async () => (await job.processIds()).length - plan.fixedProcesses,
+    counters: () => job.counters(),
+  };
+}
+
 async function supervise(
   spec: SandboxSpec,
   limits: SandboxLimits,
-  prepared: Prepared,
+  target: StageTarget,
   stageIn: Buffer,
   stdin: Buffer,
   onOver: (() => void) | undefined,
 ): Promise<SandboxOutcome> {
-  const { job, child, plan } = prepared;
+  const { child } = target;
   let forced: Forced | null = null;
   let forcedWhy = '';
   let killing: Promise<void> = Promise.resolve();
@@ -240,18 +367,12 @@ async function supervise(
   const started = performance.now();
   child.ref();
 
-  let exited = child.exited;
-  const launcherGone = prepared.gone;
   const stop = (why: Forced, detail = '') => {
     if (forced) return;
     forced = why;
     forcedWhy = detail;
-    // The launcher goes last, once its sandbox is gone (see killUntilEmpty); if it
-    // still hangs on after that, it goes too.
-    killing = job
-      .killAll(child.pid)
-      .then(() => Promise.race([launcherGone, new Promise((r) => setTimeout(r, LAUNCHER_GRACE_MS).unref())]))
-      .then(() => (exited ? undefined : job.killAll()))
+    killing = target
+      .kill()
       .catch((e: Error) => {
         forcedWhy += ` (kill failed: ${e.message})`;
       });
@@ -281,10 +402,10 @@ async function supervise(
   const poller = setInterval(() => {
     if (polling || forced) return;
     polling = true;
-    job
-      .processIds()
-      .then((pids) => {
-        if (pids.length - plan.fixedProcesses > limits.maxProcesses) stop('process_limit');
+    target
+      .processCount()
+      .then((n) => {
+        if (n > limits.maxProcesses) stop('process_limit');
       })
       .catch(() => {})
       .finally(() => (polling = false));
@@ -298,9 +419,8 @@ async function supervise(
   try {
     exit = await new Promise((resolve) => {
       const onExit = () => {
-        exited = true;
         // Whatever the launcher left behind goes too, so every stream reaches its end.
-        killing = killing.then(() => job.killAll()).catch(() => {});
+        killing = killing.then(() => target.sweep()).catch(() => {});
         resolve({ code: child.exitCode, signal: child.signalCode });
       };
       if (child.exited) onExit();
@@ -319,7 +439,7 @@ async function supervise(
 
   let counters: JobCounters = { oomKills: 0, taskLimitHits: 0, cpuNs: null, memoryPeakBytes: null };
   try {
-    counters = await job.counters();
+    counters = await target.counters();
   } catch {
     // counters are informational
   }

@@ -101,6 +101,9 @@ export interface SandboxOutcome {
 export interface Sandbox {
   /** Which launcher this is ('nsjail' or 'bwrap'). */
   readonly launcher: string;
+  /** Whether its sandboxes are pooled: each stays and runs stage after stage, each stage
+   *  in namespaces and a cgroup of its own (native/init.c --pool). */
+  readonly pooled?: boolean;
   run(spec: SandboxSpec): Promise<SandboxOutcome>;
   /** Releases what the sandbox keeps ready between runs (each slot's next job cgroup and
    *  its waiting sandbox). Runs still work afterwards. Optional for stand-ins in tests. */

@@ -26,6 +26,18 @@ export class WarmPool {
     return (await entry) ?? undefined;
   }
 
+  /** Gives the slot a pooled sandbox back after its stage (it waits for the next). */
+  put(p: Prepared): void {
+    const soon = this.soon.get(p.key.slot);
+    if (soon) {
+      clearImmediate(soon);
+      this.soon.delete(p.key.slot);
+    }
+    const old = this.ready.get(p.key.slot);
+    this.ready.set(p.key.slot, Promise.resolve(p));
+    if (old) void old.then((o) => (o ? discard(o) : undefined)).catch(() => {});
+  }
+
   /** refill, on the next turn of the event loop (once per slot until then). */
   refillSoon(key: LaunchKey): void {
     if (this.soon.has(key.slot)) return;

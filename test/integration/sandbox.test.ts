@@ -232,9 +232,13 @@ for (const launcher of LAUNCHERS) {
         console.log('      SKIPPED: cgroup v2 host: the job is measured as a whole');
         return this.skip();
       }
-      // The cgroup namespace is rooted at the job: the launcher stays there, uncounted.
+      // The cgroup namespace is rooted at the job: the launcher stays there, uncounted. A
+      // pooled sandbox gives each stage a cgroup of its own below the job.
       const lines = r.stdout.toString().trim().split('\n');
-      expect(lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'))).to.deep.equal(['memory:/program', 'cpuacct:/program']);
+      const own = lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
+      const name = own[0]?.split('/')[1] ?? '';
+      expect(name).to.match(sb.pooled ? /^stage-\d+$/ : /^program$/);
+      expect(own).to.deep.equal([`memory:/${name}`, `cpuacct:/${name}`]);
     });
 
     it('runs concurrent stages in separate slots as separate users', async () => {

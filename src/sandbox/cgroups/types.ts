@@ -17,6 +17,20 @@ export interface JobCounters {
   memoryPeakBytes: number | null;
 }
 
+/** The cgroup of one stage in a pooled sandbox: made fresh below the sandbox's job for
+ *  each stage, so that its counters are the stage's alone; the job's limits hold it. */
+export interface StageCgroup {
+  /** The cgroup.procs files the stage's first process joins. */
+  readonly procsFiles: readonly string[];
+  /** Distinct processes of the stage now (its runbox-init included). */
+  processIds(): Promise<number[]>;
+  /** The stage's time and peak memory; the job's OOM kills and task-cap hits since the stage began. */
+  counters(): Promise<JobCounters>;
+  /** Kills every process of the stage and returns once none is left. */
+  killAll(): Promise<void>;
+  remove(): Promise<void>;
+}
+
 export interface JobCgroup {
   /** The cgroup.procs files a process writes "0" to in order to join the job. */
   readonly procsFiles: readonly string[];
@@ -31,6 +45,9 @@ export interface JobCgroup {
   killAll(spare?: number): Promise<void>;
   /** Removes the (empty) job cgroup. */
   remove(): Promise<void>;
+  /** A fresh cgroup for the next stage of a pooled sandbox in this job (absent where the
+   *  back end cannot measure a stage apart from the sandbox's own processes). */
+  createStage?(): StageCgroup;
 }
 
 export interface CgroupBackend {

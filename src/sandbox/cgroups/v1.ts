@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
-import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
+import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './types.js';
 
 // cgroup v1: one directory per controller hierarchy. Counters only move in the cgroup
 // the process lives in, so every job gets its own directory in each hierarchy.
@@ -14,6 +14,7 @@ const CPU_PERIOD_US = 100_000;
  *  launcher (nsjail, bwrap) stays in the job, limited with the program but not counted. */
 const PROGRAM = 'program';
 let jobSeq = 0;
+let stageSeq = 0;
 
 // Cgroup files are read and written synchronously: see kill.ts.
 
@@ -125,5 +126,43 @@ class JobV1 implements JobCgroup {
 
   async remove(): Promise<void> {
     for (const d of [...this.program, ...this.unique]) await removeDir(d);
+  }
+
+  createStage(): StageCgroup {
+    const name = `stage-${++stageSeq}`;
+    const memory = join(this.dirs.memory, name);
+    const dirs = [...new Set([memory, join(this.dirs.cpuacct, name)])];
+    const jobOom = join(this.dirs.memory, 'memory.oom_control');
+    const jobPids = join(this.dirs.pids, 'pids.events');
+    const base = { oom: readKeyed(jobOom, 'oom_kill'), hits: readKeyed(jobPids, 'max') };
+    const made: string[] = [];
+    try {
+      for (const d of dirs) {
+        mkdirSync(d);
+        made.push(d);
+      }
+      const tcp = join(memory, 'memory.kmem.tcp.limit_in_bytes');
+      if (existsSync(tcp)) writeFileSync(tcp, readFileSync(join(this.dirs.memory, 'memory.kmem.tcp.limit_in_bytes')));
+    } catch (e) {
+      for (const d of made.reverse()) removeDir(d).catch(() => {});
+      throw e;
+    }
+    const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
+    return {
+      procsFiles,
+      processIds: async () => readPids(join(memory, 'cgroup.procs')),
+      counters: async () => ({
+        oomKills: readKeyed(jobOom, 'oom_kill') - base.oom + readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
+        taskLimitHits: readKeyed(jobPids, 'max') - base.hits,
+        cpuNs: readNumber(join(this.dirs.cpuacct, name, 'cpuacct.usage')),
+        memoryPeakBytes: peakWithSockets(readNumber(join(memory, 'memory.max_usage_in_bytes')), readNumber(join(memory, 'memory.kmem.tcp.max_usage_in_bytes'))),
+      }),
+      killAll: async () => {
+        for (const f of procsFiles) await killUntilEmpty(f);
+      },
+      remove: async () => {
+        for (const d of [...dirs].reverse()) await removeDir(d);
+      },
+    };
   }
 }

@@ -35,6 +35,8 @@ export function bwrapPlan(req: LaunchRequest): LaunchPlan {
     '--cap-add', 'CAP_SYS_ADMIN',
     '--cap-add', 'CAP_SYS_RESOURCE',
     '--cap-add', 'CAP_SETPCAP',
+    // A pooled sandbox's init brings up each stage's own loopback.
+    ...(req.pool ? ['--cap-add', 'CAP_NET_ADMIN'] : []),
     '--hostname', 'runbox',
     // runbox-init gets an empty environment and gives the program its own.
     '--clearenv',

@@ -24,6 +24,9 @@ export interface LaunchRequest {
   cpus?: number[];
   /** The machine the program is shown (view.ts); the host's /proc and an empty /sys when absent. */
   view?: SandboxView;
+  /** A pooled sandbox: runbox-init stays and runs each stage in namespaces of its own
+   *  (native/init.c --pool), with the capabilities that needs until each stage drops them. */
+  pool?: boolean;
 }
 
 export interface LaunchPlan {
@@ -48,6 +51,9 @@ export interface InitDuties {
   noUserNamespaces?: boolean;
 }
 
+/** What a pooled runbox-init is told: the sizes of each stage's tmpfs mounts. */
+export const poolArgs = (limits: SandboxLimits) => ['--pool', `${limits.workspaceBytes},${limits.tmpBytes},${limits.shmBytes}`];
+
 /** runbox-init's command line inside the sandbox. */
 export function initArgv(req: LaunchRequest, duties: InitDuties = {}): string[] {
   const out = [INIT_PATH];
@@ -55,6 +61,7 @@ export function initArgv(req: LaunchRequest, duties: InitDuties = {}): string[] 
   if (req.cpus && req.cpus.length > 0) out.push('--cpus', req.cpus.join(','));
   if (duties.devpts !== undefined) out.push('--devpts', duties.devpts);
   if (duties.noUserNamespaces) out.push('--no-user-namespaces');
+  if (req.pool) out.push(...poolArgs(req.limits));
   return out;
 }
 
