@@ -25,16 +25,21 @@
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init.c)
-//   enter ENV ID NFILES FILE...
-//       a stage in the pooled sandbox ENV: fresh pipes for its stdin, stdout, stderr,
-//       stage-in and stage-out, and FILE... (cgroup.procs files, opened write-only as
-//       root here), passed to ENV's runbox-init; ID then takes run, stdin and eof as a
-//       started job does (it has no launcher log)
+//   enter ENV ID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE... KEEP FLOOD OUTMAX
+//         DIAGMAX STREAM STDIN STAGEIN HOLD
+//       a stage in the pooled sandbox ENV, in one request: make the stage's cgroup
+//       directories DIR..., write each VALUE to its FILE (the stage's limits), read each
+//       counter FILE, then pass fresh pipes for the stage's stdin, stdout, stderr,
+//       stage-in and stage-out and each DIR's cgroup.procs (opened write-only here, as
+//       root) to ENV's runbox-init, and run the stage as `run` does (it has no launcher
+//       log); stdin and eof apply to ID
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
-//   entered ID | failed ID ERRNO STEP
-//   done ID STATUS              the stage ID of a pooled sandbox has ended, and everything
-//                               in its PID namespace (STATUS: its wait status)
+//   done ID STATUS REMOVED BEFORE... AFTER...
+//                               the stage ID of a pooled sandbox has ended, and everything
+//                               in its PID namespace (STATUS: its wait status); its
+//                               counter files as read at its start and now; REMOVED "1"
+//                               when its cgroup directories are gone ("0": still busy)
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
@@ -57,6 +62,7 @@
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +74,9 @@
 // Stage-in carries a compile stage's collected files (up to 64 MiB) and more.
 #define MAX_REQUEST (256u << 20)
 #define MAX_JOBS 256
+#define MAX_STAGE_DIRS 4
+#define MAX_WRITES 4
+#define MAX_COUNTS 8
 
 static const int child_reads[PIPES] = {1, 0, 0, 1, 0, 0};
 enum { IN = 0, OUT = 1, ERR = 2, STAGE_IN = 3, STAGE_OUT = 4, LOG = 5 };
@@ -88,6 +97,12 @@ struct job {
   // under way (empty: none), whose job may be gone before the stage's end is reported.
   int env;
   char stage[32];
+  // The stage's cgroup directories (made here, removed at its end) and the counter
+  // files read at its start and at its end.
+  char *dirs[MAX_STAGE_DIRS];
+  int ndirs;
+  char *counts[MAX_COUNTS], *before[MAX_COUNTS];
+  int ncounts;
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
   struct wbuf w[PIPES];  // used for IN, STAGE_IN
@@ -275,7 +290,17 @@ static void close_fd(struct job *j, int i) {
   j->w[i].len = j->w[i].off = 0;
 }
 
+static void free_stage_info(struct job *j) {
+  for (int k = 0; k < j->ndirs; k++) free(j->dirs[k]);
+  for (int k = 0; k < j->ncounts; k++) {
+    free(j->counts[k]);
+    free(j->before[k]);
+  }
+  j->ndirs = j->ncounts = 0;
+}
+
 static void forget(struct job *j) {
+  free_stage_info(j);
   for (int i = 0; i < PIPES; i++) {
     close_fd(j, i);
     free(j->r[i].data);
@@ -447,8 +472,37 @@ cleanup:
 // 2 stderr, 3 stage-in, 4 stage-out (runbox-init places them).
 #define STAGE_FDS 5
 
-static void enter(char **f, int nf) {
-  // f: "enter" ENV ID NFILES FILE...
+// A cgroup counter file's text (up to 4 KiB; empty when unreadable).
+static char *read_small(const char *path) {
+  char buf[4096];
+  size_t got = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    for (;;) {
+      ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    close(fd);
+  }
+  buf[got] = 0;
+  return strdup(buf);
+}
+
+static int write_small(const char *path, const char *value) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return -1;
+  ssize_t w = write(fd, value, strlen(value));
+  close(fd);
+  return w == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+static void set_run(struct job *j, char **f, const size_t *len);
+
+static void enter(char **f, const size_t *len, int nf) {
+  // f: "enter" ENV ID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE...
+  //    KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
   if (nf < 4 || !digits_only(f[2])) {
     fprintf(stderr, "runbox-forkserver: malformed enter request\n");
     return;
@@ -456,12 +510,18 @@ static void enter(char **f, int nf) {
   const char *id = f[2];
   struct job *env = find(f[1]);
   int at = 3;
-  int file = counted(f, nf, &at, MAX_FILES);
-  if (file < 0 || at != nf || !env || !env->env || env->stage[0] || env->fd[STAGE_IN] < 0) {
-    failed(id, file < 0 || at != nf ? EINVAL : ESRCH, "request");
+  int dir = counted(f, nf, &at, MAX_STAGE_DIRS);
+  int wr = dir < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
+  int cnt = wr < 0 ? -1 : counted(f, nf, &at, MAX_COUNTS);
+  if (cnt < 0 || nf - at != 8 || (cnt - 1 - wr) % 2 != 0) {
+    failed(id, EINVAL, "request");
     return;
   }
-  int nfiles = nf - file;
+  if (!env || !env->env || env->stage[0] || env->fd[STAGE_IN] < 0) {
+    failed(id, ESRCH, "request");
+    return;
+  }
+  int ndirs = wr - 1 - dir, nwrites = (cnt - 1 - wr) / 2, ncounts = at - cnt;
   struct job *j = NULL;
   for (int k = 0; k < MAX_JOBS && !j; k++)
     if (!jobs[k].used) j = &jobs[k];
@@ -469,9 +529,23 @@ static void enter(char **f, int nf) {
     failed(id, j ? EEXIST : EAGAIN, "request");
     return;
   }
-  int mine[STAGE_FDS], theirs[STAGE_FDS + MAX_FILES];
-  int made = 0, opened = 0, e = 0;
+  int mine[STAGE_FDS], theirs[STAGE_FDS + MAX_STAGE_DIRS];
+  int made = 0, opened = 0, dirs_made = 0, e = 0;
   const char *step = "pipe";
+  for (; dirs_made < ndirs; dirs_made++) {
+    if (mkdir(f[dir + dirs_made], 0755) != 0) {
+      e = errno;
+      step = f[dir + dirs_made];
+      goto cleanup;
+    }
+  }
+  for (int k = 0; k < nwrites; k++) {
+    if (write_small(f[wr + 2 * k], f[wr + 2 * k + 1]) != 0) {
+      e = errno;
+      step = f[wr + 2 * k];
+      goto cleanup;
+    }
+  }
   for (; made < STAGE_FDS; made++) {
     int pp[2];
     if (pipe2(pp, O_CLOEXEC) != 0) {
@@ -483,22 +557,31 @@ static void enter(char **f, int nf) {
     fcntl(mine[made], F_SETFL, O_NONBLOCK);
     if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
   }
-  for (; opened < nfiles; opened++) {
-    theirs[STAGE_FDS + opened] = open(f[file + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  for (; opened < ndirs; opened++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cgroup.procs", f[dir + opened]);
+    theirs[STAGE_FDS + opened] = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (theirs[STAGE_FDS + opened] < 0) {
       e = errno;
-      step = f[file + opened];
+      step = f[dir + opened];
       goto cleanup;
     }
   }
+  // Counters of the job before the stage: its OOM kills and task-cap hits are counted
+  // in the job, across stages.
+  for (int k = 0; k < ncounts; k++) {
+    env->counts[k] = strdup(f[cnt + k]);
+    env->before[k] = read_small(f[cnt + k]);
+  }
+  env->ncounts = ncounts;
   {
     char byte = 'R';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-      char buf[CMSG_SPACE(sizeof(int) * (STAGE_FDS + MAX_FILES))];
+      char buf[CMSG_SPACE(sizeof(int) * (STAGE_FDS + MAX_STAGE_DIRS))];
       struct cmsghdr align;
     } u;
-    size_t n = (size_t)(STAGE_FDS + nfiles);
+    size_t n = (size_t)(STAGE_FDS + ndirs);
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
     c->cmsg_level = SOL_SOCKET;
@@ -511,13 +594,15 @@ static void enter(char **f, int nf) {
       goto cleanup;
     }
   }
-  for (int k = 0; k < STAGE_FDS + nfiles; k++) close(theirs[k]);
+  for (int k = 0; k < STAGE_FDS + ndirs; k++) close(theirs[k]);
+  for (int k = 0; k < ndirs; k++) env->dirs[k] = strdup(f[dir + k]);
+  env->ndirs = ndirs;
   memset(j, 0, sizeof *j);
   j->used = 1;
   snprintf(j->id, sizeof j->id, "%s", id);
   for (int k = 0; k < PIPES; k++) j->fd[k] = k < STAGE_FDS ? mine[k] : -1;
   snprintf(env->stage, sizeof env->stage, "%s", id);
-  reply_text(2, "entered", id);
+  set_run(j, f + at - 2, len + at - 2);
   return;
 cleanup:
   for (int k = 0; k < made; k++) {
@@ -525,6 +610,8 @@ cleanup:
     close(theirs[k]);
   }
   for (int k = 0; k < opened; k++) close(theirs[STAGE_FDS + k]);
+  for (int k = dirs_made - 1; k >= 0; k--) rmdir(f[dir + k]);
+  free_stage_info(env);
   failed(id, e, step);
 }
 
@@ -539,7 +626,25 @@ static void on_control(struct job *env) {
   if (n == 5 && msg[0] == 'D' && stage[0]) {
     char status[16];
     snprintf(status, sizeof status, "%u", (unsigned)msg[1] << 24 | (unsigned)msg[2] << 16 | (unsigned)msg[3] << 8 | msg[4]);
-    reply_text(3, "done", stage, status);
+    // Nothing of the stage is left: its counters are final and its cgroups empty.
+    struct field fl[4 + 2 * MAX_COUNTS];
+    char *after[MAX_COUNTS];
+    int nc = env->ncounts;
+    for (int k = 0; k < nc; k++) after[k] = read_small(env->counts[k]);
+    int removed = 1;
+    for (int k = env->ndirs - 1; k >= 0; k--)
+      if (rmdir(env->dirs[k]) != 0 && errno != ENOENT) removed = 0;
+    fl[0] = text("done");
+    fl[1] = text(stage);
+    fl[2] = text(status);
+    fl[3] = text(removed ? "1" : "0");
+    for (int k = 0; k < nc; k++) {
+      fl[4 + k] = text(env->before[k]);
+      fl[4 + nc + k] = text(after[k]);
+    }
+    send_frame(fl, 4 + 2 * nc);
+    for (int k = 0; k < nc; k++) free(after[k]);
+    free_stage_info(env);
     return;
   }
   // Gone, or not speaking the protocol: no more stages; its exit comes as the launcher's.
@@ -587,13 +692,19 @@ static void run(char **f, const size_t *len, int nf) {
     fprintf(stderr, "runbox-forkserver: run for an unknown or running id\n");
     return;
   }
+  if (nf == 9) f[9] = "0";
+  set_run(j, f, len);
+}
+
+// f[2..9]: KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
+static void set_run(struct job *j, char **f, const size_t *len) {
   j->running = 1;
   j->keep = num_field(f[2]);
   j->flood = num_field(f[3]);
   j->outmax = num_field(f[4]);
   j->diagmax = num_field(f[5]);
   j->stream = f[6][0] == '1';
-  j->hold_in = nf == 10 && f[9][0] == '1';
+  j->hold_in = f[9][0] == '1';
   set_write(j, IN, f[7], len[7]);
   set_write(j, STAGE_IN, f[8], len[8]);
 }
@@ -738,7 +849,7 @@ static void handle(unsigned char *body, size_t len) {
   fields[nf] = NULL;
   if (!strcmp(fields[0], "start")) start(fields, (int)nf, 0);
   else if (!strcmp(fields[0], "startenv")) start(fields, (int)nf, 1);
-  else if (!strcmp(fields[0], "enter")) enter(fields, (int)nf);
+  else if (!strcmp(fields[0], "enter")) enter(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "run")) run(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
   else if (!strcmp(fields[0], "stdin")) more_stdin(fields, lengths, (int)nf);

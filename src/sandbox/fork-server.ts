@@ -67,6 +67,11 @@ export class StageProcess extends EventEmitter {
   private referenced = true;
   private io: { resolve: (s: StageStreams) => void; reject: (e: Error) => void; onChunk?: StageIo['onChunk']; onFlood: () => void } | null = null;
   private streamsDone = false;
+  /** A stage of a pooled sandbox: the fields of its `enter` request before the run's own. */
+  enterFields: readonly string[] | null = null;
+  /** A pooled stage's end as the server reported it: its counter files' texts at its
+   *  start and at its end, and whether its cgroup directories are gone. */
+  report: { before: string[]; after: string[]; removed: boolean } | null = null;
 
   constructor(
     /** 0 for a stage of a pooled sandbox: its processes are in the sandbox's namespaces. */
@@ -102,8 +107,9 @@ export class StageProcess extends EventEmitter {
       this.io = { resolve, reject, onFlood: io.onFlood, ...(io.onChunk ? { onChunk: io.onChunk } : {}) };
     });
     this.server.hold();
+    const head = this.enterFields ? ['enter', ...this.enterFields.slice(0, 1), this.id, ...this.enterFields.slice(1)] : ['run', this.id];
     this.server.request([
-      'run', this.id, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
+      ...head, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
       io.stdin, io.stageIn, io.holdStdin ? '1' : '0',
     ]);
     return done;
@@ -320,6 +326,12 @@ export class ForkServer {
         const stage = this.stages.get(text(1));
         if (!stage) return;
         this.stages.delete(text(1));
+        const counts = (f.length - 4) / 2;
+        stage.report = {
+          removed: text(3) === '1',
+          before: f.slice(4, 4 + counts).map((b) => b.toString('latin1')),
+          after: f.slice(4 + counts).map((b) => b.toString('latin1')),
+        };
         // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
         const status = num(2);
         const sig = status & 0x7f;
@@ -327,17 +339,22 @@ export class ForkServer {
         else stage.ended(null, signalName(sig) ?? 'SIGKILL');
         return;
       }
-      case 'entered':
       case 'started':
       case 'failed': {
+        const stage = this.stages.get(text(1));
+        if (stage) {
+          // A stage the server could not enter: it never ran.
+          this.stages.delete(text(1));
+          stage.streams(new Error(`cannot enter the pooled sandbox (${f[3] ? text(3) : 'request'}): ${errnoName(num(2))}`));
+          stage.ended(null, 'SIGKILL');
+          return;
+        }
         const w = this.waiting.get(text(1));
         if (!w) return;
         this.waiting.delete(text(1));
         if (text(0) === 'started') {
           this.starting.set(num(2), null);
           w.resolve(num(2));
-        } else if (text(0) === 'entered') {
-          w.resolve(0);
         } else {
           const code = errnoName(num(2));
           w.reject(Object.assign(new Error(`cannot start the launcher (${f[3] ? text(3) : 'request'}): ${code}`), { code }));
@@ -394,28 +411,21 @@ export class ForkServer {
     return child;
   }
 
-  /** A stage in the pooled sandbox `env` (started with `pooled`): its own pipes, and
-   *  `files` (cgroup.procs files, opened here as root) that its first process joins. The
-   *  stage's 'exit' is its end, once nothing of it is left in the sandbox. */
-  async enter(env: StageProcess, files: readonly string[]): Promise<StageProcess> {
+  /** A stage in the pooled sandbox `env` (started with `pooled`), sent with its run in
+   *  one `enter` request: the server makes the stage's cgroup directories `dirs`, writes
+   *  `writes`, reads `counts` before and after the stage (StageProcess.report), and
+   *  passes the stage's pipes and the directories' cgroup.procs to the sandbox's init.
+   *  The stage's 'exit' is its end, once nothing of it is left in the sandbox. */
+  stage(env: StageProcess, dirs: readonly string[], writes: readonly (readonly [string, string])[], counts: readonly string[]): StageProcess {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
-    // Known before the reply: its end may be reported in the same read as 'entered'.
     const stage = new StageProcess(0, id, this);
+    const list = (items: readonly string[]) => [String(items.length), ...items];
+    stage.enterFields = [env.requestId, ...list(dirs), ...list(writes.flat()), ...list(counts)];
     this.holds++;
     this.byId.set(id, stage);
     this.stages.set(id, stage);
-    const entered = new Promise<number>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-    this.request(['enter', env.requestId, id, String(files.length), ...files]);
     this.setRef();
-    try {
-      await entered;
-    } catch (e) {
-      this.byId.delete(id);
-      this.stages.delete(id);
-      stage.ended(null, 'SIGKILL');
-      throw e;
-    }
     return stage;
   }
 

@@ -2,7 +2,7 @@ import { statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn } from './archive.js';
-import { forkServer, STAGE_PIPES, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
+import { forkServer, STAGE_PIPES, type StageIo, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
 import { sandboxView } from './launchers/view.js';
@@ -204,34 +204,20 @@ export async function runStage(
     }
     p ??= await prepare(ctx, key);
     if (!p.pooled) return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
-    let entered = await enterStage(ctx, p).catch(() => null);
-    if (!entered) {
-      // A waiting sandbox that cannot take its stage is replaced once; a fresh one that
-      // cannot either is the runner's error.
-      const fresh = p.stages === 0 && p !== prepared;
-      await discard(p).catch(() => {});
-      p = undefined;
-      if (fresh) throw new Error('a new pooled sandbox refused its first stage');
-      p = await prepare(ctx, key);
-      entered = await enterStage(ctx, p);
-    }
-    const { target, clean, cgroup } = entered;
+    const { target, clean, cgroup } = enterStage(ctx, p);
     p.stages++;
-    try {
-      const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
-      // A stage that ended by itself or was stopped leaves its sandbox clean; one whose
-      // runbox-init failed says nothing good of the sandbox, which goes.
-      const failed = outcome.status === 'internal_error' && outcome.diagnostic !== 'aborted';
-      if (keep && clean() && !failed) {
-        p.child.unref();
-        keep(p);
-        p = undefined;
-      }
-      onOver?.();
-      return outcome;
-    } finally {
-      removeLater(cgroup);
+    const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
+    if (!target.child.report?.removed) removeLater(cgroup);
+    // A stage that ended by itself or was stopped leaves its sandbox clean; one whose
+    // runbox-init failed says nothing good of the sandbox, which goes.
+    const failed = outcome.status === 'internal_error' && outcome.diagnostic !== 'aborted';
+    if (keep && clean() && !failed) {
+      p.child.unref();
+      keep(p);
+      p = undefined;
     }
+    onOver?.();
+    return outcome;
   } finally {
     if (p?.pooled) {
       await discard(p).catch(() => {});
@@ -243,19 +229,12 @@ export async function runStage(
   }
 }
 
-/** A stage in pooled sandbox `p`: its own cgroup, its pipes passed to runbox-init. */
-async function enterStage(ctx: RunContext, p: Prepared): Promise<{ target: StageTarget; clean: () => boolean; cgroup: StageCgroup }> {
-  if (p.child.exited) throw new Error('the pooled sandbox is gone');
+/** A stage in pooled sandbox `p`: its own cgroup and pipes, sent in one request. */
+function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean: () => boolean; cgroup: StageCgroup } {
   const cgroup = p.job.createStage!();
-  let stage: StageProcess;
-  try {
-    stage = await forkServer(ctx.forkServerPath).enter(p.child, cgroup.procsFiles);
-  } catch (e) {
-    removeLater(cgroup);
-    throw e;
-  }
+  const stage = forkServer(ctx.forkServerPath).stage(p.child, cgroup.dirs, cgroup.writes, cgroup.counterFiles);
   // The sandbox going (its init failed, or it was killed) ends the stage with it.
-  let sandboxGone = false;
+  let sandboxGone = p.child.exited;
   const onSandboxExit = () => {
     sandboxGone = true;
     stage.ended(null, 'SIGKILL');
@@ -269,6 +248,10 @@ async function enterStage(ctx: RunContext, p: Prepared): Promise<{ target: Stage
   let killedSandbox = false;
   const target: StageTarget = {
     child: stage,
+    run: (io) => {
+      if (sandboxGone) stage.ended(null, 'SIGKILL');
+      return stage.run(io);
+    },
     gone: done,
     // The stage's processes go; its init (PID 1 of the stage's PID namespace) takes the
     // rest with it. A stage that does not end then takes its whole sandbox with it.
@@ -285,9 +268,13 @@ async function enterStage(ctx: RunContext, p: Prepared): Promise<{ target: Stage
     sweep: async () => {},
     // The stage's own runbox-init is not the program's.
     processCount: async () => (await cgroup.processIds()).length - 1,
-    counters: () => cgroup.counters(),
+    counters: async () => {
+      const r = stage.report;
+      if (!r) throw new Error('no counters: the stage did not end in its sandbox');
+      return cgroup.counters(r.before, r.after);
+    },
   };
-  return { target, clean: () => !sandboxGone && !killedSandbox && !p.child.exited, cgroup };
+  return { target, clean: () => !sandboxGone && !killedSandbox && !p.child.exited && stage.report !== null, cgroup };
 }
 
 // Removing an emptied job cgroup waits for the kernel to release it (milliseconds on
@@ -319,6 +306,8 @@ export async function removalsSettled(): Promise<void> {
 interface StageTarget {
   /** The stage's streams, and its 'exit' (a launcher's exit; a pooled stage's end). */
   child: StageProcess;
+  /** Sends the stage (StageProcess.run) and settles once its streams have ended. */
+  run(io: StageIo): Promise<StageStreams>;
   /** Settles once the process `child` stands for has exited. */
   gone: Promise<void>;
   /** Kills the stage's processes (a forced stop), sparing the launcher until they are gone. */
@@ -337,6 +326,7 @@ function launcherTarget(p: Prepared): StageTarget {
   child.once('exit', () => (exited = true));
   return {
     child,
+    run: (io) => child.run(io),
     gone: p.gone,
     // The launcher goes last, once its sandbox is gone (see killUntilEmpty); if it
     // still hangs on after that, it goes too.
@@ -380,7 +370,7 @@ async function supervise(
 
   // The fork server writes stdin and stage-in (never blocking on a program that does
   // not read) and keeps the first bytes of each output stream.
-  const streams = child.run({
+  const streams = target.run({
     stdin,
     stageIn,
     keepBytes: limits.outputKeepBytes,

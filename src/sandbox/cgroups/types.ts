@@ -17,17 +17,25 @@ export interface JobCounters {
   memoryPeakBytes: number | null;
 }
 
-/** The cgroup of one stage in a pooled sandbox: made fresh below the sandbox's job for
- *  each stage, so that its counters are the stage's alone; the job's limits hold it. */
+/** The cgroup of one stage in a pooled sandbox, made fresh below the sandbox's job for
+ *  each stage so that its counters are the stage's alone (the job's limits hold it). The
+ *  fork server makes it, reads its counters and removes it (native/forkserver.c
+ *  `enter`): no file system call of the runner's own on a stage's path. */
 export interface StageCgroup {
-  /** The cgroup.procs files the stage's first process joins. */
-  readonly procsFiles: readonly string[];
+  /** Directories to make, in order (removed in reverse); the stage joins each one's cgroup.procs. */
+  readonly dirs: readonly string[];
+  /** [file, value] written once they are made (the stage's own limits). */
+  readonly writes: readonly (readonly [string, string])[];
+  /** Counter files read before the stage and after it. */
+  readonly counterFiles: readonly string[];
   /** Distinct processes of the stage now (its runbox-init included). */
   processIds(): Promise<number[]>;
-  /** The stage's time and peak memory; the job's OOM kills and task-cap hits since the stage began. */
-  counters(): Promise<JobCounters>;
+  /** The stage's time and peak memory, the job's OOM kills and task-cap hits during it,
+   *  from the counter files' texts before and after. */
+  counters(before: readonly string[], after: readonly string[]): JobCounters;
   /** Kills every process of the stage and returns once none is left. */
   killAll(): Promise<void>;
+  /** Removes the directories (when the fork server could not: still busy). */
   remove(): Promise<void>;
 }
 

@@ -30,12 +30,17 @@ export function readNumber(file: string): number | null {
 /** The number after `key` in a "key value" per line file; 0 when absent. */
 export function readKeyed(file: string, key: string): number {
   try {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const [k, v] = line.trim().split(/\s+/);
-      if (k === key) return Number(v) || 0;
-    }
+    return keyed(readFileSync(file, 'utf8'), key);
   } catch {
-    // a missing counter reads as zero
+    return 0; // a missing counter reads as zero
+  }
+}
+
+/** The number after `key` in "key value" lines; 0 when absent. */
+export function keyed(text: string | undefined, key: string): number {
+  for (const line of (text ?? '').split('\n')) {
+    const [k, v] = line.trim().split(/\s+/);
+    if (k === key) return Number(v) || 0;
   }
   return 0;
 }
@@ -60,7 +65,9 @@ export class CgroupV1 implements CgroupBackend {
     for (const c of V1_CONTROLLERS) dirs[c] = join(this.own[c], name);
     const unique = [...new Set(Object.values(dirs))];
     const program = [...new Set([dirs.memory, dirs.cpuacct])].map((d) => join(d, PROGRAM));
-    const job = new JobV1(dirs, unique, program);
+    // The runner's own cgroup shows which files a job's will have (it is made below).
+    const tcpFile = join(this.own.memory, 'memory.kmem.tcp.limit_in_bytes');
+    const job = new JobV1(dirs, unique, program, existsSync(tcpFile) ? limits.memoryBytes : null);
     try {
       for (const d of [...unique, ...program]) mkdirSync(d);
       writeFileSync(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
@@ -98,6 +105,8 @@ class JobV1 implements JobCgroup {
     private readonly dirs: Readonly<Record<V1Controller, string>>,
     private readonly unique: readonly string[],
     private readonly program: readonly string[],
+    /** Socket buffers' cap, where the kernel has one (see createJob): each stage's cgroup gets it too. */
+    private readonly tcpLimit: number | null,
   ) {
     this.procsFiles = unique.map((d) => join(d, 'cgroup.procs'));
     this.programProcsFiles = program.map((d) => join(d, 'cgroup.procs'));
@@ -131,32 +140,32 @@ class JobV1 implements JobCgroup {
   createStage(): StageCgroup {
     const name = `stage-${++stageSeq}`;
     const memory = join(this.dirs.memory, name);
-    const dirs = [...new Set([memory, join(this.dirs.cpuacct, name)])];
-    const jobOom = join(this.dirs.memory, 'memory.oom_control');
-    const jobPids = join(this.dirs.pids, 'pids.events');
-    const base = { oom: readKeyed(jobOom, 'oom_kill'), hits: readKeyed(jobPids, 'max') };
-    const made: string[] = [];
-    try {
-      for (const d of dirs) {
-        mkdirSync(d);
-        made.push(d);
-      }
-      const tcp = join(memory, 'memory.kmem.tcp.limit_in_bytes');
-      if (existsSync(tcp)) writeFileSync(tcp, readFileSync(join(this.dirs.memory, 'memory.kmem.tcp.limit_in_bytes')));
-    } catch (e) {
-      for (const d of made.reverse()) removeDir(d).catch(() => {});
-      throw e;
-    }
+    const cpuacct = join(this.dirs.cpuacct, name);
+    const dirs = [...new Set([memory, cpuacct])];
+    const tcp = this.tcpLimit === null ? [] : [[join(memory, 'memory.kmem.tcp.limit_in_bytes'), String(this.tcpLimit)] as const];
+    const files = [
+      join(this.dirs.memory, 'memory.oom_control'),
+      join(this.dirs.pids, 'pids.events'),
+      join(memory, 'memory.oom_control'),
+      join(cpuacct, 'cpuacct.usage'),
+      join(memory, 'memory.max_usage_in_bytes'),
+      join(memory, 'memory.kmem.tcp.max_usage_in_bytes'),
+    ];
     const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
     return {
-      procsFiles,
+      dirs,
+      writes: tcp,
+      counterFiles: files,
       processIds: async () => readPids(join(memory, 'cgroup.procs')),
-      counters: async () => ({
-        oomKills: readKeyed(jobOom, 'oom_kill') - base.oom + readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
-        taskLimitHits: readKeyed(jobPids, 'max') - base.hits,
-        cpuNs: readNumber(join(this.dirs.cpuacct, name, 'cpuacct.usage')),
-        memoryPeakBytes: peakWithSockets(readNumber(join(memory, 'memory.max_usage_in_bytes')), readNumber(join(memory, 'memory.kmem.tcp.max_usage_in_bytes'))),
-      }),
+      counters: (before, after) => {
+        const num = (t: string | undefined) => (t === undefined || t.trim() === '' ? null : Number(t.trim()));
+        return {
+          oomKills: keyed(after[0], 'oom_kill') - keyed(before[0], 'oom_kill') + keyed(after[2], 'oom_kill'),
+          taskLimitHits: keyed(after[1], 'max') - keyed(before[1], 'max'),
+          cpuNs: num(after[3]),
+          memoryPeakBytes: peakWithSockets(num(after[4]), num(after[5])),
+        };
+      },
       killAll: async () => {
         for (const f of procsFiles) await killUntilEmpty(f);
       },
