@@ -86,7 +86,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     launcherPath,
     plan: launcher === 'nsjail' ? nsjailPlan : bwrapPlan,
     uidBase: config.RUNBOX_SANDBOX_UID_BASE,
-    pooled: config.RUNBOX_SANDBOX_POOL && launcher === 'bwrap',
+    pooled: config.RUNBOX_SANDBOX_POOL,
   };
   const pool = new WarmPool(ctx);
   pools.add(pool);

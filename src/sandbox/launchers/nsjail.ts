@@ -87,7 +87,8 @@ export function nsjailMounts(req: LaunchRequest): Mount[] {
 /** The nsjail config (protobuf text) for one run. */
 export function nsjailConfig(req: LaunchRequest): string {
   const { uid, gid } = req;
-  const [path, ...args] = initArgv(req);
+  // A pooled init mounts each stage's devpts itself, with the same options.
+  const [path, ...args] = initArgv(req, req.pool ? { devpts: devptsOptions(req.limits.terminals), noUserNamespaces: true } : {});
   return protoText({
     name: 'runbox',
     mode: new ProtoEnum('ONCE'),
@@ -103,12 +104,26 @@ export function nsjailConfig(req: LaunchRequest): string {
     pass_fd: [...PASSED_FDS, ...(req.programCgroupFds ?? [])],
     // The fork server's child has set the rlimits; nsjail must not replace them with its own defaults.
     disable_rl: true,
-    clone_newuser: false,
-    uidmap: { inside_id: String(uid) },
-    gidmap: { inside_id: String(gid) },
+    ...(req.pool
+      ? {
+          // A pooled sandbox's init mounts each stage's /proc, tmpfs and devpts and brings
+          // its loopback up: it needs these capabilities, confined to a user namespace of
+          // the sandbox's own (the slot's ids mapped to themselves), until each stage drops
+          // them all. The seccomp filter is then init's alone (it loads the same policy
+          // for each stage's program): nsjail's would refuse init's mounts.
+          clone_newuser: true,
+          uidmap: { inside_id: String(uid), outside_id: String(uid) },
+          gidmap: { inside_id: String(gid), outside_id: String(gid) },
+          cap: ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP', 'CAP_NET_ADMIN'],
+        }
+      : {
+          clone_newuser: false,
+          uidmap: { inside_id: String(uid) },
+          gidmap: { inside_id: String(gid) },
+        }),
     mount_proc: false,
     mount: nsjailMounts(req),
-    seccomp_policy_file: join(req.helpersDir, 'seccomp.kafel'),
+    ...(req.pool ? {} : { seccomp_policy_file: join(req.helpersDir, 'seccomp.kafel') }),
     exec_bin: { path: path!, arg: args },
   });
 }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 
 // What a program sees of /dev and /proc, the same under every launcher. bubblewrap's
 // `--dev` makes the /dev below; nsjail is given the same nodes, links and mounts.
@@ -43,10 +43,19 @@ export interface ProcMasks {
 let masks: ProcMasks | null = null;
 
 /** The masks that apply on this host: a mount needs its target, and /proc inside the
- *  sandbox has the same global entries as the host's. Probed once. */
+ *  sandbox has the same global entries as the host's. Files only the host's root may
+ *  read (0400: timer_list, kpage*, slabinfo…) need none: no program can open them, and in
+ *  a pooled sandbox's user namespace nsjail cannot make them mount targets. Probed once. */
 export function procMasks(): ProcMasks {
+  const othersRead = (p: string) => {
+    try {
+      return (statSync(p).mode & 0o004) !== 0;
+    } catch {
+      return false;
+    }
+  };
   masks ??= {
-    files: PROC_MASKED_FILES.map((f) => `/proc/${f}`).filter((p) => existsSync(p)),
+    files: PROC_MASKED_FILES.map((f) => `/proc/${f}`).filter(othersRead),
     dirs: PROC_MASKED_DIRS.map((d) => `/proc/${d}`).filter((p) => existsSync(p)),
   };
   return masks;
