@@ -104,7 +104,7 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
   if (!Number.isInteger(key.slot) || key.slot < 0) throw new Error(`bad slot ${key.slot}`);
   const { limits } = key;
   const uid = ctx.uidBase + key.slot;
-  const job = await ctx.cgroups.createJob(jobLimits(limits));
+  const job = await ctx.cgroups.createJob(jobLimits(limits), { pooled: ctx.pooled });
   const pooled = ctx.pooled && job.createStage !== undefined;
   let configPath: string | undefined;
   try {

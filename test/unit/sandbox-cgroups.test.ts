@@ -80,6 +80,30 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
   });
 });
 
+describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
+  it('makes each stage a cgroup in the memory and cpuacct hierarchies and counts it on its own', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'runbox-cg1s-'));
+    try {
+      const mountInfo = ['memory', 'pids', 'cpu', 'cpuacct'].map((c, i) => `${40 + i} 31 0:${50 + i} / ${root}/${c} rw - cgroup cgroup rw,${c}`).join('\n');
+      for (const c of ['memory', 'pids', 'cpu', 'cpuacct']) mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, 'memory/memory.kmem.tcp.limit_in_bytes'), '0\n');
+      const backend = await detectCgroups({ mountInfo, procCgroup: '8:pids:/\n4:memory:/\n2:cpuacct:/\n1:cpu:/\n0::/\n', pid: 78 });
+      const job = await backend.createJob(limits, { pooled: true });
+      const stage = job.createStage!();
+      const name = /stage-\d+/.exec(stage.dirs[0]!)![0];
+      expect(stage.dirs.map((d) => d.slice(root.length + 1).split('/')[0])).to.deep.equal(['memory', 'cpuacct']);
+      // Socket buffers are charged where a socket is made: the stage gets the job's cap.
+      expect(stage.writes).to.deep.equal([[join(stage.dirs[0]!, 'memory.kmem.tcp.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)]]);
+      expect(name).to.match(/^stage-\d+$/);
+      const before = ['oom_kill_disable 0\noom_kill 4\n', 'max 1\n', '', '', '', ''];
+      const after = ['oom_kill_disable 0\noom_kill 5\n', 'max 3\n', 'oom_kill 1\n', '2500000\n', '40960\n', '4096\n'];
+      expect(stage.counters(before, after)).to.deep.equal({ oomKills: 2, taskLimitHits: 2, cpuNs: 2_500_000, memoryPeakBytes: 45056 });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs need a cgroup v2 host)', () => {
   let mnt: string;
   let own: string;
@@ -130,6 +154,25 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs n
     writeFileSync(join(dir, 'cgroup.kill'), '');
     await job.killAll();
     expect(read(join(dir, 'cgroup.kill'))).to.equal('1');
+  });
+
+  it('gives a pooled sandbox a leaf of its own and each stage a fresh cgroup beside it, counted on its own', async () => {
+    const backend = await CgroupV2.setUp(own, 9);
+    const job = await backend.createJob(limits, { pooled: true });
+    const dir = join(job.procsFiles[0]!, '../..');
+    // The launcher and init go to the leaf: the job hands its controllers to the stages.
+    expect(job.procsFiles).to.deep.equal([join(dir, 'sandbox/cgroup.procs')]);
+    expect(read(join(dir, 'cgroup.subtree_control'))).to.equal('+memory +pids +cpu');
+    expect(read(join(dir, 'memory.max'))).to.equal(String(RUN_LIMITS.memoryBytes));
+    const stage = job.createStage!();
+    expect(stage.dirs).to.have.length(1);
+    expect(stage.dirs[0]!.startsWith(join(dir, 'stage-'))).to.equal(true);
+    // The job's counters move across stages: a stage's are the difference; its time and peak its own.
+    const before = ['oom 1\noom_kill 1\n', 'max 2\n', '', ''];
+    const after = ['oom 2\noom_kill 3\n', 'max 2\n', 'usage_usec 1500\nuser_usec 1000\n', '8192\n'];
+    expect(stage.counterFiles).to.deep.equal(['memory.events', 'pids.events', 'stage', 'stage'].map((f, i) => (i < 2 ? join(dir, f) : join(stage.dirs[0]!, i === 2 ? 'cpu.stat' : 'memory.peak'))));
+    expect(stage.counters(before, after)).to.deep.equal({ oomKills: 2, taskLimitHits: 0, cpuNs: 1_500_000, memoryPeakBytes: 8192 });
+    expect(stage.counters(before, ['', '', '', ''])).to.deep.include({ cpuNs: null, memoryPeakBytes: null });
   });
 
   it('sets swap to zero when the kernel accounts swap, and leaves it alone when it does not', async () => {

@@ -60,7 +60,9 @@ export interface JobCgroup {
 
 export interface CgroupBackend {
   readonly version: 1 | 2;
-  createJob(limits: JobLimits): Promise<JobCgroup>;
+  /** A job cgroup with `limits`; `pooled`: for a pooled sandbox, which gives each of its
+   *  stages a cgroup of its own below the job (JobCgroup.createStage). */
+  createJob(limits: JobLimits, opts?: { pooled?: boolean }): Promise<JobCgroup>;
   /** Kills and removes job cgroups left by a runner process that is gone; returns their paths. */
   sweepStale(): Promise<string[]>;
 }

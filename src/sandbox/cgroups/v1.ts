@@ -58,7 +58,7 @@ export class CgroupV1 implements CgroupBackend {
     return sweepStaleJobs([...new Set(Object.values(this.own))], this.pid);
   }
 
-  async createJob(limits: JobLimits): Promise<JobCgroup> {
+  async createJob(limits: JobLimits, _opts: { pooled?: boolean } = {}): Promise<JobCgroup> {
     const name = `job-${this.pid}-${++jobSeq}`;
     // Hierarchies may be co-mounted (cpu,cpuacct): one directory each.
     const dirs = {} as Record<V1Controller, string>;

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
-import type { CgroupBackend, JobCgroup, JobCounters, JobLimits } from './types.js';
-import { readKeyed, readNumber } from './v1.js';
+import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './types.js';
+import { keyed, readKeyed, readNumber } from './v1.js';
 
 // cgroup v2 (production hosts). A cgroup with processes cannot hand controllers to its
 // children, so set-up moves the runner's processes into a leaf <own>/runner and enables
@@ -11,6 +11,10 @@ import { readKeyed, readNumber } from './v1.js';
 export const V2_CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
 const CPU_PERIOD_US = 100_000;
 let jobSeq = 0;
+let stageSeq = 0;
+/** A pooled sandbox's launcher and init, in a leaf of the job: a cgroup that hands
+ *  controllers to its children (each stage's) may hold no process itself. */
+const SANDBOX_LEAF = 'sandbox';
 
 
 export class CgroupV2 implements CgroupBackend {
@@ -36,16 +40,20 @@ export class CgroupV2 implements CgroupBackend {
     return sweepStaleJobs([this.own], this.pid);
   }
 
-  async createJob(limits: JobLimits): Promise<JobCgroup> {
+  async createJob(limits: JobLimits, opts: { pooled?: boolean } = {}): Promise<JobCgroup> {
     const dir = join(this.own, `job-${this.pid}-${++jobSeq}`);
     mkdirSync(dir);
-    const job = new JobV2(dir);
+    const job = opts.pooled ? new PooledJobV2(dir) : new JobV2(dir);
     try {
       writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
       // tmpfs pages count in memory.max; none may go to swap.
       if (this.swapAccounting) writeFileSync(join(dir, 'memory.swap.max'), '0');
       writeFileSync(join(dir, 'pids.max'), String(limits.maxTasks));
       writeFileSync(join(dir, 'cpu.max'), `${Math.round(limits.cpuCores * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
+      if (opts.pooled) {
+        mkdirSync(join(dir, SANDBOX_LEAF));
+        writeFileSync(join(dir, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
+      }
     } catch (e) {
       await job.remove().catch(() => {});
       throw e;
@@ -87,5 +95,63 @@ export class JobV2 implements JobCgroup {
 
   async remove(): Promise<void> {
     await removeDir(this.dir);
+  }
+}
+
+/** The job of a pooled sandbox: its launcher and init in the `sandbox` leaf, each stage
+ *  in a `stage-N` leaf beside it (made and removed by the fork server), all below the
+ *  job's limits. A stage's cgroup is fresh, so its counters are its own: cpu.stat and
+ *  memory.peak (Linux 5.19) of the stage, the job's OOM kills and task-cap hits during it. */
+export class PooledJobV2 extends JobV2 {
+  override readonly procsFiles: readonly string[];
+
+  constructor(dir: string) {
+    super(dir);
+    this.procsFiles = [join(dir, SANDBOX_LEAF, 'cgroup.procs')];
+  }
+
+  private leaves(): string[] {
+    try {
+      return readdirSync(this.dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(this.dir, d.name));
+    } catch {
+      return [];
+    }
+  }
+
+  override async processIds(): Promise<number[]> {
+    return this.leaves().flatMap((d) => readPids(join(d, 'cgroup.procs')));
+  }
+
+  override async killAll(spare?: number): Promise<void> {
+    const killFile = join(this.dir, 'cgroup.kill');
+    if (spare === undefined && existsSync(killFile)) writeFileSync(killFile, '1');
+    for (const d of this.leaves()) await killUntilEmpty(join(d, 'cgroup.procs'), spare);
+  }
+
+  override async remove(): Promise<void> {
+    for (const d of this.leaves()) await removeDir(d);
+    await removeDir(this.dir);
+  }
+
+  createStage(): StageCgroup {
+    const stage = join(this.dir, `stage-${++stageSeq}`);
+    const procs = join(stage, 'cgroup.procs');
+    return {
+      dirs: [stage],
+      writes: [],
+      counterFiles: [join(this.dir, 'memory.events'), join(this.dir, 'pids.events'), join(stage, 'cpu.stat'), join(stage, 'memory.peak')],
+      processIds: async () => readPids(procs),
+      counters: (before, after) => ({
+        oomKills: keyed(after[0], 'oom_kill') - keyed(before[0], 'oom_kill'),
+        taskLimitHits: keyed(after[1], 'max') - keyed(before[1], 'max'),
+        cpuNs: after[2]?.includes('usage_usec') ? keyed(after[2], 'usage_usec') * 1000 : null,
+        memoryPeakBytes: after[3]?.trim() ? Number(after[3].trim()) : null,
+      }),
+      killAll: async () => {
+        if (existsSync(join(stage, 'cgroup.kill'))) writeFileSync(join(stage, 'cgroup.kill'), '1');
+        await killUntilEmpty(procs);
+      },
+      remove: () => removeDir(stage),
+    };
   }
 }
