@@ -25,14 +25,15 @@
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init.c)
-//   enter ENV ID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE... KEEP FLOOD OUTMAX
-//         DIAGMAX STREAM STDIN STAGEIN HOLD
+//   enter ENV ID UID GID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE... KEEP FLOOD
+//         OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
 //       a stage in the pooled sandbox ENV, in one request: make the stage's cgroup
 //       directories DIR..., write each VALUE to its FILE (the stage's limits), read each
 //       counter FILE, then pass fresh pipes for the stage's stdin, stdout, stderr,
 //       stage-in and stage-out and each DIR's cgroup.procs (opened write-only here, as
 //       root) to ENV's runbox-init, and run the stage as `run` does (it has no launcher
-//       log); stdin and eof apply to ID
+//       log); stdin and eof apply to ID. Its stdio pipes belong to UID and GID (the
+//       program is given them: runbox-init relays nothing)
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
 //   done ID STATUS REMOVED BEFORE... AFTER...
@@ -501,15 +502,20 @@ static int write_small(const char *path, const char *value) {
 static void set_run(struct job *j, char **f, const size_t *len);
 
 static void enter(char **f, const size_t *len, int nf) {
-  // f: "enter" ENV ID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE...
+  // f: "enter" ENV ID UID GID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE...
   //    KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
-  if (nf < 4 || !digits_only(f[2])) {
+  if (nf < 6 || !digits_only(f[2])) {
     fprintf(stderr, "runbox-forkserver: malformed enter request\n");
     return;
   }
   const char *id = f[2];
   struct job *env = find(f[1]);
-  int at = 3;
+  long uid, gid;
+  if (parse_id(f[3], &uid) || parse_id(f[4], &gid) || uid < 0 || gid < 0) {
+    failed(id, EINVAL, "request");
+    return;
+  }
+  int at = 5;
   int dir = counted(f, nf, &at, MAX_STAGE_DIRS);
   int wr = dir < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
   int cnt = wr < 0 ? -1 : counted(f, nf, &at, MAX_COUNTS);
@@ -556,6 +562,14 @@ static void enter(char **f, const size_t *len, int nf) {
     mine[made] = child_reads[made] ? pp[1] : pp[0];
     fcntl(mine[made], F_SETFL, O_NONBLOCK);
     if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
+    // The program is given the stdio pipes themselves; /dev/stdin and /proc/self/fd/N
+    // open them anew, which their owner's mode (0600) allows only to the slot's user.
+    if (made <= ERR && fchown(pp[0], (uid_t)uid, (gid_t)gid) != 0) {
+      e = errno;
+      step = "chown";
+      made++;
+      goto cleanup;
+    }
   }
   for (; opened < ndirs; opened++) {
     char path[4096];

@@ -22,9 +22,9 @@
 //  2. loads /.runbox/seccomp.bpf, so every launcher enforces the same filter;
 //  3. starts the program (which then holds only fds 0-2) and waits for it, so the
 //     program is never PID 1 (PID 1 ignores default-action signals);
-//  3b. gives the program real pipes for stdin, stdout and stderr and relays them to and
-//     from its own fds 0-2 (the runner's sockets): open("/dev/stdin") and friends fail
-//     on a socket (ENXIO), and judges' programs use them;
+//  3b. gives the program its own fds 0-2: the fork server's pipes (open("/dev/stdin")
+//     and friends work on a pipe; they fail on a socket), which the server never
+//     blocks on;
 //  4. when it ends, kills whatever it left behind, sends the collected files that are
 //     regular files and the program's end on fd 4, and exits with the same code
 //     (128 + signal when killed).
@@ -407,18 +407,63 @@ static void mitigate_speculation(void) {
   prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_FORCE_DISABLE, 0, 0);
 }
 
-// One stage: the program from fd 3, its files, the filter, the program itself with its
-// stdio relayed, the collected files and its end on fd 4. Returns the exit code.
-static int stage(void) {
-  // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  signal(SIGPIPE, SIG_IGN);
-  struct program prog;
-  read_program(&prog);
-  stage_in();
-  mitigate_speculation();
-  load_seccomp();
+// The program with init's own fds 0-2: the fork server's pipes of a pooled stage, which
+// it made the slot user's (so that /dev/stdin and friends, which open them anew, work).
+static int spawn_direct(struct program *p) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 
+  // posix_spawn: the child shares init's memory until its exec (CLONE_VFORK) instead of
+  // copying its page tables, which costs about half a millisecond of CPU here. PATH is
+  // looked up in `environ`: the program's own. Its stdio are init's: the fork server's
+  // pipes (real pipes, which /dev/stdin and friends open), never blocking the server.
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  sigset_t pipe_default;
+  sigemptyset(&pipe_default);
+  sigaddset(&pipe_default, SIGPIPE);
+  int e = posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr) ||
+          posix_spawn_file_actions_addclosefrom_np(&fa, 3) || posix_spawnattr_setsigmask(&attr, &none) ||
+          posix_spawnattr_setsigdefault(&attr, &pipe_default) || posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (e) {
+    errno = 0;
+    fail("cannot set up the program's start", NULL);
+  }
+  environ = p->env;
+  pid_t child = 0;
+  int status = 0;
+  e = posix_spawnp(&child, p->argv[0], &fa, &attr, p->argv, p->env);
+  if (e) {
+    // As a shell says it: on the program's stderr, exit code 127.
+    status = W_EXITCODE(EXEC_FAILED, 0);
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", p->argv[0], strerror(e));
+    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+    if (n > 0 && write(2, msg, (size_t)n) < 0) {
+      // nobody to tell
+    }
+  } else {
+    // Orphans of the program become init's children too (it is PID 1): only the
+    // program's own end is the stage's.
+    while (waitpid(child, &status, __WALL) < 0)
+      if (errno != EINTR) fail("waitpid", NULL);
+  }
+  // The program's end is the stage's end: nothing it started outlives it (and keeps an
+  // output pipe open), and its stdin is no longer wanted.
+  kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+  }
+  close(0);
+  close(1);
+  close(2);
+
+  return status;
+}
+
+// The program with pipes of init's own, relayed to and from init's fds 0-2: a
+// launcher's pipes belong to the host's root, and /dev/stdin could not open them.
+static int spawn_relayed(struct program *p) {
   // The program's stdio: in[0] is its stdin, out[1] and err[1] its stdout and stderr.
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) fail("pipe", NULL);
@@ -446,16 +491,16 @@ static int stage(void) {
     errno = 0;
     fail("cannot set up the program's start", NULL);
   }
-  environ = prog.env;
+  environ = p->env;
   pid_t child = 0;
   int status = 0;
-  e = posix_spawnp(&child, prog.argv[0], &fa, &attr, prog.argv, prog.env);
+  e = posix_spawnp(&child, p->argv[0], &fa, &attr, p->argv, p->env);
   if (e) {
     // As a shell says it: on the program's stderr, exit code 127.
     child = 0;
     status = W_EXITCODE(EXEC_FAILED, 0);
     char msg[512];
-    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", prog.argv[0], strerror(e));
+    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", p->argv[0], strerror(e));
     if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
     if (n > 0 && write(err[1], msg, (size_t)n) < 0) {
       // nobody to tell
@@ -481,6 +526,22 @@ static int stage(void) {
   status = relay_until_end(child, status, sigfd, rel, 3);
   close(sigfd);
 
+  return status;
+}
+
+// One stage: the program from fd 3, its files, the filter, the program itself with its
+// stdio relayed, the collected files and its end on fd 4. Returns the exit code.
+static int stage(int direct) {
+  // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  struct program prog;
+  read_program(&prog);
+  stage_in();
+  mitigate_speculation();
+  load_seccomp();
+
+  int status = direct ? spawn_direct(&prog) : spawn_relayed(&prog);
   collect(prog.collect, prog.collect_count, prog.collect_max);
   unsigned char rec[5];
   int code;
@@ -635,7 +696,7 @@ static void stage_child(int *fds, int n) {
   loopback_up();
   if (chdir(SANDBOX_WORKSPACE) != 0) fail("cannot enter", SANDBOX_WORKSPACE);
   drop_capabilities();
-  _exit(stage());
+  _exit(stage(1));
 }
 
 static int serve(void) {
@@ -778,5 +839,5 @@ int main(int argc, char **argv) {
   // stage's mounts; each stage's child drops them all before anything of the program runs.
   if (pool) return serve();
   drop_capabilities();
-  return stage();
+  return stage(0);
 }

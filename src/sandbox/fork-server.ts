@@ -416,12 +416,12 @@ export class ForkServer {
    *  `writes`, reads `counts` before and after the stage (StageProcess.report), and
    *  passes the stage's pipes and the directories' cgroup.procs to the sandbox's init.
    *  The stage's 'exit' is its end, once nothing of it is left in the sandbox. */
-  stage(env: StageProcess, dirs: readonly string[], writes: readonly (readonly [string, string])[], counts: readonly string[]): StageProcess {
+  stage(env: StageProcess, user: { uid: number; gid: number }, dirs: readonly string[], writes: readonly (readonly [string, string])[], counts: readonly string[]): StageProcess {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
     const stage = new StageProcess(0, id, this);
     const list = (items: readonly string[]) => [String(items.length), ...items];
-    stage.enterFields = [env.requestId, ...list(dirs), ...list(writes.flat()), ...list(counts)];
+    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(dirs), ...list(writes.flat()), ...list(counts)];
     this.holds++;
     this.byId.set(id, stage);
     this.stages.set(id, stage);

@@ -232,7 +232,8 @@ export async function runStage(
 /** A stage in pooled sandbox `p`: its own cgroup and pipes, sent in one request. */
 function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean: () => boolean; cgroup: StageCgroup } {
   const cgroup = p.job.createStage!();
-  const stage = forkServer(ctx.forkServerPath).stage(p.child, cgroup.dirs, cgroup.writes, cgroup.counterFiles);
+  const uid = ctx.uidBase + p.key.slot;
+  const stage = forkServer(ctx.forkServerPath).stage(p.child, { uid, gid: uid }, cgroup.dirs, cgroup.writes, cgroup.counterFiles);
   // The sandbox going (its init failed, or it was killed) ends the stage with it.
   let sandboxGone = p.child.exited;
   const onSandboxExit = () => {
