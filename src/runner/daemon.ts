@@ -177,7 +177,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           slot,
           signal: abort.signal,
           ...(publisher ? { onOutput: publisher.push } : {}),
-          ...(interactive ? { stdinFeed: inputs.feed(job.id) } : {}),
+          ...(interactive ? { stdinFeed: inputs.feed(job.id, Buffer.byteLength(job.input ?? '', 'utf8')) } : {}),
         });
       } catch (err) {
         problem = err as Error;

@@ -8,11 +8,15 @@ import type { StdinFeed } from '../sandbox/spec.js';
 // and a stdin feed per running interactive job that hands the program each chunk in
 // order, once, then closes its stdin at the end marker. A feed reads the stored input
 // when it starts (what was typed before the job started) and again after the listener
-// reconnects (notifications sent meanwhile were lost); numbering makes the two agree.
+// reconnects (notifications sent meanwhile were lost), and polls the table while the
+// listener is down; numbering makes them agree: each chunk is written once, in order.
+
+/** While the listener is down, how often open feeds read the stored input. */
+const POLL_MS = 500;
 
 export interface InputFeeds {
-  /** The stdin feed of a submission, registered until its stage is over. */
-  feed(id: string): StdinFeed;
+  /** The stdin feed of a submission, registered until its stage is over; `upfrontBytes` of its input were written first. */
+  feed(id: string, upfrontBytes?: number): StdinFeed;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,7 @@ export function watchInput(options: { url: string; db: Db; onError?: (err: Error
       }
       const bytes = Buffer.from(next.d, 'utf8');
       // The API keeps a run's input within the input limit; this holds whatever the rows say.
+      // The program sees the end of its input rather than a cut line.
       if (o.bytes + bytes.length > REQUEST_LIMITS.inputMaxBytes) {
         o.ended = true;
         o.end();
@@ -71,15 +76,25 @@ export function watchInput(options: { url: string; db: Db; onError?: (err: Error
       for (const id of open.keys()) catchUp(id);
     },
   });
+  const poll = setInterval(() => {
+    if (!listener.listening) for (const id of open.keys()) catchUp(id);
+  }, POLL_MS);
+  poll.unref();
 
   return {
-    feed: (id) => ({
+    feed: (id, upfrontBytes = 0) => ({
       attach(write, end) {
-        open.set(id, { next: 0, early: new Map(), write, end, bytes: 0, ended: false });
+        const o: Open = { next: 0, early: new Map(), write, end, bytes: upfrontBytes, ended: false };
+        open.set(id, o);
         catchUp(id);
-        return () => open.delete(id);
+        return () => {
+          if (open.get(id) === o) open.delete(id);
+        };
       },
     }),
-    close: () => listener.close(),
+    close: async () => {
+      clearInterval(poll);
+      await listener.close();
+    },
   };
 }
