@@ -1,0 +1,78 @@
+import type { Db } from '../../db/connect.js';
+import { REQUEST_LIMITS } from '../../limits.js';
+import { publishInput } from '../../queue/input-channel.js';
+import { splitOutput } from '../../queue/output-channel.js';
+
+// The API side of one interactive run's stdin: what the client sends is numbered in the
+// order it arrived, cut into NOTIFY-sized chunks and stored for the runner
+// (src/queue/input-channel.ts), one statement at a time so a failure cannot leave a
+// later chunk ahead of a missing one. The run's stdin in all (its up-front input
+// included) stays within the input limit.
+
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/** Why input was not passed on: the caller words it for its protocol. */
+export type InputRefusal = { reason: 'stdin_closed' } | { reason: 'input_limit'; limit: number; wouldBe: number };
+
+export class RunInput {
+  private next = 0;
+  private bytes: number;
+  private closed = false;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    readonly submissionId: string,
+    upfrontInput: string,
+    private readonly onError: (err: Error) => void,
+  ) {
+    this.bytes = utf8Bytes(upfrontInput);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Passes `data` on, then closes stdin when `eof`. Input past the limit is not written
+   * at all, and stdin is closed: the program sees its end rather than a cut line.
+   */
+  write(data: string | undefined, eof: boolean): InputRefusal | null {
+    if (this.closed) return { reason: 'stdin_closed' };
+    if (data !== undefined && data !== '') {
+      const size = utf8Bytes(data);
+      if (this.bytes + size > REQUEST_LIMITS.inputMaxBytes) {
+        this.end();
+        return { reason: 'input_limit', limit: REQUEST_LIMITS.inputMaxBytes, wouldBe: this.bytes + size };
+      }
+      this.bytes += size;
+      for (const d of splitOutput(data)) this.publish({ i: this.submissionId, n: this.next++, d });
+    }
+    if (eof) this.end();
+    return null;
+  }
+
+  /** Closes stdin (once). */
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.publish({ i: this.submissionId, n: this.next++, eof: true });
+  }
+
+  /** Resolves once everything written so far is stored (or has failed). */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  private publish(m: Parameters<typeof publishInput>[1]): void {
+    this.chain = this.chain.then(async () => {
+      try {
+        await publishInput(this.db, m);
+      } catch {
+        // One more try: a lost chunk would leave the runner waiting for it until the timeout.
+        await new Promise((r) => setTimeout(r, 200));
+        await publishInput(this.db, m).catch((err: Error) => this.onError(err));
+      }
+    });
+  }
+}
