@@ -4,7 +4,8 @@ import { verdictText, type RunResult } from '../shared/verdict.js';
 // The playground: runs the form over the API's WebSocket, one connection per run,
 // naming the chosen key by id (the portal session vouches for it). Output is appended
 // as it arrives and the output is scrolled into view; the result gives the verdict.
-// Runs are interactive: an input line under the output feeds the program's stdin.
+// A run is interactive (an input line under the output feeds the program's stdin)
+// unless its input was given up front in the Standard input box: then it ends there.
 // Stop closes the connection, which cancels the run on the server. Ctrl+Enter runs.
 
 interface Message {
@@ -79,18 +80,10 @@ if (form) {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(`${scheme}//${location.host}${form.dataset['wsPath'] ?? '/api/v2/ws/'}?key_id=${encodeURIComponent(keyId)}`);
     socket = ws;
+    const input = $<HTMLTextAreaElement>('pg-input').value;
     ws.addEventListener('open', () => {
-      ws.send(
-        JSON.stringify({
-          type: 'run',
-          id,
-          compiler: compiler.value,
-          code: code.value,
-          input: $<HTMLTextAreaElement>('pg-input').value,
-          interactive: true,
-        }),
-      );
-      line.open((m) => {
+      ws.send(JSON.stringify({ type: 'run', id, compiler: compiler.value, code: code.value, ...(input ? { input } : { interactive: true }) }));
+      if (!input) line.open((m) => {
         if (socket === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'stdin', id, ...m }));
       });
     });

@@ -12,8 +12,9 @@ import { verdictText, type RunResult } from '../shared/verdict.js';
 // {code, message}), everything drawn in an open shadow root. Runs go over runbox's
 // WebSocket; output appears in the log region as the program writes it, then the
 // verdict. Refusals (limits, a page the key does not allow) arrive as messages meant
-// for the reader and are shown as they are. Runs are interactive unless the page says
-// interactive="false": while one runs, an input line under the output feeds its stdin.
+// for the reader and are shown as they are. A run is interactive (an input line under
+// the output feeds its stdin while it runs) unless its input was given up front in the
+// input box, whose programs expect their input to end, or the page says interactive="false".
 
 /** Where this script was loaded from: the runbox server, unless the page names another. */
 const SCRIPT_ORIGIN = new URL(import.meta.url).origin;
@@ -150,6 +151,8 @@ export class RunboxWidget extends HTMLElement {
     this.status.textContent = 'Running…';
     this.output.replaceChildren();
     const connection = this.connectionOrNew();
+    const input = this.stdin?.value ?? '';
+    const line = input === '' ? this.line : null;
     try {
       await connection.open();
       connection.send({
@@ -157,10 +160,10 @@ export class RunboxWidget extends HTMLElement {
         id,
         code: this.code.value,
         compiler: this.getAttribute('compiler') ?? '',
-        ...(this.stdin ? { input: this.stdin.value } : {}),
-        ...(this.line ? { interactive: true } : {}),
+        ...(input ? { input } : {}),
+        ...(line ? { interactive: true } : {}),
       });
-      this.line?.open((m) => {
+      line?.open((m) => {
         // The run may have ended or the socket dropped meanwhile: nothing is waiting then.
         try {
           if (this.current?.id === id) connection.send({ type: 'stdin', id, ...m });

@@ -61,7 +61,7 @@ export function PlaygroundPage(p: { page: PageContext; compilers: CompilerAvaila
             <label for="pg-input">Standard input</label>
             <textarea id="pg-input" name="input" rows={3} spellcheck={false} class="mono" aria-describedby="pg-input-hint"></textarea>
             <p class="hint" id="pg-input-hint">
-              Given to the program first; while it runs you can also type more under the output.
+              Given to the program up front, and its input ends there. Leave it empty to type input under the output while the program runs.
             </p>
           </div>
           <div class="actions">
