@@ -11,8 +11,8 @@ import { verdictText, type RunResult } from '../shared/verdict.js';
 // Attributes in, DOM events out (`runbox-result` with the result, `runbox-error` with
 // {code, message}), everything drawn in an open shadow root. Runs go over runbox's
 // WebSocket; output appears in the log region as the program writes it, then the
-// verdict. Refusals (limits, a page the key does not allow) arrive as messages meant
-// for the reader and are shown as they are. A run is interactive (an input line under
+// verdict. Refusals (limits, a key that is not valid, a page the key does not allow)
+// arrive as messages meant for the reader and are shown as they are. A run is interactive (an input line under
 // the output feeds its stdin while it runs) unless its input was given up front in the
 // input box, whose programs expect their input to end, or the page says interactive="false".
 
