@@ -3,7 +3,6 @@ import type { RawData, WebSocket } from 'ws';
 import { RevokedKeyError } from '../../accounts/errors.js';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
-import type { OutputMessage } from '../../queue/output-channel.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
@@ -11,6 +10,7 @@ import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
+import { followOutput } from './follow-output.js';
 import { parseClientMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
 import { RunInput } from './run-input.js';
 import { widgetRefusalText } from './widget-text.js';
@@ -21,9 +21,6 @@ import { widgetRefusalText } from './widget-text.js';
 // stays open. Closing it stops the runs still going (src/queue/cancel.ts). An
 // interactive run also takes stdin messages naming its id while it goes
 // (src/api/ws/run-input.ts); a stdin message for anything else is answered with an error.
-
-/** After the run's end is seen, how long to wait for output messages still on their way. */
-const OUTPUT_GRACE_MS = 1000;
 
 /** Ids of ended runs remembered per connection, so stdin sent to one is told it ended. */
 const REMEMBERED_ENDED = 100;
@@ -170,23 +167,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
 
     // Listening before the submission exists: no output can be missed.
     const submissionId = randomUUID();
-    let expected = 0;
-    let endAt: number | null = null;
-    let endSeen: () => void = () => {};
-    const ended = new Promise<void>((r) => (endSeen = r));
-    const early = new Map<number, OutputMessage>();
-    const relay = (m: OutputMessage) => {
-      if (m.n < expected) return; // already relayed (a replay repeats what arrived live)
-      early.set(m.n, m);
-      for (let next = early.get(expected); next; next = early.get(expected)) {
-        early.delete(expected);
-        if ('end' in next) endAt = next.n;
-        else send({ type: 'output', id: msg.id, seq: next.n, stream: next.s, data: next.d });
-        expected++;
-      }
-      if (endAt !== null && expected > endAt) endSeen();
-    };
-    const unsubscribe = deps.live.outputs.subscribe(submissionId, relay);
+    const output = followOutput(deps.live, submissionId, (c) => send({ type: 'output', id: msg.id, ...c }));
     // Stdin may come as soon as the run message is sent: it is stored for the runner,
     // which reads it back when the program starts.
     if (msg.interactive === true) {
@@ -239,10 +220,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         inFlight.delete(submissionId);
       }
       // Whatever notifications missed (the listener reconnected meanwhile) comes from the store.
-      await deps.live.outputs.replay(submissionId, expected).catch(() => {});
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
-      clearTimeout(timer);
+      await output.drain();
       // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
       const result = await storedResultJson(deps.db, submissionId, {
         first: [
@@ -254,7 +232,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       }, deps.live);
       sendText(result);
     } finally {
-      unsubscribe();
+      output.stop();
     }
   }
 }
