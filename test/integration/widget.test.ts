@@ -330,6 +330,7 @@ describe('the embeddable widget, in Chromium', function () {
       const page = await open(path!, `key="${key.key}" compiler="${PY}" interactive="false"`, body);
       const code = await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('#code') as HTMLTextAreaElement).value);
       expect(code, path).to.equal(raw);
+      expect(await outputText(page), `${path}: nothing was lost, so no notice`).to.equal('');
       await (await runButton(page)).click();
       expect(await waitForOutput(page, 'Finished'), path).to.match(/^<iostream> & <b>\nFinished/);
       await page.close();
