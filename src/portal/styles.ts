@@ -52,7 +52,7 @@ th[scope=row]{background:none;color:var(--fg);font-weight:400}
 #output .stderr{color:var(--bad)}#output .stdin{color:var(--accent-dark);font-weight:600}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .stdin-line{margin-top:8px}.stdin-line input{flex:1;min-width:0}
-[aria-disabled=true]{opacity:.55;cursor:not-allowed}
+form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}
 form.playground{max-width:860px}
 .widget-preview{border:2px dashed var(--line);padding:14px;border-radius:6px}
 `;
