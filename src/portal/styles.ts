@@ -48,11 +48,11 @@ th[scope=row]{background:none;color:var(--fg);font-weight:400}
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 .pager{display:flex;gap:16px;margin-top:10px}
 .muted{color:var(--muted)}
-#output{min-height:6em;margin:0}
-#output .stderr{color:var(--bad)}#output .stdin{color:var(--accent-dark);font-weight:600}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-.stdin-line{margin-top:8px}.stdin-line input{flex:1;min-width:0}
-form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}
-form.playground{max-width:860px}
+#output{min-height:6em}
 .widget-preview{border:2px dashed var(--line);padding:14px;border-radius:6px}
+form.playground{max-width:860px}
+form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}
+#output{margin:0}#output .stderr{color:var(--bad)}#output .stdin{color:var(--accent-dark);font-weight:600}
+.stdin-line{margin-top:8px}.stdin-line input{flex:1;min-width:0}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `;
