@@ -106,6 +106,20 @@ describe('interactive input through Postgres (runner side)', function () {
     f.detach();
   });
 
+  it('what the client sends while a statement is under way is merged into the next: fewer rows, same text, same order', async () => {
+    const id = randomUUID();
+    const input = new RunInput(t.db, id, '', (e) => expect.fail(e.message));
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    for (const l of letters) expect(input.write(l, false)).to.equal(null);
+    input.end();
+    await input.settled();
+    const rows = await storedInput(t.db, id);
+    expect(rows.length).to.be.below(letters.length);
+    expect(rows.map((r) => ('d' in r ? r.d : '')).join('')).to.equal(letters);
+    expect(rows.map((r) => r.n)).to.deep.equal(rows.map((_, i) => i));
+    expect(rows[rows.length - 1]).to.deep.equal({ i: id, n: rows.length - 1, eof: true });
+  });
+
   it('a detached feed gets nothing more; old input is pruned', async () => {
     const id = randomUUID();
     const f = attach(feeds, id);

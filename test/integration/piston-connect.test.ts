@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { WebSocket } from 'ws';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { WsClient, type Msg } from '../helpers/ws-client.js';
+import { waitForStates } from '../helpers/queue-rows.js';
 
 // Piston's interactive WebSocket (/piston/api/v2/connect) end to end: a real client,
 // the real API, runner and sandbox. Messages and close codes as Piston documents them.
@@ -87,6 +88,19 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
     c.send({ type: 'signal', signal: 'SIGTERM' });
     expect(await c.until((m) => m.type === 'exit')).to.deep.equal({ type: 'exit', stage: 'run', code: null, signal: 'SIGKILL' });
     expect((await c.untilClosed()).code).to.equal(4999);
+  });
+
+  it('stdin sent right after the init, before the run is admitted, reaches the program; closing the connection stops the run', async () => {
+    const c = await WsClient.open(`${base}/api/v2/connect`, { Authorization: key });
+    c.send(init({ files: [{ content: 'print("first " + input(), flush=True)\ninput()\n' }] }));
+    c.send({ type: 'data', stream: 'stdin', data: 'early\n' });
+    await c.until(() => stdout(c).includes('first early\n'));
+    const row = await s.db.db.selectFrom('submissions').select(['id', 'mode']).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    expect(row.mode).to.equal('ws');
+    c.close();
+    await waitForStates(s.db.db, [row.id], ['finished']);
+    const done = await s.db.db.selectFrom('submissions').select('result').where('id', '=', row.id).executeTakeFirstOrThrow();
+    expect((done.result as { status: string }).status).to.equal('cancelled');
   });
 
   it("Piston's close codes: 4001 no init, 4003 before init, 4000 second init, 4004 not stdin, 4005 bad signal, 4002 after an error", async () => {
