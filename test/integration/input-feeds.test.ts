@@ -120,6 +120,25 @@ describe('interactive input through Postgres (runner side)', function () {
     expect(rows[rows.length - 1]).to.deep.equal({ i: id, n: rows.length - 1, eof: true });
   });
 
+  it('while the LISTEN connection is down, input still arrives: the feeds poll the stored input', async () => {
+    // A listener that never connects (no such database): only the poll can deliver.
+    const url = new URL(t.url);
+    url.pathname = '/runbox_no_such_database';
+    const deaf = watchInput({ url: url.toString(), db: t.db });
+    try {
+      const id = randomUUID();
+      const f = attach(deaf, id);
+      await new Promise((r) => setTimeout(r, 100));
+      await publishInput(t.db, { i: id, n: 0, d: 'polled\n' });
+      await publishInput(t.db, { i: id, n: 1, eof: true });
+      await f.until(() => f.got.ended);
+      expect(f.got.text).to.equal('polled\n');
+      f.detach();
+    } finally {
+      await deaf.close();
+    }
+  });
+
   it('a detached feed gets nothing more; old input is pruned', async () => {
     const id = randomUUID();
     const f = attach(feeds, id);

@@ -132,6 +132,20 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
     expect(notJson.messages[0]).to.deep.equal({ type: 'error', message: 'messages must be JSON objects' });
   });
 
+  it('the OpenAPI document carries the messages of both WebSockets, from the schemas that check them', async () => {
+    const doc = (await (await fetch(`http://127.0.0.1:${s.api.port}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    type Messages = { client: { anyOf: { properties: Record<string, { const?: string }> }[] }; server: { anyOf: { properties: Record<string, { const?: string }> }[] } };
+    const types = (m: Messages['client']) => m.anyOf.map((o) => o.properties['type']!.const);
+    const ws = doc.paths['/api/v2/ws/']!['get']!['x-websocket-messages'] as Messages;
+    expect(types(ws.client)).to.deep.equal(['run', 'stdin']);
+    expect(types(ws.server)).to.deep.equal(['output', 'result', 'error']);
+    expect(ws.client.anyOf[0]!.properties).to.have.property('interactive');
+    expect(Object.keys(ws.client.anyOf[1]!.properties)).to.deep.equal(['type', 'id', 'data', 'eof']);
+    const connect = doc.paths['/piston/api/v2/connect']!['get']!['x-websocket-messages'] as Messages;
+    expect(types(connect.client)).to.deep.equal(['init', 'data', 'signal']);
+    expect(types(connect.server)).to.deep.equal(['runtime', 'stage', 'data', 'exit', 'error']);
+  });
+
   it('keys as on the other Piston routes: none or a wrong one 401, a widget key 403, in Piston\'s error shape; a plain GET 426', async () => {
     expect(await refused(`${base}/api/v2/connect`)).to.deep.equal({ status: 401, body: { message: 'a valid API key is required' } });
     expect((await refused(`${base}/nope/api/v2/connect`)).status).to.equal(401);
