@@ -79,6 +79,17 @@ describe('interactive WebSocket runs', function () {
     expect(c.messages.filter((m) => m.type === 'error')).to.deep.equal([]);
   });
 
+  it('stdin sent right after the run message, before the run is admitted, is kept for the program', async () => {
+    const { c } = await client();
+    c.send({ type: 'run', id: 'quick', code: 'import sys\nprint(sys.stdin.read().upper())\n', compiler: PY, input: 'one ', interactive: true });
+    c.send({ type: 'stdin', id: 'quick', data: 'two ' });
+    c.send({ type: 'stdin', id: 'quick', data: 'three', eof: true });
+    const result = await resultOf(c, 'quick');
+    c.close();
+    expect(c.messages.filter((m) => m.type === 'error')).to.deep.equal([]);
+    expect(result).to.include({ type: 'result', status: 'success', output: 'ONE TWO THREE\n' });
+  });
+
   it('C scanf: input given up front is written first, the rest is typed after the prompt', async () => {
     const { c } = await client();
     c.send({ type: 'run', id: 'c', code: SCANF, compiler: C, input: '37\n', interactive: true });
