@@ -5,6 +5,7 @@ import { publishInput, pruneInput, storedInput } from '../../src/queue/input-cha
 import { REQUEST_LIMITS } from '../../src/limits.js';
 import { watchInput, type InputFeeds } from '../../src/runner/input-feeds.js';
 import { RunInput } from '../../src/api/ws/run-input.js';
+import { connect } from '../../src/db/connect.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The runner's stdin feeds against a real Postgres: what the API side stores and
@@ -136,6 +137,24 @@ describe('interactive input through Postgres (runner side)', function () {
       f.detach();
     } finally {
       await deaf.close();
+    }
+  });
+
+  it('input that cannot be stored is said once, and stdin takes no more (later chunks would wait behind the missing one)', async () => {
+    const url = new URL(t.url);
+    url.pathname = '/runbox_no_such_database';
+    const gone = connect(url.toString(), { max: 1, applicationName: 'runbox-test' });
+    try {
+      const errors: Error[] = [];
+      const input = new RunInput(gone.db, randomUUID(), '', (e) => errors.push(e));
+      expect(input.write('lost\n', false)).to.equal(null);
+      expect(input.write('queued\n', true)).to.equal(null);
+      await input.settled();
+      expect(errors).to.have.length(1);
+      expect(input.isClosed).to.equal(true);
+      expect(input.write('more\n', false)).to.deep.equal({ reason: 'stdin_closed' });
+    } finally {
+      await gone.close();
     }
   });
 

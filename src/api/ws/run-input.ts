@@ -82,7 +82,7 @@ export class RunInput {
     while (this.pending !== '' || this.endPending) {
       const text = this.pending;
       this.pending = '';
-      for (const d of splitOutput(text)) await this.publish({ i: this.submissionId, n: this.next++, d });
+      for (const d of splitOutput(text)) if (!(await this.publish({ i: this.submissionId, n: this.next++, d }))) return;
       if (this.pending === '' && this.endPending) {
         this.endPending = false;
         await this.publish({ i: this.submissionId, n: this.next++, eof: true });
@@ -90,13 +90,25 @@ export class RunInput {
     }
   }
 
-  private async publish(m: InputMessage): Promise<void> {
+  /** Stores one message; false when it could not be, and then nothing more is passed on. */
+  private async publish(m: InputMessage): Promise<boolean> {
     try {
       await publishInput(this.db, m);
+      return true;
     } catch {
-      // One more try: a lost chunk would leave the runner waiting for it until the timeout.
+      // One more try: the runner waits for a missing chunk (until the run's timeout).
       await new Promise((r) => setTimeout(r, 200));
-      await publishInput(this.db, m).catch((err: Error) => this.onError(err));
+      try {
+        await publishInput(this.db, m);
+        return true;
+      } catch (err) {
+        // Later chunks would only queue behind the missing one: stdin takes no more.
+        this.closed = true;
+        this.pending = '';
+        this.endPending = false;
+        this.onError(err as Error);
+        return false;
+      }
     }
   }
 }
