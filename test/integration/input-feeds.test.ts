@@ -5,6 +5,7 @@ import { publishInput, pruneInput, storedInput } from '../../src/queue/input-cha
 import { REQUEST_LIMITS } from '../../src/limits.js';
 import { watchInput, type InputFeeds } from '../../src/runner/input-feeds.js';
 import { RunInput } from '../../src/api/ws/run-input.js';
+import { connect } from '../../src/db/connect.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The runner's stdin feeds against a real Postgres: what the API side stores and
@@ -104,6 +105,57 @@ describe('interactive input through Postgres (runner side)', function () {
     await f.until(() => f.got.ended);
     expect(f.got.text).to.equal(`one\n${big}`);
     f.detach();
+  });
+
+  it('what the client sends while a statement is under way is merged into the next: fewer rows, same text, same order', async () => {
+    const id = randomUUID();
+    const input = new RunInput(t.db, id, '', (e) => expect.fail(e.message));
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    for (const l of letters) expect(input.write(l, false)).to.equal(null);
+    input.end();
+    await input.settled();
+    const rows = await storedInput(t.db, id);
+    expect(rows.length).to.be.below(letters.length);
+    expect(rows.map((r) => ('d' in r ? r.d : '')).join('')).to.equal(letters);
+    expect(rows.map((r) => r.n)).to.deep.equal(rows.map((_, i) => i));
+    expect(rows[rows.length - 1]).to.deep.equal({ i: id, n: rows.length - 1, eof: true });
+  });
+
+  it('while the LISTEN connection is down, input still arrives: the feeds poll the stored input', async () => {
+    // A listener that never connects (no such database): only the poll can deliver.
+    const url = new URL(t.url);
+    url.pathname = '/runbox_no_such_database';
+    const deaf = watchInput({ url: url.toString(), db: t.db });
+    try {
+      const id = randomUUID();
+      const f = attach(deaf, id);
+      await new Promise((r) => setTimeout(r, 100));
+      await publishInput(t.db, { i: id, n: 0, d: 'polled\n' });
+      await publishInput(t.db, { i: id, n: 1, eof: true });
+      await f.until(() => f.got.ended);
+      expect(f.got.text).to.equal('polled\n');
+      f.detach();
+    } finally {
+      await deaf.close();
+    }
+  });
+
+  it('input that cannot be stored is said once, and stdin takes no more (later chunks would wait behind the missing one)', async () => {
+    const url = new URL(t.url);
+    url.pathname = '/runbox_no_such_database';
+    const gone = connect(url.toString(), { max: 1, applicationName: 'runbox-test' });
+    try {
+      const errors: Error[] = [];
+      const input = new RunInput(gone.db, randomUUID(), '', (e) => errors.push(e));
+      expect(input.write('lost\n', false)).to.equal(null);
+      expect(input.write('queued\n', true)).to.equal(null);
+      await input.settled();
+      expect(errors).to.have.length(1);
+      expect(input.isClosed).to.equal(true);
+      expect(input.write('more\n', false)).to.deep.equal({ reason: 'stdin_closed' });
+    } finally {
+      await gone.close();
+    }
   });
 
   it('a detached feed gets nothing more; old input is pruned', async () => {

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { WebSocket } from 'ws';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { WsClient, type Msg } from '../helpers/ws-client.js';
+import { waitForStates } from '../helpers/queue-rows.js';
 
 // Piston's interactive WebSocket (/piston/api/v2/connect) end to end: a real client,
 // the real API, runner and sandbox. Messages and close codes as Piston documents them.
@@ -89,6 +90,19 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
     expect((await c.untilClosed()).code).to.equal(4999);
   });
 
+  it('stdin sent right after the init, before the run is admitted, reaches the program; closing the connection stops the run', async () => {
+    const c = await WsClient.open(`${base}/api/v2/connect`, { Authorization: key });
+    c.send(init({ files: [{ content: 'print("first " + input(), flush=True)\ninput()\n' }] }));
+    c.send({ type: 'data', stream: 'stdin', data: 'early\n' });
+    await c.until(() => stdout(c).includes('first early\n'));
+    const row = await s.db.db.selectFrom('submissions').select(['id', 'mode']).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    expect(row.mode).to.equal('ws');
+    c.close();
+    await waitForStates(s.db.db, [row.id], ['finished']);
+    const done = await s.db.db.selectFrom('submissions').select('result').where('id', '=', row.id).executeTakeFirstOrThrow();
+    expect((done.result as { status: string }).status).to.equal('cancelled');
+  });
+
   it("Piston's close codes: 4001 no init, 4003 before init, 4000 second init, 4004 not stdin, 4005 bad signal, 4002 after an error", async () => {
     const open = () => WsClient.open(`${base}/api/v2/connect`, { Authorization: key });
     const silent = await open();
@@ -116,6 +130,20 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
     notJson.send('{');
     expect((await notJson.untilClosed()).code).to.equal(4002);
     expect(notJson.messages[0]).to.deep.equal({ type: 'error', message: 'messages must be JSON objects' });
+  });
+
+  it('the OpenAPI document carries the messages of both WebSockets, from the schemas that check them', async () => {
+    const doc = (await (await fetch(`http://127.0.0.1:${s.api.port}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    type Messages = { client: { anyOf: { properties: Record<string, { const?: string }> }[] }; server: { anyOf: { properties: Record<string, { const?: string }> }[] } };
+    const types = (m: Messages['client']) => m.anyOf.map((o) => o.properties['type']!.const);
+    const ws = doc.paths['/api/v2/ws/']!['get']!['x-websocket-messages'] as Messages;
+    expect(types(ws.client)).to.deep.equal(['run', 'stdin']);
+    expect(types(ws.server)).to.deep.equal(['output', 'result', 'error']);
+    expect(ws.client.anyOf[0]!.properties).to.have.property('interactive');
+    expect(Object.keys(ws.client.anyOf[1]!.properties)).to.deep.equal(['type', 'id', 'data', 'eof']);
+    const connect = doc.paths['/piston/api/v2/connect']!['get']!['x-websocket-messages'] as Messages;
+    expect(types(connect.client)).to.deep.equal(['init', 'data', 'signal']);
+    expect(types(connect.server)).to.deep.equal(['runtime', 'stage', 'data', 'exit', 'error']);
   });
 
   it('keys as on the other Piston routes: none or a wrong one 401, a widget key 403, in Piston\'s error shape; a plain GET 426', async () => {

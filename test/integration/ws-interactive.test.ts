@@ -63,7 +63,7 @@ describe('interactive WebSocket runs', function () {
   const resultOf = (c: WsClient, id: string) => c.until((m) => m.id === id && (m.type === 'result' || (m.type === 'error' && !STDIN_ERRORS.has(m.code as string))));
 
   it('Python input(): each prompt arrives before any stdin is sent, each answer reaches the program (a pipe, not a terminal)', async () => {
-    const { c } = await client();
+    const { c, accountId } = await client();
     c.send({ type: 'run', id: 'py', code: GREETER, compiler: PY, interactive: true });
     await prompted(c, 'py', 'name? ');
     // Nothing has been sent yet, and the program is waiting: its prompt came on its own.
@@ -77,6 +77,20 @@ describe('interactive WebSocket runs', function () {
     expect(result).to.include({ type: 'result', status: 'success', output: 'name? age? hello Ada 36 False\n' });
     expect(c.stdout('py')).to.equal('name? age? hello Ada 36 False\n');
     expect(c.messages.filter((m) => m.type === 'error')).to.deep.equal([]);
+    // Counted once, as any WebSocket run.
+    const rows = await s.db.db.selectFrom('submissions').select(['mode', 'units', 'run_options']).where('account_id', '=', accountId).execute();
+    expect(rows).to.deep.equal([{ mode: 'ws', units: 1, run_options: { interactive: true } }]);
+  });
+
+  it('stdin sent right after the run message, before the run is admitted, is kept for the program', async () => {
+    const { c } = await client();
+    c.send({ type: 'run', id: 'quick', code: 'import sys\nprint(sys.stdin.read().upper())\n', compiler: PY, input: 'one ', interactive: true });
+    c.send({ type: 'stdin', id: 'quick', data: 'two ' });
+    c.send({ type: 'stdin', id: 'quick', data: 'three', eof: true });
+    const result = await resultOf(c, 'quick');
+    c.close();
+    expect(c.messages.filter((m) => m.type === 'error')).to.deep.equal([]);
+    expect(result).to.include({ type: 'result', status: 'success', output: 'ONE TWO THREE\n' });
   });
 
   it('C scanf: input given up front is written first, the rest is typed after the prompt', async () => {

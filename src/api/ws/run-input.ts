@@ -1,13 +1,14 @@
 import type { Db } from '../../db/connect.js';
 import { REQUEST_LIMITS } from '../../limits.js';
-import { publishInput } from '../../queue/input-channel.js';
+import { publishInput, type InputMessage } from '../../queue/input-channel.js';
 import { splitOutput } from '../../queue/output-channel.js';
 
-// The API side of one interactive run's stdin: what the client sends is numbered in the
-// order it arrived, cut into NOTIFY-sized chunks and stored for the runner
+// The API side of one interactive run's stdin: what the client sends is passed on in
+// the order it arrived, cut into NOTIFY-sized chunks, numbered and stored for the runner
 // (src/queue/input-channel.ts), one statement at a time so a failure cannot leave a
-// later chunk ahead of a missing one. The run's stdin in all (its up-front input
-// included) stays within the input limit.
+// later chunk ahead of a missing one. What arrives while a statement is under way is
+// merged into the next, so a client typing a byte per message costs few statements.
+// The run's stdin in all (its up-front input included) stays within the input limit.
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -18,7 +19,10 @@ export class RunInput {
   private next = 0;
   private bytes: number;
   private closed = false;
-  private chain: Promise<void> = Promise.resolve();
+  /** Written and not yet stored; the end of input once `closed`. */
+  private pending = '';
+  private endPending = false;
+  private draining: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -46,33 +50,65 @@ export class RunInput {
         return { reason: 'input_limit', limit: REQUEST_LIMITS.inputMaxBytes, wouldBe: this.bytes + size };
       }
       this.bytes += size;
-      for (const d of splitOutput(data)) this.publish({ i: this.submissionId, n: this.next++, d });
+      this.pending += data;
+      this.kick();
     }
     if (eof) this.end();
     return null;
   }
 
-  /** Closes stdin (once). */
+  /** Closes stdin (once), after what was written. */
   end(): void {
     if (this.closed) return;
     this.closed = true;
-    this.publish({ i: this.submissionId, n: this.next++, eof: true });
+    this.endPending = true;
+    this.kick();
   }
 
   /** Resolves once everything written so far is stored (or has failed). */
-  settled(): Promise<void> {
-    return this.chain;
+  async settled(): Promise<void> {
+    while (this.draining) await this.draining;
   }
 
-  private publish(m: Parameters<typeof publishInput>[1]): void {
-    this.chain = this.chain.then(async () => {
+  private kick(): void {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined;
+      // Written between the loop's last look and here.
+      if (this.pending !== '' || this.endPending) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending !== '' || this.endPending) {
+      const text = this.pending;
+      this.pending = '';
+      for (const d of splitOutput(text)) if (!(await this.publish({ i: this.submissionId, n: this.next++, d }))) return;
+      if (this.pending === '' && this.endPending) {
+        this.endPending = false;
+        await this.publish({ i: this.submissionId, n: this.next++, eof: true });
+      }
+    }
+  }
+
+  /** Stores one message; false when it could not be, and then nothing more is passed on. */
+  private async publish(m: InputMessage): Promise<boolean> {
+    try {
+      await publishInput(this.db, m);
+      return true;
+    } catch {
+      // One more try: the runner waits for a missing chunk (until the run's timeout).
+      await new Promise((r) => setTimeout(r, 200));
       try {
         await publishInput(this.db, m);
-      } catch {
-        // One more try: a lost chunk would leave the runner waiting for it until the timeout.
-        await new Promise((r) => setTimeout(r, 200));
-        await publishInput(this.db, m).catch((err: Error) => this.onError(err));
+        return true;
+      } catch (err) {
+        // Later chunks would only queue behind the missing one: stdin takes no more.
+        this.closed = true;
+        this.pending = '';
+        this.endPending = false;
+        this.onError(err as Error);
+        return false;
       }
-    });
+    }
   }
 }

@@ -125,7 +125,19 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     lastRunAt = now;
     running++;
     going.set(msg.id, (going.get(msg.id) ?? 0) + 1);
-    run(msg, text)
+    const submissionId = randomUUID();
+    // Stdin may follow the run message at once: it is stored for the runner, which
+    // reads it back when the program starts.
+    if (msg.interactive === true) {
+      inputs.set(
+        msg.id,
+        new RunInput(deps.db, submissionId, msg.input ?? '', (err) => {
+          deps.log?.error({ err: err.message, submission: submissionId }, 'could not pass on interactive input');
+          error(msg.id, 'internal_error', 'input could not be passed on to the program; try again later');
+        }),
+      );
+    }
+    run(msg, text, submissionId)
       .catch((err: Error) => {
         if (err instanceof RevokedKeyError) return revoked(parsed.message.id);
         deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
@@ -161,24 +173,12 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     );
   }
 
-  async function run(msg: WsRunMessage, raw: string): Promise<void> {
+  async function run(msg: WsRunMessage, raw: string, submissionId: string): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
     // Listening before the submission exists: no output can be missed.
-    const submissionId = randomUUID();
     const output = followOutput(deps.live, submissionId, (c) => send({ type: 'output', id: msg.id, ...c }));
-    // Stdin may come as soon as the run message is sent: it is stored for the runner,
-    // which reads it back when the program starts.
-    if (msg.interactive === true) {
-      inputs.set(
-        msg.id,
-        new RunInput(deps.db, submissionId, msg.input ?? '', (err) => {
-          deps.log?.error({ err: err.message, submission: submissionId }, 'could not pass on interactive input');
-          error(msg.id, 'internal_error', 'input could not be passed on to the program; try again later');
-        }),
-      );
-    }
     try {
       const admission = await admitSubmission(deps.db, {
         id: submissionId,

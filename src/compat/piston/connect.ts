@@ -11,6 +11,7 @@ import { RunInput } from '../../api/ws/run-input.js';
 import type { SessionDeps } from '../../api/ws/session.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
+import { REQUEST_LIMITS } from '../../limits.js';
 import type { RunResult } from '../../result.js';
 import { pistonJob } from './request.js';
 import { SIGNAL_NAMES } from './response.js';
@@ -56,6 +57,9 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
   let started = false;
   let submissionId: string | undefined;
   let input: RunInput | undefined;
+  /** Stdin sent between the init and the run's admission, written once it is admitted. */
+  const early: string[] = [];
+  let earlyBytes = 0;
   let finished = false;
   const closed = new AbortController();
 
@@ -107,10 +111,11 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
         if (msg['stream'] !== 'stdin') return close(4004, 'Can only write to stdin');
         if (typeof msg['data'] !== 'string') return fail('data must be a string');
         if (msg['data'].includes('\u0000')) return fail('data must not contain NUL characters');
-        // Before the run is admitted there is nothing to write to yet: Piston drops it too.
-        const refused = input?.write(msg['data'], false);
-        if (refused?.reason === 'input_limit') {
-          send({ type: 'error', message: `stdin may hold at most ${refused.limit} bytes, the init's stdin included; this data was not written and stdin is now closed` });
+        if (input) writeStdin(input, msg['data']);
+        else if (earlyBytes <= REQUEST_LIMITS.inputMaxBytes) {
+          // The run is still being admitted; past the limit the rest would be refused anyway.
+          earlyBytes += Buffer.byteLength(msg['data'], 'utf8');
+          early.push(msg['data']);
         }
         return;
       }
@@ -125,6 +130,13 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
       default:
         // Piston ignores other messages.
         return;
+    }
+  }
+
+  function writeStdin(to: RunInput, data: string): void {
+    const refused = to.write(data, false);
+    if (refused?.reason === 'input_limit') {
+      send({ type: 'error', message: `stdin may hold at most ${refused.limit} bytes, the init's stdin included; this data was not written and stdin is now closed` });
     }
   }
 
@@ -151,10 +163,12 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
     const output = followOutput(deps.live, id, (c) => (announced ? relay(c) : held.push(c)));
     try {
       submissionId = id;
-      input = new RunInput(deps.db, id, job.run.input ?? '', (err) => {
+      const stdin = new RunInput(deps.db, id, job.run.input ?? '', (err) => {
         deps.log?.error({ err: err.message, submission: id }, 'could not pass on interactive input');
         send({ type: 'error', message: 'input could not be passed on to the program' });
       });
+      input = stdin;
+      early.splice(0).forEach((data) => writeStdin(stdin, data));
       const admission = await admitSubmission(deps.db, {
         id,
         accountId: auth.accountId,
