@@ -210,6 +210,38 @@ describe('the playground, in Chromium', function () {
     });
   }
 
+  it('End input closes the program\'s stdin (Ctrl+D too); input given up front makes a run that is not interactive', async () => {
+    await goto('/playground');
+    await page.select('#pg-compiler', PY);
+    await setCode('import sys\nprint("ready", flush=True)\nprint(repr(sys.stdin.read()))');
+    await pause();
+    await (await byText(page, 'Run', 'button')).click();
+    await waitForOutput('ready');
+    await page.locator(`::-p-aria([name="${LINE}"][role="textbox"])`).click();
+    await page.keyboard.type('ab');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('c');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('d');
+    await page.keyboard.up('Control');
+    expect((await waitForVerdict()).status).to.equal('success');
+    expect(await outputText()).to.equal("ready\nInput: ab\nInput: c'ab\\nc'\n");
+    await pause();
+    await (await byText(page, 'Run', 'button')).click();
+    await waitForOutput('ready');
+    await (await byText(page, 'End input', 'button')).click();
+    expect((await waitForVerdict()).status).to.equal('success');
+    expect(await outputText()).to.equal("ready\n''\n");
+    expect(await page.evaluate(() => document.activeElement?.id), 'focus left the hidden line for Run').to.equal('pg-run');
+    // Text in the Standard input box is the whole input: no line shows, the program reads to its end at once.
+    await page.$eval('#pg-input', (e) => ((e as HTMLTextAreaElement).value = 'given'));
+    await pause();
+    await (await byText(page, 'Run', 'button')).click();
+    expect((await waitForVerdict()).status).to.equal('success');
+    expect(await outputText()).to.equal("ready\n'given'\n");
+    expect(await page.$eval('#pg-line', (e) => (e as HTMLElement).hidden)).to.equal(true);
+  });
+
   describe('the WebSocket behind it (?key_id=)', () => {
     const wsUrl = () => `${stack.url.replace('http', 'ws')}/api/v2/ws/`;
     const cookieHeader = async () => (await page.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
