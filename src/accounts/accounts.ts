@@ -243,10 +243,19 @@ export interface KeyContext {
 }
 
 export async function findKeyByHash(db: Db, keyHash: Buffer): Promise<KeyContext | undefined> {
+  return keyContext(db, 'key_hash', keyHash);
+}
+
+/** The same, by the key's id: for the portal's playground, whose page never holds the key itself. */
+export async function findKeyById(db: Db, keyId: string): Promise<KeyContext | undefined> {
+  return keyContext(db, 'id', keyId);
+}
+
+async function keyContext(db: Db, column: 'key_hash' | 'id', value: Buffer | string): Promise<KeyContext | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .select(['id', 'account_id', 'kind', 'monthly_limit', 'allowed_origins', sql<boolean>`revoked_at is not null`.as('revoked')])
-    .where('key_hash', '=', keyHash)
+    .where(column, '=', value as never)
     .executeTakeFirst();
   if (!row) return undefined;
   return {

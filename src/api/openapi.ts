@@ -67,6 +67,7 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
       security: route.auth === 'none' ? [] : route.auth === 'key' && !compat.has(route) ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
       responses,
+      ...(route.webSocket ? { 'x-websocket-messages': { client: plain(route.webSocket.client), server: plain(route.webSocket.server) } } : {}),
     };
   }
   const tagNames = [...new Set(all.flatMap((r) => r.tags ?? []))];

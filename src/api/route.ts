@@ -74,6 +74,8 @@ export interface RouteDef {
   errorBody?: TSchema;
   /** Documented answers besides the common error answers. */
   responses: Record<number, ResponseDoc>;
+  /** A WebSocket endpoint's messages, each direction a union told apart by `type` (OpenAPI x-websocket-messages). */
+  webSocket?: { client: TSchema; server: TSchema };
   /** Error statuses this route can answer, documented with the common error body. */
   errors: number[];
   handler(deps: ApiDeps): (ctx: ApiContext, next: Koa.Next) => Promise<void>;

@@ -95,6 +95,8 @@ export interface RunOptions {
   args?: string[];
   compile?: StageLimits;
   run?: StageLimits;
+  /** The caller types input while the program runs (WebSocket runs; src/queue/input-channel.ts). */
+  interactive?: boolean;
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */

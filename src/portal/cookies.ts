@@ -21,7 +21,12 @@ export function setCookie(ctx: Koa.Context, name: string, value: string, opts: C
 }
 
 export function readCookie(ctx: Koa.Context, name: string): string | undefined {
-  for (const part of (ctx.get('Cookie') || '').split(';')) {
+  return cookieFromHeader(ctx.get('Cookie'), name);
+}
+
+/** A cookie's value from a Cookie header (also of a WebSocket upgrade, which Koa does not see). */
+export function cookieFromHeader(header: string | undefined, name: string): string | undefined {
+  for (const part of (header || '').split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }

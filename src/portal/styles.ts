@@ -50,4 +50,9 @@ th[scope=row]{background:none;color:var(--fg);font-weight:400}
 .muted{color:var(--muted)}
 #output{min-height:6em}
 .widget-preview{border:2px dashed var(--line);padding:14px;border-radius:6px}
+form.playground{max-width:860px}
+form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}
+#output{margin:0}#output .stderr{color:var(--bad)}#output .stdin{color:var(--accent-dark);font-weight:600}
+.stdin-line{margin-top:8px}.stdin-line input{flex:1;min-width:0}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `;

@@ -7,9 +7,11 @@ import type { Db } from '../db/connect.js';
 import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
-import type { Sandbox } from '../sandbox/spec.js';
+import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
 import { watchCancellations } from './cancellations.js';
+import { watchInput } from './input-feeds.js';
+import { pruneInput } from '../queue/input-channel.js';
 import { requeueDeadSiblings } from './dead-siblings.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
@@ -25,6 +27,8 @@ export interface ExecutorContext {
   signal: AbortSignal;
   /** Present for WebSocket jobs: the program's output as it is written. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** Present for interactive WebSocket jobs: the input typed while the program runs. */
+  stdinFeed?: StdinFeed;
 }
 
 export type Executor = (job: ClaimedJob, ctx: ExecutorContext) => Promise<RunResult>;
@@ -76,6 +80,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         slot: ctx.slot,
         signal: ctx.signal,
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
+        ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
   const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
@@ -110,6 +115,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     },
     onError: (err) => rlog.warn({ err: err.message }, 'checking for cancelled runs failed'),
   });
+  // What callers of interactive runs type, forwarded to their programs' stdin.
+  const inputs = watchInput({
+    url: config.RUNBOX_DATABASE_URL,
+    db,
+    onError: (err) => rlog.warn({ err: err.message }, 'reading interactive input failed'),
+  });
   let wakeStopped: () => void = () => {};
   const stopRequested = new Promise<void>((r) => (wakeStopped = r));
 
@@ -140,6 +151,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     }
     // Stored live output of WebSocket runs long over.
     await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
+    await pruneInput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored input failed'));
     beating = false;
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
@@ -160,7 +172,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       const publisher =
         job.mode === 'ws' ? createOutputPublisher(db, job.id, (err) => jlog.warn({ err: err.message }, 'output streaming failed')) : undefined;
       try {
-        result = await execute(job, { slot, signal: abort.signal, ...(publisher ? { onOutput: publisher.push } : {}) });
+        const interactive = job.mode === 'ws' && job.run_options?.interactive === true;
+        result = await execute(job, {
+          slot,
+          signal: abort.signal,
+          ...(publisher ? { onOutput: publisher.push } : {}),
+          ...(interactive ? { stdinFeed: inputs.feed(job.id, Buffer.byteLength(job.input ?? '', 'utf8')) } : {}),
+        });
       } catch (err) {
         problem = err as Error;
       }
@@ -278,6 +296,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       }
       clearInterval(beatTimer);
       await cancellations.close();
+      await inputs.close();
       // The slots' prepared stages go, and the job cgroups still being removed are waited for.
       await sandbox.close?.().catch(() => {});
       await markStopped(db, id).catch(() => {});

@@ -23,6 +23,8 @@ export interface ExecuteDeps {
   signal?: AbortSignal;
   /** The program's output as it is written (run stages only; WebSocket streaming). */
   onOutput?: SandboxSpec['onOutput'];
+  /** Input typed while the program runs (an interactive run: its one run stage). */
+  stdinFeed?: SandboxSpec['stdinFeed'];
 }
 
 export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'> &
@@ -49,6 +51,8 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (entry.env) spec.env = entry.env;
     if (collect) spec.collect = collect;
     else if (deps.onOutput) spec.onOutput = deps.onOutput;
+    // Interactive input belongs to a single run; a multi-test request has none.
+    if (!collect && deps.stdinFeed && !(job.tests && job.tests.length > 0)) spec.stdinFeed = deps.stdinFeed;
     if (deps.signal) spec.signal = deps.signal;
     return sandbox.run(spec);
   };

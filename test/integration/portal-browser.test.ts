@@ -281,9 +281,9 @@ describe('web portal in a browser', function () {
     await clickAndWait(page, await byText(page, 'Save', 'button'));
     await goto('/playground');
     await axeClean('/playground');
-    await page.select('#pg-key-id', key1Id);
-    await fill(page, 'API key', key1);
+    await page.select('#pg-key', key1Id);
     await page.select('#pg-compiler', 'python-3.9.7');
+    await page.$eval('#pg-code', (e) => ((e as HTMLTextAreaElement).value = 'print(input()[::-1])'));
     await fill(page, 'Standard input', 'browser');
     await (await byText(page, 'Run', 'button')).click();
     await page.waitForSelector('#verdict[data-status]', { timeout: 60_000 });

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/util/clock.js';
 import { testConfig } from '../helpers/api.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { revokeKey } from '../../src/accounts/keys.js';
 
 // The embeddable widget in real Chromium: a host page on a second loopback origin
 // (127.0.0.2) loads /widget/v1.js from the API (127.0.0.1) and embeds
@@ -19,6 +20,7 @@ interface Snapshot {
   text: string;
   verdict: boolean;
   disabled: boolean;
+  line: boolean;
 }
 
 /** The host page: hostile CSS, a button of its own to compare with, one widget. */
@@ -44,6 +46,11 @@ async function waitForOutput(page: Page, fragment: string): Promise<string> {
     fragment,
   );
   return outputText(page);
+}
+
+/** Text of the element focused inside the widget. */
+function focusedText(page: Page): Promise<string | null> {
+  return page.$eval('runbox-widget', (w) => w.shadowRoot!.activeElement?.textContent ?? null);
 }
 
 async function runButton(page: Page) {
@@ -106,7 +113,10 @@ describe('the embeddable widget, in Chromium', function () {
       const button = root.querySelector('button')!;
       const seen: Snapshot[] = [];
       (window as unknown as { seen: Snapshot[] }).seen = seen;
-      new MutationObserver(() => seen.push({ text: log.textContent ?? '', verdict: !!log.querySelector('.verdict'), disabled: button.disabled })).observe(log, {
+      const line = root.querySelector('.line') as HTMLElement;
+      new MutationObserver(() =>
+        seen.push({ text: log.textContent ?? '', verdict: !!log.querySelector('.verdict'), disabled: button.getAttribute('aria-disabled') === 'true', line: !line.hidden }),
+      ).observe(log, {
         childList: true,
         subtree: true,
         characterData: true,
@@ -114,13 +124,14 @@ describe('the embeddable widget, in Chromium', function () {
     });
     await (await runButton(page)).click();
     const text = await waitForOutput(page, 'Finished');
-    expect(text).to.match(/^first\nhello\nFinished · time (\d+ ms|[\d.]+ s) · memory [\d.]+ (KB|MB)$/);
+    expect(text).to.match(/^first\nhello\nFinished · (\d+ ms|\d+\.\d\d s) · (\d+ KB|\d+\.\d MB)$/);
     const seen = await page.evaluate(() => (window as unknown as { seen: Snapshot[] }).seen);
     const firstOnly = seen.find((x) => x.text.startsWith('first') && !x.text.includes('hello'));
     expect(firstOnly, 'the first line was shown before the rest had been written').to.not.equal(undefined);
     expect(firstOnly!.verdict).to.equal(false);
     expect(firstOnly!.disabled, 'Run is disabled while the run is in flight').to.equal(true);
-    const enabled = await page.$eval('runbox-widget', (w) => !w.shadowRoot!.querySelector('button')!.disabled);
+    expect(firstOnly!.line, 'input given up front: the run is not interactive, no input line').to.equal(false);
+    const enabled = await page.$eval('runbox-widget', (w) => !w.shadowRoot!.querySelector('button')!.hasAttribute('aria-disabled'));
     expect(enabled).to.equal(true);
     const rows = await s.db.db.selectFrom('submissions').select(['mode', 'input']).where('key_id', '=', key.id).execute();
     expect(rows).to.deep.equal([{ mode: 'ws', input: 'olleh' }]);
@@ -142,6 +153,17 @@ describe('the embeddable widget, in Chromium', function () {
     expect(focused).to.equal('Run');
     await page.keyboard.press('Enter');
     expect(await waitForOutput(page, 'Finished')).to.match(/^0\n1\nFinished/);
+    // The keyboard focus stayed on Run through the run: Enter runs again at once.
+    expect(await focusedText(page)).to.equal('Run');
+    await new Promise((r) => setTimeout(r, 1100)); // one run per second per connection
+    await page.keyboard.press('Enter');
+    const runs = () => s.db.db.selectFrom('submissions').select('id').where('key_id', '=', key.id).execute();
+    for (let i = 0; (await runs()).length < 2; i++) {
+      if (i > 100) throw new Error('Enter on the focused Run did not start a second run');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await waitForOutput(page, 'Finished')).to.match(/^0\n1\nFinished/);
+    expect(await focusedText(page)).to.equal('Run');
     await page.close();
   });
 
@@ -241,5 +263,164 @@ describe('the embeddable widget, in Chromium', function () {
       expect(background).to.equal(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
       await page.close();
     }
+  });
+
+  it('the input box leaves Tab to the browser: Tab moves on to Run and types nothing', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const page = await open('/stdin-tab', `key="${key.key}" compiler="${PY}" stdin="abc"`);
+    await page.locator('::-p-aria([name="Input (stdin)"][role="textbox"])').click();
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).to.equal('Run');
+    const value = await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('#stdin') as HTMLTextAreaElement).value);
+    expect(value).to.equal('abc');
+    await page.close();
+  });
+
+  describe("tells the page's author what is wrong", () => {
+    it("a wrong key, and a revoked one: this widget's key is not valid; nothing is counted", async () => {
+      const { accountId, key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      await revokeKey(s.db.db, key.id);
+      for (const [path, attr] of [['/wrong-key', 'rbx_not_a_key'], ['/revoked-key', key.key]]) {
+        const page = await open(path!, `key="${attr}" compiler="${PY}"`);
+        await (await runButton(page)).click();
+        const text = await waitForOutput(page, 'key');
+        expect(text, path).to.equal("This widget's key is not valid: it is mistyped or has been revoked. If this is your page, put a current widget key in its key attribute.");
+        // Run is usable again (it does not hang on "Running…").
+        expect(await page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('.status')!.textContent)).to.equal('');
+        await page.close();
+      }
+      const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+      expect(rows).to.have.length(0);
+    });
+
+    it('an API key in a page: use a widget key (and revoke the exposed one)', async () => {
+      const { key } = await keyFor(s.db);
+      const page = await open('/api-key', `key="${key.key}" compiler="${PY}"`);
+      await (await runButton(page)).click();
+      const text = await waitForOutput(page, 'API key');
+      expect(text).to.match(/^This widget uses an API key, which is a secret and does not work in web pages \(this one is on http:\/\/127\.0\.0\.2:\d+\)\./);
+      expect(text).to.include('use a widget key');
+      await page.close();
+    });
+
+    it('a compiler id that does not exist: the valid ids', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/bad-compiler', `key="${key.key}" compiler="python3"`);
+      await (await runButton(page)).click();
+      const text = await waitForOutput(page, 'does not exist');
+      expect(text).to.match(/^This widget's compiler "python3" does not exist\. Valid compilers: .*\bpython-3\.9\.7\b.*\.$/);
+      await page.close();
+    });
+
+    it('code with an unescaped <tag> in the element: says what to do', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/unescaped', `key="${key.key}" compiler="${PY}"`, 'print("<b>bold</b>")');
+      expect(await outputText(page)).to.equal('The code lost its <b>: write < as &lt; in the element\'s text, or put the code in a <script type="text/plain"> child.');
+      await page.close();
+    });
+  });
+
+  it('takes the code from a <script type="text/plain"> child as it is, and from escaped text', async () => {
+    const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+    const raw = 'print("<iostream> & <b>")';
+    for (const [path, body] of [
+      ['/script-child', `\n<script type="text/plain">\n  ${raw}\n</script>\n`],
+      ['/escaped', raw.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')],
+    ]) {
+      const page = await open(path!, `key="${key.key}" compiler="${PY}" interactive="false"`, body);
+      const code = await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('#code') as HTMLTextAreaElement).value);
+      expect(code, path).to.equal(raw);
+      expect(await outputText(page), `${path}: nothing was lost, so no notice`).to.equal('');
+      await (await runButton(page)).click();
+      expect(await waitForOutput(page, 'Finished'), path).to.match(/^<iostream> & <b>\nFinished/);
+      await page.close();
+    }
+  });
+
+  describe('interactive runs', () => {
+    const lineOf = (page: Page) => page.$eval('runbox-widget', (w) => {
+      const row = w.shadowRoot!.querySelector('.line') as HTMLElement | null;
+      return row ? { hidden: row.hidden, label: row.querySelector('label')!.textContent } : null;
+    });
+
+    it("answers Python's input() prompt typed into the input line, echoed and marked as input", async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/interactive', `key="${key.key}" compiler="${PY}"`, 'name = input("Name? ")\nprint(f"Hello, {name}!")');
+      expect(await lineOf(page)).to.deep.equal({ hidden: true, label: 'Input to the program (Enter sends a line, Ctrl+D ends input)' });
+      await (await runButton(page)).click();
+      // The prompt arrives before anything is typed.
+      expect(await waitForOutput(page, 'Name? ')).to.equal('Name? ');
+      expect((await lineOf(page))!.hidden).to.equal(false);
+      await page.locator('::-p-aria([name="Input to the program (Enter sends a line, Ctrl+D ends input)"][role="textbox"])').click();
+      await page.keyboard.type('Ann');
+      await page.keyboard.press('Enter');
+      const text = await waitForOutput(page, 'Finished');
+      expect(text).to.match(/^Name\? Input: Ann\nHello, Ann!\nFinished · /);
+      const echo = await page.$eval('runbox-widget', (w) => {
+        const mark = w.shadowRoot!.querySelector('[role="log"] .stdin')!;
+        return { text: mark.textContent, hidden: mark.querySelector('.visually-hidden')?.textContent, color: getComputedStyle(mark).color, out: getComputedStyle(mark.parentElement!).color };
+      });
+      expect(echo.text).to.equal('Input: Ann\n');
+      expect(echo.hidden).to.equal('Input: ');
+      expect(echo.color, 'the echo looks unlike the output').to.not.equal(echo.out);
+      // The line is gone with the run, and the focus that was in it is back on Run.
+      expect((await lineOf(page))!.hidden).to.equal(true);
+      expect(await focusedText(page)).to.equal('Run');
+      const rows = await s.db.db.selectFrom('submissions').select('mode').where('key_id', '=', key.id).execute();
+      expect(rows).to.deep.equal([{ mode: 'ws' }]);
+      await page.close();
+    });
+
+    it('Ctrl+D sends what is typed and ends the input; the End input button does the same', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const code = 'import sys\nprint("ready", flush=True)\ndata = sys.stdin.read()\nprint(repr(data))';
+      const page = await open('/eof', `key="${key.key}" compiler="${PY}"`, code);
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'ready');
+      await page.locator('::-p-aria([name="Input to the program (Enter sends a line, Ctrl+D ends input)"][role="textbox"])').click();
+      await page.keyboard.type('one');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('two');
+      await page.keyboard.down('Control');
+      await page.keyboard.press('d');
+      await page.keyboard.up('Control');
+      expect(await waitForOutput(page, 'Finished')).to.match(/^ready\nInput: one\nInput: two'one\\ntwo'\nFinished/);
+      await new Promise((r) => setTimeout(r, 1100));
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'ready');
+      await page.locator('::-p-aria([name="End input"][role="button"])').click();
+      expect(await waitForOutput(page, 'Finished')).to.match(/^ready\n''\nFinished/);
+      await page.close();
+    });
+
+    it('interactive="false": no input line, and the run is not interactive (reading stdin ends at once)', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/not-interactive', `key="${key.key}" compiler="${PY}" interactive="false"`, 'import sys\nprint(repr(sys.stdin.read()))');
+      expect(await lineOf(page)).to.equal(null);
+      await (await runButton(page)).click();
+      expect(await waitForOutput(page, 'Finished')).to.match(/^''\nFinished/);
+      await page.close();
+    });
+
+    it('has no serious or critical accessibility violations with the input line showing', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const axe = readFileSync(new URL('../../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+      for (const scheme of ['light', 'dark'] as const) {
+        const page = await open(`/a11y-line-${scheme}`, `key="${key.key}" compiler="${PY}"`, 'print(input("? "))');
+        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+        await (await runButton(page)).click();
+        // Checked while the line shows: the program waits for input.
+        await page.waitForFunction(() => !(document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.line') as HTMLElement).hidden && (document.querySelector('runbox-widget')!.shadowRoot!.querySelector('[role="log"]')!.textContent ?? '').includes('? '), { timeout: 60_000 });
+        await page.addScriptTag({ content: axe });
+        const violations = await page.evaluate(async () => {
+          const w = window as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } };
+          const r = await w.axe.run({ include: [['runbox-widget']] });
+          return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+        });
+        const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        expect(bad, `${scheme}: ${JSON.stringify(violations)}`).to.deep.equal([]);
+        await page.close();
+      }
+    });
   });
 });

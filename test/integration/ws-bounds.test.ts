@@ -43,6 +43,19 @@ async function opened(url: string, opts: { headers?: Record<string, string>; ori
   return r.ws;
 }
 
+/** A refusal told on an accepted socket: its one message, and the close code that follows. */
+async function refusalOnSocket(url: string, opts: { headers?: Record<string, string>; origin?: string } = {}): Promise<{ message: Record<string, unknown>; code: number }> {
+  const ws = new WebSocket(url, opts);
+  // Listening before the socket opens: the message may come in the handshake's packet.
+  const message = once(ws, 'message') as Promise<[Buffer]>;
+  const closed = once(ws, 'close') as Promise<[number, Buffer]>;
+  await once(ws, 'open');
+  ws.send(JSON.stringify({ type: 'run', id: 'late', code: 'print(1)', compiler: 'python-3.9.7' }));
+  const [m] = await message;
+  const [code] = await closed;
+  return { message: JSON.parse(m.toString()) as Record<string, unknown>, code };
+}
+
 async function closeAll(list: WebSocket[]): Promise<void> {
   await Promise.all(
     list.map(async (ws) => {
@@ -187,16 +200,29 @@ describe('WebSocket connection bounds', function () {
   });
 
   describe('an ordinary API key in a browser', () => {
-    it('from a page on another site: 403, saying to use a widget key; nothing opened', async () => {
-      const { key } = await keyFor(s.db);
-      const r = await tryOpen(wsUrl, { ...auth(key.key), origin: 'https://elsewhere.example' });
-      expect(r).to.deep.include({ status: 403 });
-      const body = (r as { body: { error: { code: string; message: string } } }).body;
-      expect(body.error.code).to.equal('origin_not_allowed');
-      expect(body.error.message).to.match(/use a widget key/);
-      // ?key= as a page would pass it: the same.
-      const q = await tryOpen(`${wsUrl}?key=${encodeURIComponent(key.key)}`, { origin: 'http://127.0.0.1:1' });
-      expect(q).to.deep.include({ status: 403 });
+    it('from a page on another site: told on the socket (a page can read it there) to use a widget key, then closed (1008); no run', async () => {
+      const { accountId, key } = await keyFor(s.db);
+      for (const [url, opts] of [
+        [wsUrl, { ...auth(key.key), origin: 'https://elsewhere.example' }],
+        // ?key= as a page would pass it: the same.
+        [`${wsUrl}?key=${encodeURIComponent(key.key)}`, { origin: 'http://127.0.0.1:1' }],
+      ] as const) {
+        const refusal = await refusalOnSocket(url, opts);
+        expect(refusal.message).to.include({ type: 'error', id: null, code: 'origin_not_allowed' });
+        expect(refusal.message['message']).to.include(opts.origin).and.to.match(/use a widget key/);
+        expect(refusal.code).to.equal(1008);
+      }
+      const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+      expect(rows).to.have.length(0);
+    });
+
+    it('a wrong or revoked key from a page is told on the socket too (invalid_key, 1008); without an Origin it stays 401', async () => {
+      const wrong = await refusalOnSocket(`${wsUrl}?key=rbx_wrong`, { origin: 'https://blog.example' });
+      expect(wrong.message).to.include({ type: 'error', id: null, code: 'invalid_key' });
+      expect(wrong.code).to.equal(1008);
+      const missing = await refusalOnSocket(wsUrl, { origin: 'https://blog.example' });
+      expect(missing.message).to.include({ code: 'missing_key' });
+      expect(await tryOpen(`${wsUrl}?key=rbx_wrong`)).to.deep.include({ status: 401 });
     });
 
     it("from the service's own pages (RUNBOX_PUBLIC_URL, or the address it was reached at) and without an Origin: works as before", async () => {

@@ -3,7 +3,7 @@ import { originAllowed } from '../../src/accounts/keys.js';
 import { marketplaceFromConfig, validSubscriber } from '../../src/accounts/marketplace.js';
 import { rateLimitHeaderValues } from '../../src/api/middleware/rate-limit-headers.js';
 import { msUntilWindowFrees, RATE_WINDOW_MS } from '../../src/limits.js';
-import { originRefusalText, widgetRefusalText } from '../../src/api/ws/widget-text.js';
+import { keyRefusalText, originRefusalText, widgetRefusalText } from '../../src/api/ws/widget-text.js';
 import { REJECTION_REASONS } from '../../src/quota/admit.js';
 
 // The rules behind widget keys, marketplace calls and the rate-limit headers, alone.
@@ -34,6 +34,17 @@ describe('widget origins and messages', () => {
     expect(widgetRefusalText('rate_limited', 12)).to.include('in 12 seconds');
     expect(originRefusalText('https://x.example')).to.include('not allowed on https://x.example');
     expect(originRefusalText(undefined)).to.include('not allowed here');
+  });
+
+  it("says what a page's author should do about the key, in sentences without codes", () => {
+    for (const problem of ['missing_key', 'invalid_key', 'api_key'] as const) {
+      const text = keyRefusalText(problem, 'https://x.example');
+      expect(text, problem).to.match(/^This widget('s)? .*\.$/);
+      expect(text, problem).to.not.match(/_/);
+    }
+    expect(keyRefusalText('invalid_key', undefined)).to.include("This widget's key is not valid");
+    expect(keyRefusalText('api_key', 'https://x.example')).to.include('on https://x.example').and.to.include('use a widget key');
+    expect(keyRefusalText('api_key', 'null')).to.not.include('null');
   });
 });
 

@@ -33,4 +33,25 @@ describe('WebSocket output messages', () => {
     expect(parseClientMessage('{"type":"stop","id":"2"}')).to.include({ ok: false, id: '2' });
     expect(parseClientMessage('{"type":"run","id":"3","code":"a\\u0000b","compiler":"python-3.9.7"}').ok).to.equal(false);
   });
+
+  it('client stdin messages: data, eof or both; wrong types and unknown fields are named', () => {
+    expect(parseClientMessage('{"type":"run","id":"i","code":"input()","compiler":"python-3.9.7","interactive":true}').ok).to.equal(true);
+    expect(parseClientMessage('{"type":"stdin","id":"i","data":"5\\n"}')).to.deep.equal({ ok: true, message: { type: 'stdin', id: 'i', data: '5\n' } });
+    expect(parseClientMessage('{"type":"stdin","id":"i","eof":true}').ok).to.equal(true);
+    expect(parseClientMessage('{"type":"stdin","id":"i","data":"x","eof":true}').ok).to.equal(true);
+    const neither = parseClientMessage('{"type":"stdin","id":"i"}');
+    expect(neither).to.deep.equal({ ok: false, id: 'i', message: 'invalid stdin message: give data, eof or both' });
+    const number = parseClientMessage('{"type":"stdin","id":"i","data":5}');
+    expect(number).to.include({ ok: false, id: 'i' });
+    expect((number as { message: string }).message).to.match(/^invalid stdin message: \/data: /);
+    const eofFalse = parseClientMessage('{"type":"stdin","id":"i","eof":false}');
+    expect((eofFalse as { message: string }).message).to.match(/^invalid stdin message: \/eof: /);
+    const extra = parseClientMessage('{"type":"stdin","id":"i","data":"x","stream":"stdin"}');
+    expect((extra as { message: string }).message).to.equal('invalid stdin message: unknown field stream: the fields are type, id, data, eof');
+    expect(parseClientMessage('{"type":"stdin","data":"x"}')).to.include({ ok: false, id: null });
+    expect(parseClientMessage('{"type":"stdin","id":"i","data":"a\\u0000b"}').ok).to.equal(false);
+    const interactiveText = parseClientMessage('{"type":"run","id":"r","code":"x","compiler":"python-3.9.7","interactive":"yes"}');
+    expect((interactiveText as { message: string }).message).to.match(/^invalid run message: \/interactive: /);
+    expect((parseClientMessage('{"type":"stop","id":"2"}') as { message: string }).message).to.equal('invalid message: /type: must be "run" or "stdin"');
+  });
 });

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
 import type { RouteDef } from '../route.js';
+import { WsClientMessage, WsServerMessage } from '../ws/messages.js';
 
 // GET /api/v2/ws/ without an upgrade: the WebSocket itself is served by src/api/ws on
 // the 'upgrade' event; here it is documented and plain requests are told to upgrade.
@@ -24,9 +25,16 @@ export const wsRoute: RouteDef = {
     'too_many_connections. The server pings every RUNBOX_WS_PING_MS and drops a peer that does not answer, closes a',
     'connection idle for RUNBOX_WS_IDLE_MS (1000), and drops a client that leaves more than RUNBOX_WS_MAX_UNREAD_BYTES',
     'of its output unread. Closing the connection stops its runs. A plain GET answers 426.',
+    'Interactive runs: a run message with "interactive": true keeps the program\'s stdin open (a pipe, not a terminal) after its',
+    'input; send {"type":"stdin","id","data"} as often as needed and {"type":"stdin","id","eof":true} to close it. Its stdin in',
+    'all, input included, is at most the input limit (beyond it: error input_limit, and stdin is closed); the run\'s timeout',
+    'counts while it waits. Stdin for no such run, a run that is not interactive, one that ended or whose stdin is closed',
+    'is answered with error unknown_run, not_interactive, run_finished or stdin_closed. The messages of both directions are',
+    'in x-websocket-messages.',
   ].join(' '),
   auth: 'none',
   responses: { 101: { description: 'Switching to the WebSocket protocol.' } },
+  webSocket: { client: WsClientMessage, server: WsServerMessage },
   errors: [401, 403, 405, 426, 429],
   handler: () => async () => {
     throw new ApiError(426, 'upgrade_required', 'this is a WebSocket endpoint; connect with a WebSocket client', { Upgrade: 'websocket' });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { findKeyByHash } from '../../accounts/accounts.js';
+import { findKeyByHash, type KeyContext } from '../../accounts/accounts.js';
 import { hashKey, originAllowed } from '../../accounts/keys.js';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { MaintenanceFlag } from '../maintenance.js';
@@ -10,8 +10,10 @@ import { keyFromHeader } from '../middleware/authenticate.js';
 import type { ApiDeps } from '../route.js';
 import type { LiveResults } from '../live.js';
 import { clientAddress, ConnectionCounts, isOwnOrigin } from './bounds.js';
+import { portalSessionKey } from './portal-key.js';
 import { startSession } from './session.js';
-import { originRefusalText } from './widget-text.js';
+import { startPistonConnect } from '../../compat/piston/connect.js';
+import { keyRefusalText, originRefusalText } from './widget-text.js';
 
 // GET /api/v2/ws/ upgraded to a WebSocket on the API's own HTTP server. The key comes
 // from the Authorization header or, for browsers (which cannot set headers on a
@@ -24,14 +26,25 @@ import { originRefusalText } from './widget-text.js';
 // handshake, and the widget shows this message to its reader.
 //
 // An ordinary API key is a secret: from a browser page other than the portal's own
-// (its playground) the upgrade is refused (403) and the page told to use a widget key.
-// A server-side client sends no Origin and is not concerned. Connections over the caps
-// per key and per client address are refused with 429 (src/api/ws/bounds.ts).
+// (its playground) it is refused and the page told to use a widget key. A missing,
+// wrong or revoked key is answered 401 to a server-side client (no Origin); a browser
+// page gets these refusals on an accepted socket too, so that a widget can tell its
+// page's author what to fix. The portal's playground names one of the signed-in
+// person's keys by id instead (?key_id=, src/api/ws/portal-key.ts). Connections over
+// the caps per key and per client address are refused with 429 (src/api/ws/bounds.ts).
+//
+// Piston's interactive WebSocket (/piston/api/v2/connect, src/compat/piston/connect.ts)
+// is served here too, with the key as the other Piston routes take it (Authorization,
+// or the path segment after /piston/), API keys only, and refusals in Piston's shape
+// (HTTP statuses: its clients are not widgets).
 
 export const WS_PATHS = new Set(['/api/v2/ws/', '/api/v2/ws']);
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ error: { code, message } });
+/** /piston/api/v2/connect, or /piston/{key}/api/v2/connect (the key, still URL-encoded). */
+const PISTON_CONNECT = /^\/piston\/(?:(?!api\/)([^/]+)\/)?api\/v2\/connect\/?$/;
+
+function refuse(socket: Duplex, status: number, code: string, message: string, piston = false): void {
+  const body = JSON.stringify(piston ? { message } : { error: { code, message } });
   const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' }[status] ?? 'Error';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -54,35 +67,65 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
     } catch {
       return refuse(socket, 400, 'bad_request', 'the request target is not a valid URL');
     }
-    if (!WS_PATHS.has(url.pathname)) return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}`);
-    const key = keyFromHeader(req.headers.authorization ?? '') || (url.searchParams.get('key') ?? '');
+    const pistonPath = PISTON_CONNECT.exec(url.pathname);
+    const piston = pistonPath !== null;
+    if (!WS_PATHS.has(url.pathname) && !piston) return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}`);
+    let key: string;
+    try {
+      key = pistonPath?.[1] !== undefined ? decodeURIComponent(pistonPath[1]) : keyFromHeader(req.headers.authorization ?? '') || (piston ? '' : (url.searchParams.get('key') ?? ''));
+    } catch {
+      return refuse(socket, 400, 'bad_request', 'the key in the path is not valid percent-encoding', piston);
+    }
+    const keyId = key === '' && !piston ? url.searchParams.get('key_id') : null;
+    const origin = req.headers.origin;
+    /** A refusal told on an accepted socket, closed at once (1008): a page can read it there. */
+    const refuseOnSocket = (code: string, message: string) =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.send(JSON.stringify({ type: 'error', id: null, code, message }));
+        ws.close(1008, code.replaceAll('_', ' '));
+      });
     void (async () => {
-      const found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(deps.db, hashKey(key)) : undefined;
-      if (!found || found.revoked) return refuse(socket, 401, key === '' ? 'missing_key' : 'invalid_key', 'a valid API key is required');
-      if (found.kind === 'widget' && !originAllowed(found.allowedOrigins, req.headers.origin)) {
-        return wss.handleUpgrade(req, socket, head, (ws) => {
-          ws.send(JSON.stringify({ type: 'error', id: null, code: 'origin_not_allowed', message: originRefusalText(req.headers.origin) }));
-          ws.close(1008, 'origin not allowed');
-        });
+      let found: KeyContext | undefined;
+      if (keyId !== null) {
+        if (origin === undefined || !isOwnOrigin(origin, req, deps.config)) {
+          return refuse(socket, 403, 'origin_not_allowed', "key_id works only from the portal's own pages; send the key itself");
+        }
+        found = await portalSessionKey(deps.db, req, keyId);
+        if (!found || found.revoked) return refuseOnSocket('invalid_key', 'This key is not one of your active keys (revoked, or you were logged out). Reload the page and choose another.');
+      } else {
+        found = /^[\x21-\x7e]{1,256}$/.test(key) ? await findKeyByHash(deps.db, hashKey(key)) : undefined;
       }
-      const origin = req.headers.origin;
+      if (!found || found.revoked) {
+        const code = key === '' ? 'missing_key' : 'invalid_key';
+        if (origin !== undefined && !piston) return refuseOnSocket(code, keyRefusalText(code, origin));
+        return refuse(socket, 401, code, 'a valid API key is required', piston);
+      }
+      if (piston && found.kind === 'widget') {
+        return refuse(socket, 403, 'widget_key', 'this is a widget key: it works only in the <runbox-widget> element (WebSocket /api/v2/ws/); use an API key here', true);
+      }
+      if (found.kind === 'widget' && !originAllowed(found.allowedOrigins, origin)) {
+        return refuseOnSocket('origin_not_allowed', originRefusalText(origin));
+      }
       if (found.kind === 'api' && origin !== undefined && !isOwnOrigin(origin, req, deps.config)) {
+        if (!piston) return refuseOnSocket('origin_not_allowed', keyRefusalText('api_key', origin));
         return refuse(
           socket,
           403,
           'origin_not_allowed',
           `API keys are secrets and do not work from web pages (this one is on ${origin}): use a widget key, which lists the sites it may be used on`,
+          true,
         );
       }
       const place = counts.take(found.keyId, clientAddress(req, deps.config.RUNBOX_TRUST_PROXY));
       if ('over' in place) {
         const [max, per] = place.over === 'key' ? [counts.maxPerKey, 'key'] : [counts.maxPerAddress, 'client address'];
-        return refuse(socket, 429, 'too_many_connections', `at most ${max} WebSocket connections may be open at once per ${per}; close one first`);
+        return refuse(socket, 429, 'too_many_connections', `at most ${max} WebSocket connections may be open at once per ${per}; close one first`, piston);
       }
       // The socket's own close: also when the handshake below fails and no session starts.
       socket.once('close', place.release);
-      wss.handleUpgrade(req, socket, head, (ws) => startSession(ws, found, { ...deps, maintenance, available }));
-    })().catch(() => refuse(socket, 500, 'internal_error', 'try again later'));
+      const start = piston ? startPistonConnect : startSession;
+      wss.handleUpgrade(req, socket, head, (ws) => start(ws, found, { ...deps, maintenance, available }));
+    })().catch(() => refuse(socket, 500, 'internal_error', 'try again later', piston));
   };
   server.on('upgrade', onUpgrade);
   return {

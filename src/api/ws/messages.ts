@@ -2,28 +2,51 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { catalogue, offeredIds } from '../../compilers/catalogue.js';
 import { REQUEST_LIMITS } from '../../limits.js';
+import { REJECTION_REASONS } from '../../quota/admit.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import { rawMember } from '../../util/raw-json.js';
 import { CompilerIdSchema, ExtraParams, unknownField, Utf8Text } from '../schemas.js';
 
-// The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler"}.
+// The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler","interactive"}
+// and, for an interactive run, {"type":"stdin","id","data"} / {"type":"stdin","id","eof":true}.
 // Server to client: {"type":"output","id","seq","stream","data"} as the program writes,
 // then {"type":"result","id",...result,"submission_id"}; or {"type":"error","id","code","message"}.
 
+/** The client's own id for a run, echoed in every message about it. */
+const RunId = Type.String({ minLength: 1, maxLength: 200, description: "The client's own id for this run, echoed in every message about it." });
+
 export const WsRunMessage = Type.Object({
   type: Type.Literal('run'),
-  /** The client's own id for this run, echoed in every message about it. */
-  id: Type.String({ minLength: 1, maxLength: 200 }),
+  id: RunId,
   code: Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code.'),
-  input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input.')),
+  input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input, written first (an interactive run reads what it is sent after it).')),
   compiler: CompilerIdSchema,
   extra_params: Type.Optional(ExtraParams),
+  interactive: Type.Optional(
+    Type.Boolean({
+      description:
+        "The program's stdin stays open while it runs: send stdin messages with this run's id, and one with eof to close it. A pipe, not a terminal.",
+    }),
+  ),
 }, { additionalProperties: false });
 export type WsRunMessage = Static<typeof WsRunMessage>;
 
-const check = Compile(WsRunMessage);
+export const WsStdinMessage = Type.Object({
+  type: Type.Literal('stdin'),
+  id: RunId,
+  data: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Input for the running program, written to its stdin as it is (a line needs its newline).')),
+  eof: Type.Optional(Type.Literal(true, { description: "Closes the program's stdin (after data, when both are given)." })),
+}, { additionalProperties: false, description: 'Input for an interactive run of this connection. The run\'s stdin in all (input included) is at most the input limit.' });
+export type WsStdinMessage = Static<typeof WsStdinMessage>;
 
-export type Parsed = { ok: true; message: WsRunMessage } | { ok: false; id: string | null; message: string };
+/** Every message a client may send, told apart by `type`. */
+export const WsClientMessage = Type.Union([WsRunMessage, WsStdinMessage]);
+export type WsClientMessage = Static<typeof WsClientMessage>;
+
+const checkRun = Compile(WsRunMessage);
+const checkStdin = Compile(WsStdinMessage);
+
+export type Parsed = { ok: true; message: WsClientMessage } | { ok: false; id: string | null; message: string };
 
 /** The client's run id from a message refused before parsing, so its error names the run. */
 function idOf(raw: string): string | null {
@@ -36,7 +59,7 @@ function idOf(raw: string): string | null {
   }
 }
 
-/** A client's message, checked; `recipesDir` (config RUNBOX_RECIPES_DIR) completes the catalogue the compiler must be in. */
+/** A client's message, checked; `recipesDir` (config RUNBOX_RECIPES_DIR) completes the catalogue a run's compiler must be in. */
 export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
   let value: unknown;
   try {
@@ -48,12 +71,19 @@ export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
     return { ok: false, id: err.code === 'invalid_json' ? null : idOf(raw), message: err.code === 'invalid_json' ? 'messages must be JSON' : err.message };
   }
   const id = typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id.slice(0, 200) : null;
-  const unknown = unknownField(WsRunMessage, value);
-  if (unknown) return { ok: false, id, message: `invalid run message: ${unknown}` };
+  const type = (value as { type?: unknown } | null)?.type;
+  if (type !== 'run' && type !== 'stdin') return { ok: false, id, message: 'invalid message: /type: must be "run" or "stdin"' };
+  const [schema, check] = type === 'run' ? [WsRunMessage, checkRun] : [WsStdinMessage, checkStdin];
+  const unknown = unknownField(schema, value);
+  if (unknown) return { ok: false, id, message: `invalid ${type} message: ${unknown}` };
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? `${first.instancePath}: ` : '';
-    return { ok: false, id, message: `invalid run message: ${where}${first?.message ?? 'bad value'}` };
+    return { ok: false, id, message: `invalid ${type} message: ${where}${first?.message ?? 'bad value'}` };
+  }
+  if (value.type === 'stdin') {
+    if (value.data === undefined && value.eof === undefined) return { ok: false, id, message: 'invalid stdin message: give data, eof or both' };
+    return { ok: true, message: value };
   }
   const cat = catalogue(recipesDir);
   if (typeof value.compiler !== 'string' || !cat.entries.has(value.compiler)) {
@@ -61,3 +91,36 @@ export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
   }
   return { ok: true, message: value };
 }
+
+// Server to client (documented; the result carries the fields of a run's result).
+const ServerRunId = Type.Union([Type.String(), Type.Null()], { description: "The client's run id; null when the message could not be read." });
+
+export const WsOutputMessage = Type.Object({
+  type: Type.Literal('output'),
+  id: Type.String(),
+  seq: Type.Integer({ minimum: 0, description: 'Counts from 0 within the run, no gaps.' }),
+  stream: Type.Enum(['stdout', 'stderr']),
+  data: Type.String(),
+});
+
+export const WsResultMessage = Type.Object(
+  { type: Type.Literal('result'), id: Type.String(), submission_id: Type.String() },
+  { description: "The run's result (the fields of GET /api/v2/submissions/{id}/), id being the client's run id." },
+);
+
+/** Error codes: a refused run's are the admission's reasons (src/quota/admit.ts). */
+export const WS_ERROR_CODES = [
+  'bad_request', ...REJECTION_REASONS, 'compiler_unavailable', 'maintenance', 'codeoutput', 'origin_not_allowed', 'invalid_key',
+  'unknown_run', 'not_interactive', 'run_finished', 'stdin_closed', 'input_limit', 'internal_error',
+] as const;
+
+export const WsErrorMessage = Type.Object({
+  type: Type.Literal('error'),
+  id: ServerRunId,
+  code: Type.Enum([...WS_ERROR_CODES]),
+  message: Type.String({ description: 'What went wrong, for people.' }),
+  retry_after: Type.Optional(Type.Integer({ description: 'Seconds to wait before trying again (refused runs).' })),
+  reason: Type.Optional(Type.String({ description: 'codeoutput errors: the refusal behind the message.' })),
+});
+
+export const WsServerMessage = Type.Union([WsOutputMessage, WsResultMessage, WsErrorMessage]);

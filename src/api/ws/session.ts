@@ -3,7 +3,6 @@ import type { RawData, WebSocket } from 'ws';
 import { RevokedKeyError } from '../../accounts/errors.js';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
-import type { OutputMessage } from '../../queue/output-channel.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
@@ -11,16 +10,20 @@ import { rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
-import { parseClientMessage, type WsRunMessage } from './messages.js';
+import { followOutput } from './follow-output.js';
+import { parseClientMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
+import { RunInput } from './run-input.js';
 import { widgetRefusalText } from './widget-text.js';
 
 // One WebSocket connection: each run message is admitted like any run (mode 'ws'),
 // its output is relayed as the runner publishes it, in order, and the result follows.
 // A bad message or a refused run is answered with an error message; the connection
-// stays open. Closing it stops the runs still going (src/queue/cancel.ts).
+// stays open. Closing it stops the runs still going (src/queue/cancel.ts). An
+// interactive run also takes stdin messages naming its id while it goes
+// (src/api/ws/run-input.ts); a stdin message for anything else is answered with an error.
 
-/** After the run's end is seen, how long to wait for output messages still on their way. */
-const OUTPUT_GRACE_MS = 1000;
+/** Ids of ended runs remembered per connection, so stdin sent to one is told it ended. */
+const REMEMBERED_ENDED = 100;
 
 export interface SessionDeps extends ApiDeps {
   live: LiveResults;
@@ -78,6 +81,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   ws.on('error', (err) => deps.log?.info?.({ err: err.message }, 'WebSocket connection closed on a protocol error'));
   // Runs admitted on this connection and not yet answered.
   const inFlight = new Set<string>();
+  // Client run ids of the runs going (admission included), and the interactive ones' stdin.
+  const going = new Map<string, number>();
+  const inputs = new Map<string, RunInput>();
+  const ended = new Set<string>();
   ws.on('close', () => {
     clearInterval(heartbeat);
     closed.abort(new Error('connection closed'));
@@ -102,6 +109,12 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     const text = data.toString('utf8');
     const parsed = parseClientMessage(text, deps.config.RUNBOX_RECIPES_DIR);
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
+    if (parsed.message.type === 'stdin') return onStdin(parsed.message);
+    const msg = parsed.message;
+    // Stdin messages name their run by the client's id: it must say which run.
+    if (inputs.has(msg.id) || (msg.interactive === true && going.has(msg.id))) {
+      return error(msg.id, 'bad_request', `run id ${JSON.stringify(msg.id)} belongs to a run still going on this connection; an interactive run needs an id of its own`);
+    }
     const successor = compilerEntry(parsed.message.compiler, deps.config.RUNBOX_RECIPES_DIR)?.retired?.successor;
     if (successor) return error(parsed.message.id, 'compiler_unavailable', `compiler ${parsed.message.compiler} is retired; use ${successor} instead`);
     const now = performance.now();
@@ -111,7 +124,20 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     }
     lastRunAt = now;
     running++;
-    run(parsed.message, text)
+    going.set(msg.id, (going.get(msg.id) ?? 0) + 1);
+    const submissionId = randomUUID();
+    // Stdin may follow the run message at once: it is stored for the runner, which
+    // reads it back when the program starts.
+    if (msg.interactive === true) {
+      inputs.set(
+        msg.id,
+        new RunInput(deps.db, submissionId, msg.input ?? '', (err) => {
+          deps.log?.error({ err: err.message, submission: submissionId }, 'could not pass on interactive input');
+          error(msg.id, 'internal_error', 'input could not be passed on to the program; try again later');
+        }),
+      );
+    }
+    run(msg, text, submissionId)
       .catch((err: Error) => {
         if (err instanceof RevokedKeyError) return revoked(parsed.message.id);
         deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
@@ -120,32 +146,39 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       .finally(() => {
         running--;
         lastHeardAt = performance.now();
+        const left = (going.get(msg.id) ?? 1) - 1;
+        if (left > 0) going.set(msg.id, left);
+        else going.delete(msg.id);
+        inputs.delete(msg.id);
+        ended.add(msg.id);
+        if (ended.size > REMEMBERED_ENDED) ended.delete(ended.values().next().value as string);
       });
   }
 
-  async function run(msg: WsRunMessage, raw: string): Promise<void> {
+  function onStdin(m: WsStdinMessage): void {
+    const name = JSON.stringify(m.id);
+    const input = inputs.get(m.id);
+    if (!input) {
+      if (going.has(m.id)) return error(m.id, 'not_interactive', `run ${name} is not interactive: its run message must say "interactive": true to take stdin messages`);
+      if (ended.has(m.id)) return error(m.id, 'run_finished', `run ${name} has finished; it takes no more input`);
+      return error(m.id, 'unknown_run', `no run ${name} is going on this connection`);
+    }
+    const refused = input.write(m.data, m.eof === true);
+    if (!refused) return;
+    if (refused.reason === 'stdin_closed') return error(m.id, 'stdin_closed', `the stdin of run ${name} is closed (its end was sent, or its input reached the limit); it takes no more input`);
+    error(
+      m.id,
+      'input_limit',
+      `the stdin of run ${name} may hold at most ${refused.limit} bytes, its input included (with this message: ${refused.wouldBe}); this message was not passed on and its stdin is now closed`,
+    );
+  }
+
+  async function run(msg: WsRunMessage, raw: string, submissionId: string): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
     // Listening before the submission exists: no output can be missed.
-    const submissionId = randomUUID();
-    let expected = 0;
-    let endAt: number | null = null;
-    let endSeen: () => void = () => {};
-    const ended = new Promise<void>((r) => (endSeen = r));
-    const early = new Map<number, OutputMessage>();
-    const relay = (m: OutputMessage) => {
-      if (m.n < expected) return; // already relayed (a replay repeats what arrived live)
-      early.set(m.n, m);
-      for (let next = early.get(expected); next; next = early.get(expected)) {
-        early.delete(expected);
-        if ('end' in next) endAt = next.n;
-        else send({ type: 'output', id: msg.id, seq: next.n, stream: next.s, data: next.d });
-        expected++;
-      }
-      if (endAt !== null && expected > endAt) endSeen();
-    };
-    const unsubscribe = deps.live.outputs.subscribe(submissionId, relay);
+    const output = followOutput(deps.live, submissionId, (c) => send({ type: 'output', id: msg.id, ...c }));
     try {
       const admission = await admitSubmission(deps.db, {
         id: submissionId,
@@ -157,6 +190,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         tests: null,
         extraParams: msg.extra_params ?? null,
         ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
+        ...(msg.interactive === true ? { runOptions: { interactive: true } } : {}),
         mode: 'ws',
         recipesDir: deps.config.RUNBOX_RECIPES_DIR,
         maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
@@ -186,10 +220,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         inFlight.delete(submissionId);
       }
       // Whatever notifications missed (the listener reconnected meanwhile) comes from the store.
-      await deps.live.outputs.replay(submissionId, expected).catch(() => {});
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, OUTPUT_GRACE_MS)))]);
-      clearTimeout(timer);
+      await output.drain();
       // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
       const result = await storedResultJson(deps.db, submissionId, {
         first: [
@@ -201,7 +232,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       }, deps.live);
       sendText(result);
     } finally {
-      unsubscribe();
+      output.stop();
     }
   }
 }

@@ -30,3 +30,20 @@ export function originRefusalText(origin: string | undefined): string {
   const where = origin && origin !== 'null' ? `on ${origin}` : 'here';
   return `This code runner is not allowed ${where}: its widget key does not list this site among its allowed origins.`;
 }
+
+/**
+ * Key refusals for a browser page, where a widget shows them to the page's author (a
+ * refused handshake's body cannot be read by the page, so they come on the socket).
+ */
+export function keyRefusalText(problem: 'missing_key' | 'invalid_key' | 'api_key', origin: string | undefined): string {
+  switch (problem) {
+    case 'missing_key':
+      return 'This widget has no key. If this is your page, give it a widget key (key="…"), created in the runbox portal.';
+    case 'invalid_key':
+      return "This widget's key is not valid: it is mistyped or has been revoked. If this is your page, put a current widget key in its key attribute.";
+    case 'api_key': {
+      const where = origin && origin !== 'null' ? ` (this one is on ${origin})` : '';
+      return `This widget uses an API key, which is a secret and does not work in web pages${where}. If this is your page, revoke that key, since it is now public, and use a widget key, which lists the sites it may be used on.`;
+    }
+  }
+}

@@ -1,8 +1,9 @@
 // The widget's WebSocket to runbox (/api/v2/ws/): opened on the first run, kept for
 // the next ones, and opened again after it drops (with a growing delay while the
 // server cannot be reached; not after the server closed it for being idle, the next
-// run opens it again). A refusal by policy (close code 1008: a page the widget
-// key does not allow) is final: the widget says why and does not keep retrying.
+// run opens it again). A refusal by policy (close code 1008: a key that is not valid
+// or not a widget key, a page the widget key does not allow) is final: the widget
+// says why and does not keep retrying.
 
 export interface ServerMessage {
   type: 'output' | 'result' | 'error';

@@ -1,6 +1,7 @@
 // Keys in the code box: Tab indents (Shift+Tab removes one level) as in an editor,
 // but never traps the keyboard: Escape hands Tab back to the page for the next key
-// press, so keyboard users can always move on. Ctrl/Cmd+Enter runs.
+// press, so keyboard users can always move on. Ctrl/Cmd+Enter runs. The input box
+// (`indents` false) leaves Tab to the browser: input rarely needs one.
 
 const INDENT = '    ';
 
@@ -33,7 +34,7 @@ function indent(area: HTMLTextAreaElement, outdent: boolean): void {
   replace(area, lineStart, end, text, start === end ? start + firstShift : lineStart, end + delta);
 }
 
-export function attachEditing(area: HTMLTextAreaElement, run: () => void): void {
+export function attachEditing(area: HTMLTextAreaElement, run: () => void, indents = true): void {
   let tabLeaves = false;
   area.addEventListener('keydown', (e: KeyboardEvent) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -46,7 +47,7 @@ export function attachEditing(area: HTMLTextAreaElement, run: () => void): void 
       return;
     }
     if (e.key === 'Tab' && !e.altKey && !e.ctrlKey && !e.metaKey) {
-      if (tabLeaves || area.readOnly) return; // the browser moves focus
+      if (tabLeaves || area.readOnly || !indents) return; // the browser moves focus
       e.preventDefault();
       indent(area, e.shiftKey);
       return;

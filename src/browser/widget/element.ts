@@ -1,17 +1,20 @@
 import { Connection, type ServerMessage } from './connection.js';
 import { attachEditing, dedent } from './editing.js';
 import { STYLES } from './styles.js';
-import { verdictText, type RunResult } from './verdict.js';
+import { stdinLine, type StdinLine } from '../shared/stdin-line.js';
+import { verdictText, type RunResult } from '../shared/verdict.js';
 
-// <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [readonly] [api="https://…"]>
-//   starting code
+// <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [readonly] [interactive="false"] [api="https://…"]>
+//   starting code, HTML-escaped (&lt;iostream&gt;), or in a <script type="text/plain"> child
 // </runbox-widget>
 //
 // Attributes in, DOM events out (`runbox-result` with the result, `runbox-error` with
 // {code, message}), everything drawn in an open shadow root. Runs go over runbox's
 // WebSocket; output appears in the log region as the program writes it, then the
-// verdict. Refusals (limits, a page the key does not allow) arrive as messages meant
-// for the reader and are shown as they are.
+// verdict. Refusals (limits, a key that is not valid, a page the key does not allow)
+// arrive as messages meant for the reader and are shown as they are. A run is interactive (an input line under
+// the output feeds its stdin while it runs) unless its input was given up front in the
+// input box, whose programs expect their input to end, or the page says interactive="false".
 
 /** Where this script was loaded from: the runbox server, unless the page names another. */
 const SCRIPT_ORIGIN = new URL(import.meta.url).origin;
@@ -30,6 +33,7 @@ export class RunboxWidget extends HTMLElement {
   private code!: HTMLTextAreaElement;
   private stdin: HTMLTextAreaElement | null = null;
   private button!: HTMLButtonElement;
+  private line: StdinLine | null = null;
   private status!: HTMLSpanElement;
   private output!: HTMLPreElement;
   private current: { id: string; streamed: { stdout: boolean; stderr: boolean } } | null = null;
@@ -52,7 +56,11 @@ export class RunboxWidget extends HTMLElement {
   private build(): void {
     this.built = true;
     const n = ++instances;
-    const starting = dedent(this.textContent ?? '');
+    // In a <script type="text/plain"> child the code needs no escaping; as the element's
+    // own text, `<iostream>` would have been parsed as a tag and be missing from it.
+    const script = this.querySelector(':scope > script[type="text/plain"]');
+    const tag = script ? null : this.firstElementChild?.localName;
+    const starting = dedent((script ?? this).textContent ?? '');
     const root = this.attachShadow({ mode: 'open' });
     const box = el('div', { className: 'box' });
     const compiler = this.getAttribute('compiler') ?? '';
@@ -73,6 +81,7 @@ export class RunboxWidget extends HTMLElement {
       this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false }, { rows: '2' });
       box.append(el('label', { htmlFor: 'stdin', textContent: 'Input (stdin)' }), this.stdin);
     }
+    // Never disabled while running: a disabled button would lose the keyboard focus.
     this.button = el('button', { type: 'button', textContent: 'Run' });
     this.status = el('span', { className: 'status' });
     box.append(el('div', { className: 'bar' }), el('label', { id: 'output-label', textContent: 'Output' }));
@@ -84,6 +93,17 @@ export class RunboxWidget extends HTMLElement {
       'data-placeholder': 'Press Run to see the output here.',
     });
     box.append(this.output);
+    if (!/^(false|off|no)$/i.test(this.getAttribute('interactive') ?? '')) {
+      const row = el('div', { className: 'line', hidden: true });
+      const field = el('input', { id: 'line', spellcheck: false, autocomplete: 'off' }, { autocapitalize: 'off' });
+      const end = el('button', { type: 'button', className: 'end', textContent: 'End input' });
+      const bar = el('div', { className: 'bar' });
+      bar.append(field, end);
+      row.append(el('label', { htmlFor: 'line', textContent: 'Input to the program (Enter sends a line, Ctrl+D ends input)' }), bar);
+      box.append(row);
+      this.line = stdinLine(row, field, end, this.output);
+    }
+    if (tag) this.notice(`The code lost its <${tag}>: write < as &lt; in the element's text, or put the code in a <script type="text/plain"> child.`);
     // A constructed stylesheet where the browser has them: a page whose CSP allows no
     // inline style (the portal's own, many blogs') would block a <style> element.
     if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
@@ -97,7 +117,7 @@ export class RunboxWidget extends HTMLElement {
 
     this.button.addEventListener('click', () => this.run());
     attachEditing(this.code, () => this.run());
-    if (this.stdin) attachEditing(this.stdin, () => this.run());
+    if (this.stdin) attachEditing(this.stdin, () => this.run(), false);
     this.dataset['instance'] = String(n);
   }
 
@@ -127,10 +147,12 @@ export class RunboxWidget extends HTMLElement {
     if (this.current) return;
     const id = `run-${++this.runs}`;
     this.current = { id, streamed: { stdout: false, stderr: false } };
-    this.button.disabled = true;
+    this.button.setAttribute('aria-disabled', 'true');
     this.status.textContent = 'Running…';
     this.output.replaceChildren();
     const connection = this.connectionOrNew();
+    const input = this.stdin?.value ?? '';
+    const line = input === '' ? this.line : null;
     try {
       await connection.open();
       connection.send({
@@ -138,7 +160,16 @@ export class RunboxWidget extends HTMLElement {
         id,
         code: this.code.value,
         compiler: this.getAttribute('compiler') ?? '',
-        ...(this.stdin ? { input: this.stdin.value } : {}),
+        ...(input ? { input } : {}),
+        ...(line ? { interactive: true } : {}),
+      });
+      line?.open((m) => {
+        // The run may have ended or the socket dropped meanwhile: nothing is waiting then.
+        try {
+          if (this.current?.id === id) connection.send({ type: 'stdin', id, ...m });
+        } catch {
+          // The socket dropped: the run ends with that message.
+        }
       });
     } catch {
       this.finish(null, 'Could not connect to the code runner. Check your connection and try again.');
@@ -168,7 +199,9 @@ export class RunboxWidget extends HTMLElement {
       this.finish(result, null);
       this.emit('runbox-result', m);
     } else if (m.type === 'error') {
-      const message = String(m['message'] ?? 'The run was refused.');
+      let message = String(m['message'] ?? 'The run was refused.');
+      const valid = /\/compiler: must be one of: (.*)$/.exec(message);
+      if (valid) message = `This widget's compiler "${this.getAttribute('compiler') ?? ''}" does not exist. Valid compilers: ${valid[1]}.`;
       this.finish(null, message);
       this.emit('runbox-error', { code: m['code'], message });
     }
@@ -193,7 +226,8 @@ export class RunboxWidget extends HTMLElement {
       this.output.append(el('span', { className: 'verdict', textContent: verdictText(result) }));
     }
     this.current = null;
-    this.button.disabled = false;
+    this.line?.close(this.button);
+    this.button.removeAttribute('aria-disabled');
     this.status.textContent = '';
   }
 

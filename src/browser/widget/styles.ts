@@ -27,7 +27,7 @@ export const STYLES = `
 *, *::before, *::after { box-sizing: border-box; }
 label, .hint, .verdict { display: block; font: inherit; color: var(--muted); font-size: 13px; margin: 0 0 4px; }
 .hint { margin: 4px 0 8px; }
-textarea, pre {
+textarea, pre, input {
   display: block; width: 100%; margin: 0; padding: 8px; border: 1px solid var(--border); border-radius: 4px;
   background: var(--panel); color: var(--fg); font: 400 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   tab-size: 4; white-space: pre; overflow: auto;
@@ -44,7 +44,12 @@ button {
   background: var(--accent); color: var(--accent-fg); font: 600 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif;
   cursor: pointer; text-align: center;
 }
-button:disabled { opacity: 0.55; cursor: progress; }
+button[aria-disabled=true] { opacity: 0.55; cursor: progress; }
+.end { background: none; color: var(--accent); box-shadow: inset 0 0 0 1px var(--accent); white-space: nowrap; }
+.line { margin-top: 8px; }
+.line .bar { margin: 0; }
+input { white-space: normal; }
+.stdin { color: var(--accent); font-weight: 600; }
 :focus-visible { outline: 2px solid var(--focus); outline-offset: 2px; }
 .status { font-size: 13px; color: var(--muted); }
 .verdict { margin: 6px 0 0; color: var(--fg); }

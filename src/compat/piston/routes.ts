@@ -11,6 +11,7 @@ import type { CompatApi } from '../mount.js';
 import { PistonExecuteRequest, pistonJob } from './request.js';
 import { PistonError, PistonExecuteResponse, PistonRuntimeList, pistonResponse } from './response.js';
 import { pistonRuntimes } from './runtimes.js';
+import { PistonConnectClientMessage, PistonConnectServerMessage } from './connect-messages.js';
 
 // Piston v2 (engineer-man/piston api/src/api/v2.js) at /piston/api/v2/: the runtimes
 // and execute. An execute is a synchronous runbox run of mode 'piston': admitted,
@@ -79,6 +80,32 @@ export const pistonExecuteRoute: RouteDef = {
   },
 };
 
+export const pistonConnectRoute: RouteDef = {
+  method: 'GET',
+  path: '/piston/api/v2/connect',
+  operationId: 'pistonConnect',
+  tags: TAGS,
+  summary: "Piston's interactive WebSocket: run code, receive its output as it is written, send its stdin while it runs.",
+  description: [
+    'Upgrade to a WebSocket; the key goes in Authorization or as the path segment after /piston/ (/piston/{key}/api/v2/connect).',
+    'Send {"type":"init", ...the execute request} within a second, then {"type":"data","stream":"stdin","data"} as often as needed',
+    'and {"type":"signal","signal":"SIGKILL"} to stop the program. Answers: {"type":"runtime","language","version"},',
+    '{"type":"stage","stage"}, {"type":"data","stream","data"}, {"type":"exit","stage","code","signal"}, then close 4999.',
+    "Piston's close codes: 4000 second init, 4001 no init in time, 4002 after an error message, 4003 not yet initialized,",
+    '4004 a stream other than stdin, 4005 an invalid signal. One interactive WebSocket run of runbox: counted and limited like one,',
+    "stopped when the connection closes; stdin is a pipe. Unlike Piston, the init's stdin is written first, any signal stops the",
+    "program, and the compiler's messages come when it ends. A plain GET answers 426.",
+  ].join(' '),
+  auth: 'key',
+  responses: { 101: { description: 'Switching to the WebSocket protocol.' } },
+  webSocket: { client: PistonConnectClientMessage, server: PistonConnectServerMessage },
+  errors: [401, 403, 404, 405, 426, 429, 500],
+  errorBody: PistonError,
+  handler: () => async () => {
+    throw new ApiError(426, 'upgrade_required', 'this is a WebSocket endpoint; connect with a WebSocket client', { Upgrade: 'websocket' });
+  },
+};
+
 function renderError(ctx: Koa.Context, err: ApiError): void {
   // Piston answers a body of another type with 415 (its v2 router's first check).
   ctx.status = err.code === 'unsupported_content_type' ? 415 : err.status;
@@ -89,7 +116,7 @@ function renderError(ctx: Koa.Context, err: ApiError): void {
 
 export const pistonApi: CompatApi = {
   prefix: '/piston',
-  routes: [pistonRuntimesRoute, pistonExecuteRoute],
+  routes: [pistonRuntimesRoute, pistonExecuteRoute, pistonConnectRoute],
   // Each route also at /piston/<key>/api/v2/...
   pathsOf: (route) => [route.path, route.path.replace(/^\/piston\//, '/piston/:key/')].flatMap((p) => [p, `${p}/`]),
   renderError,
