@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { storedResult } from '../../api/live.js';
+import { storedResultJson } from '../../api/live.js';
 import { deliveriesOf, queueRedelivery } from '../../callbacks/redeliver.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
@@ -36,7 +36,9 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
       : ctx.query['pending']
         ? [{ kind: 'info' as const, text: 'A delivery of this result is still pending; it was not queued again.' }]
         : [];
-    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} result={ended ? await storedResult(db, s.id) : null} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
+    // The result as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
+    const resultJson = ended ? await storedResultJson(db, s.id) : null;
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} resultJson={resultJson} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {

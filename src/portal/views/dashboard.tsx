@@ -1,14 +1,15 @@
 import type { PlanLimits } from '../../limits.js';
 import type { UsageRecord } from '../../quota/usage.js';
 import { RunsChart } from './chart.js';
-import { fmtTime, Layout, type Notice, type PageContext } from './layout.js';
+import type { ComponentChildren } from 'preact';
+import { Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
 import type { KeyRow } from './keys.js';
 import { KeyUsageCells, kindLabel } from './keys.js';
 
 // The dashboard: the account's usage record (the figures of GET /api/usage/, each in an
 // element whose data-field names its field), runs per day, the plan, and every key.
 
-function Figure(p: { label: string; field: string; value: string | number }) {
+function Figure(p: { label: string; field: string; value: string | number | ComponentChildren }) {
   return (
     <div>
       <dt>{p.label}</dt>
@@ -24,6 +25,8 @@ export function DashboardPage(p: {
   planLimits: PlanLimits;
   perDay: { day: number; runs: number }[];
   keys: KeyRow[];
+  revokedCount: number;
+  showRevoked: boolean;
   notices: Notice[];
 }) {
   const u = p.usage;
@@ -35,10 +38,11 @@ export function DashboardPage(p: {
         <Figure label="Submissions" field="submissions" value={u.submissions} />
         <Figure label="Monthly limit" field="monthly_limit" value={u.monthly_limit} />
         <Figure label="Remaining" field="remaining" value={u.remaining} />
-        <Figure label="Resets at" field="resets_at" value={u.resets_at} />
+        <Figure label="Resets at" field="resets_at" value={<When d={u.resets_at} />} />
       </dl>
       <RunsChart month={u.month} perDay={p.perDay} monthlyLimit={u.monthly_limit} />
       <h2>Plan: {p.plan}</h2>
+      <TableBox label="Plan limits">
       <table>
         <thead>
           <tr>
@@ -87,12 +91,15 @@ export function DashboardPage(p: {
           </tr>
         </tbody>
       </table>
+      </TableBox>
       <h2>Keys this month</h2>
+      <RevokedToggle path="/" shown={p.showRevoked} count={p.revokedCount} />
       {p.keys.length === 0 ? (
         <p>
-          No keys yet. <a href="/keys/new">Create one</a>.
+          No {p.revokedCount > 0 && !p.showRevoked ? 'active ' : ''}keys yet. <a href="/keys/new">Create one</a>.
         </p>
       ) : (
+        <TableBox label="Keys this month">
         <table>
           <thead>
             <tr>
@@ -115,11 +122,12 @@ export function DashboardPage(p: {
                 </td>
                 <td>{kindLabel(k.kind)}</td>
                 <KeyUsageCells k={k} />
-                <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
+                <td>{k.last_used ? <When d={k.last_used} /> : 'never'}</td>
               </tr>
             ))}
           </tbody>
         </table>
+        </TableBox>
       )}
     </Layout>
   );
