@@ -62,6 +62,11 @@ details.raw{margin:1em 0}
 details.raw summary{cursor:pointer;color:var(--accent-dark)}
 p.id{color:var(--muted);overflow-wrap:anywhere;margin-top:-.6em}
 code{overflow-wrap:anywhere}
+.doc-nav ul{display:flex;flex-wrap:wrap;gap:6px 16px;list-style:none;padding:0;margin:0 0 1em;font-size:.93rem}
+.doc-nav a[aria-current=page]{font-weight:600}
+.doc{max-width:80ch}
+.doc pre{white-space:pre-wrap}
+.doc img{max-width:100%}
 @media (max-width:600px){
 header.top{padding:10px 14px;gap:10px}
 header.top .who{margin-left:0;flex-wrap:wrap;overflow-wrap:anywhere}

@@ -136,9 +136,11 @@ function ResultFields(p: { r: RunResult }) {
   );
 }
 
-export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; resultJson: string | null; deliveries: DeliveryRow[]; notices?: Notice[] }) {
+export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; deliveries: DeliveryRow[]; notices?: Notice[] }) {
   const { s } = p;
-  const result = p.resultJson === null ? null : (JSON.parse(p.resultJson) as RunResult);
+  // JSON.parse keeps the order of the fields, so the raw view keeps the API's.
+  const view = JSON.parse(p.json) as { result?: RunResult };
+  const result = view.result ?? null;
   return (
     <Layout title="Submission" page={p.page} notices={p.notices}>
       <p class="mono id">{s.id}</p>
@@ -177,16 +179,16 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; resu
       {result ? (
         <>
           <ResultFields r={result} />
-          <details class="raw">
-            <summary>Raw JSON (as the API answers)</summary>
-            <pre data-field="result" tabIndex={0}>
-              {JSON.stringify(result, null, 2)}
-            </pre>
-          </details>
         </>
       ) : (
         <p>The run has not ended yet.</p>
       )}
+      <details class="raw">
+        <summary>Raw JSON (as GET /api/v2/submissions/{s.id} answers)</summary>
+        <pre data-field="json" tabIndex={0}>
+          {JSON.stringify(view, null, 2)}
+        </pre>
+      </details>
       <h2>Callback deliveries</h2>
       {p.deliveries.length === 0 ? (
         <p>No callback for this submission (synchronous and WebSocket runs, and keys without a Redirect Url, send none).</p>
