@@ -66,6 +66,7 @@ code{overflow-wrap:anywhere}
 .doc-nav a[aria-current=page]{font-weight:600}
 .doc{max-width:80ch}
 .doc pre{white-space:pre-wrap}
+.doc p,.doc li,.doc a{overflow-wrap:anywhere}
 .doc img{max-width:100%}
 @media (max-width:600px){
 header.top{padding:10px 14px;gap:10px}
