@@ -125,8 +125,8 @@ describe('web portal over HTTP', function () {
 
   it('sends strict headers and no inline script on every page', async () => {
     const { c } = await signUp(open);
-    for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account']) {
-      const { res, body } = await (path === '/login' || path === '/signup' ? new Client(open.url) : c).request(path);
+    for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account', '/docs/', '/docs/api']) {
+      const { res, body } = await (path === '/login' || path === '/signup' || path.startsWith('/docs/') ? new Client(open.url) : c).request(path);
       expect(res.status, path).to.equal(200);
       const csp = res.headers.get('content-security-policy')!;
       expect(csp).to.include("script-src 'self'").and.include("frame-ancestors 'none'").and.not.include('unsafe-inline');
