@@ -89,6 +89,8 @@ describe('portal pages over HTTP', function () {
     // An expired reveal shows nothing either.
     await t.db.updateTable('key_reveals').set({ expires_at: new Date(Date.now() - 1000) }).execute();
     expect((await c.request(location)).res.status).to.equal(302);
+    // And it is gone from the table.
+    expect(await t.db.selectFrom('key_reveals').selectAll().execute()).to.deep.equal([]);
   });
 
   it('shows a rolled signing secret once, behind a redirect', async () => {

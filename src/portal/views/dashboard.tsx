@@ -43,54 +43,54 @@ export function DashboardPage(p: {
       <RunsChart month={u.month} perDay={p.perDay} monthlyLimit={u.monthly_limit} />
       <h2>Plan: {p.plan}</h2>
       <TableBox label="Plan limits">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Figure</th>
-            <th scope="col" class="num">Limit</th>
-            <th scope="col" class="num">Now</th>
-          </tr>
-        </thead>
-        <tbody>
-          <tr>
-            <th scope="row">Submissions per minute</th>
-            <td class="num" data-field="submissions_per_minute">
-              {u.submissions_per_minute}
-            </td>
-            <td class="num" data-field="current.submissions_last_minute">
-              {u.current.submissions_last_minute}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Pending (queued or running)</th>
-            <td class="num" data-field="pending_submissions">
-              {u.pending_submissions}
-            </td>
-            <td class="num" data-field="current.pending">
-              {u.current.pending}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Running at once</th>
-            <td class="num" data-field="running_submissions">
-              {u.running_submissions}
-            </td>
-            <td class="num" data-field="current.running">
-              {u.current.running}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Tests per request</th>
-            <td class="num">{p.planLimits.testsPerRequest}</td>
-            <td class="num">—</td>
-          </tr>
-          <tr>
-            <th scope="row">Sandbox time per request</th>
-            <td class="num">{p.planLimits.sandboxSecondsPerRequest} s</td>
-            <td class="num">—</td>
-          </tr>
-        </tbody>
-      </table>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Figure</th>
+              <th scope="col" class="num">Limit</th>
+              <th scope="col" class="num">Now</th>
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              <th scope="row">Submissions per minute</th>
+              <td class="num" data-field="submissions_per_minute">
+                {u.submissions_per_minute}
+              </td>
+              <td class="num" data-field="current.submissions_last_minute">
+                {u.current.submissions_last_minute}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Pending (queued or running)</th>
+              <td class="num" data-field="pending_submissions">
+                {u.pending_submissions}
+              </td>
+              <td class="num" data-field="current.pending">
+                {u.current.pending}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Running at once</th>
+              <td class="num" data-field="running_submissions">
+                {u.running_submissions}
+              </td>
+              <td class="num" data-field="current.running">
+                {u.current.running}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Tests per request</th>
+              <td class="num">{p.planLimits.testsPerRequest}</td>
+              <td class="num">—</td>
+            </tr>
+            <tr>
+              <th scope="row">Sandbox time per request</th>
+              <td class="num">{p.planLimits.sandboxSecondsPerRequest} s</td>
+              <td class="num">—</td>
+            </tr>
+          </tbody>
+        </table>
       </TableBox>
       <h2>Keys this month</h2>
       <RevokedToggle path="/" shown={p.showRevoked} count={p.revokedCount} />
@@ -100,33 +100,33 @@ export function DashboardPage(p: {
         </p>
       ) : (
         <TableBox label="Keys this month">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">App Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col" class="num">Submissions</th>
-              <th scope="col" class="num">Own limit</th>
-              <th scope="col" class="num">Remaining</th>
-              <th scope="col">Last used</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.keys.map((k) => (
-              <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
-                <td class="mono">{k.key_prefix}…</td>
-                <td>
-                  <a href={`/keys/${k.id}`}>{k.app_name}</a>
-                  {k.revoked_at ? ' (revoked)' : ''}
-                </td>
-                <td>{kindLabel(k.kind)}</td>
-                <KeyUsageCells k={k} />
-                <td>{k.last_used ? <When d={k.last_used} /> : 'never'}</td>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">App Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col" class="num">Submissions</th>
+                <th scope="col" class="num">Own limit</th>
+                <th scope="col" class="num">Remaining</th>
+                <th scope="col">Last used</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.keys.map((k) => (
+                <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
+                  <td class="mono">{k.key_prefix}…</td>
+                  <td>
+                    <a href={`/keys/${k.id}`}>{k.app_name}</a>
+                    {k.revoked_at ? ' (revoked)' : ''}
+                  </td>
+                  <td>{kindLabel(k.kind)}</td>
+                  <KeyUsageCells k={k} />
+                  <td>{k.last_used ? <When d={k.last_used} /> : 'never'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </TableBox>
       )}
     </Layout>

@@ -14,36 +14,36 @@ export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[];
         <p>No submissions yet. Try the <a href="/playground">Playground</a>.</p>
       ) : (
         <TableBox label="Submissions">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Key</th>
-              <th scope="col">Compiler</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">Run time</th>
-              <th scope="col">Callback</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.lines.map((s) => (
-              <tr data-submission-id={s.id}>
-                <td>
-                  <a href={`/submissions/${s.id}`}>
-                    <When d={s.created_at} />
-                  </a>
-                </td>
-                <td class="mono">{s.key_prefix ? `${s.key_prefix}…` : '—'}</td>
-                <td>{s.compiler}</td>
-                <td>{s.mode}</td>
-                <td>{s.status ?? s.state}</td>
-                <td class="num">{fmtSeconds(s.time)}</td>
-                <td data-field="callback">{s.callback ?? '—'}</td>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Key</th>
+                <th scope="col">Compiler</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Status</th>
+                <th scope="col" class="num">Run time</th>
+                <th scope="col">Callback</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.lines.map((s) => (
+                <tr data-submission-id={s.id}>
+                  <td>
+                    <a href={`/submissions/${s.id}`}>
+                      <When d={s.created_at} />
+                    </a>
+                  </td>
+                  <td class="mono">{s.key_prefix ? `${s.key_prefix}…` : '—'}</td>
+                  <td>{s.compiler}</td>
+                  <td>{s.mode}</td>
+                  <td>{s.status ?? s.state}</td>
+                  <td class="num">{fmtSeconds(s.time)}</td>
+                  <td data-field="callback">{s.callback ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </TableBox>
       )}
       <nav class="pager" aria-label="Pages">
@@ -194,44 +194,44 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
         <p>No callback for this submission (synchronous and WebSocket runs, and keys without a Redirect Url, send none).</p>
       ) : (
         <TableBox label="Callback deliveries">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">URL</th>
-              <th scope="col">State</th>
-              <th scope="col" class="num">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-              <th scope="col">Delivered / next attempt</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.deliveries.map((d) => (
-              <tr data-delivery-id={d.id}>
-                <td>{d.id}</td>
-                <td class="mono">{d.url}</td>
-                <td data-field="state">{d.state}</td>
-                <td class="num">{d.attempts}</td>
-                <td>{d.last_status !== null ? `HTTP ${d.last_status}` : (d.last_error ?? '—')}</td>
-                <td>
-                  <When d={d.created_at} />
-                </td>
-                <td>
-                  {d.delivered_at ? (
-                    <When d={d.delivered_at} />
-                  ) : d.next_attempt_at ? (
-                    <>
-                      next <When d={d.next_attempt_at} />
-                    </>
-                  ) : (
-                    '—'
-                  )}
-                </td>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Delivery</th>
+                <th scope="col">URL</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Created</th>
+                <th scope="col">Delivered / next attempt</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.deliveries.map((d) => (
+                <tr data-delivery-id={d.id}>
+                  <td>{d.id}</td>
+                  <td class="mono">{d.url}</td>
+                  <td data-field="state">{d.state}</td>
+                  <td class="num">{d.attempts}</td>
+                  <td>{d.last_status !== null ? `HTTP ${d.last_status}` : (d.last_error ?? '—')}</td>
+                  <td>
+                    <When d={d.created_at} />
+                  </td>
+                  <td>
+                    {d.delivered_at ? (
+                      <When d={d.delivered_at} />
+                    ) : d.next_attempt_at ? (
+                      <>
+                        next <When d={d.next_attempt_at} />
+                      </>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </TableBox>
       )}
       {p.deliveries.length > 0 && s.redirect_url && (
