@@ -7,7 +7,9 @@ import { AccountInputError } from './errors.js';
 import { announce } from './events.js';
 
 // API keys: random, shown once, stored only as a SHA-256 hash with a short prefix for
-// display. Each key carries its own signing secret for callback signatures.
+// display. Each API key carries its own signing secret for callback signatures; widget
+// keys run only over the WebSocket from their allowed origins, so they send no callbacks
+// and have neither a signing secret nor a Redirect Url.
 
 const KEY_PREFIX = 'rbx_';
 /** Characters of the key kept in clear, enough to tell keys apart in a list. */
@@ -100,6 +102,17 @@ export function originAllowed(allowed: readonly string[], origin: string | undef
   return allowed.includes(normalised);
 }
 
+export const WIDGET_NEEDS_ORIGIN =
+  'a widget key needs at least one allowed origin: the site its pages are on, as scheme://host[:port] (e.g. https://docs.example.com)';
+export const WIDGET_NO_REDIRECT = 'widget keys send no callbacks: leave the Redirect Url empty (use an API key for asynchronous runs)';
+
+/** The rules a key's kind sets on its allowed origins and its Redirect Url. */
+function checkKindRules(kind: KeyKind, allowedOrigins: readonly string[], redirectUrl: string | null): void {
+  if (kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  if (kind === 'widget' && allowedOrigins.length === 0) throw new AccountInputError(WIDGET_NEEDS_ORIGIN);
+  if (kind === 'widget' && redirectUrl !== null) throw new AccountInputError(WIDGET_NO_REDIRECT);
+}
+
 export interface NewKeyInput {
   accountId: string;
   appName: string;
@@ -116,7 +129,8 @@ export interface CreatedKey {
   account_id: string;
   key: string;
   key_prefix: string;
-  signing_secret: string;
+  /** null for a widget key. */
+  signing_secret: string | null;
   app_name: string;
   redirect_url: string | null;
   kind: KeyKind;
@@ -132,11 +146,11 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
   const redirectUrl = input.redirectUrl ? validateRedirectUrl(input.redirectUrl) : null;
   const monthlyLimit = validateMonthlyLimit(input.monthlyLimit ?? null);
   const allowedOrigins = validateAllowedOrigins(input.allowedOrigins ?? []);
-  if (kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  checkKindRules(kind, allowedOrigins, redirectUrl);
   const account = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
   if (!account) throw new AccountInputError(`no account ${input.accountId}`);
   const key = generateKey();
-  const signingSecret = generateSigningSecret();
+  const signingSecret = kind === 'api' ? generateSigningSecret() : null;
   const row = await db
     .insertInto('api_keys')
     .values({
@@ -210,6 +224,7 @@ export async function setKeyOrigins(db: Db, keyId: string, origins: readonly str
   const key = await db.selectFrom('api_keys').select('kind').where('id', '=', keyId).executeTakeFirst();
   if (!key) throw new AccountInputError(`no key ${keyId}`);
   if (key.kind !== 'widget' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  if (key.kind === 'widget' && allowedOrigins.length === 0) throw new AccountInputError(WIDGET_NEEDS_ORIGIN);
   const row = await db
     .updateTable('api_keys')
     .set({ allowed_origins: allowedOrigins })
@@ -255,7 +270,7 @@ export async function updateKey(db: Db, accountId: string, keyId: string, change
   const redirectUrl = changes.redirectUrl ? validateRedirectUrl(changes.redirectUrl) : null;
   const monthlyLimit = validateMonthlyLimit(changes.monthlyLimit);
   const allowedOrigins = validateAllowedOrigins(changes.allowedOrigins);
-  if (current.kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+  checkKindRules(current.kind, allowedOrigins, redirectUrl);
   const row = await db
     .updateTable('api_keys')
     .set({ app_name: appName, redirect_url: redirectUrl, monthly_limit: monthlyLimit, allowed_origins: allowedOrigins })
@@ -267,7 +282,7 @@ export async function updateKey(db: Db, accountId: string, keyId: string, change
   return toListing(row);
 }
 
-/** A new signing secret for the key, shown once; callbacks are signed with it from now on. */
+/** A new signing secret for the (API) key, shown once; callbacks are signed with it from now on. */
 export async function rollSigningSecret(db: Db, accountId: string, keyId: string): Promise<{ key: KeyListing; signing_secret: string }> {
   const secret = generateSigningSecret();
   const row = await db
@@ -276,9 +291,10 @@ export async function rollSigningSecret(db: Db, accountId: string, keyId: string
     .where('id', '=', keyId)
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)
+    .where('kind', '=', 'api')
     .returning(listingColumns)
     .executeTakeFirst();
-  if (!row) throw new AccountInputError(`no active key ${keyId}`);
+  if (!row) throw new AccountInputError(`no active API key ${keyId}`);
   announce({ event: 'key signing secret rolled', account: accountId, key_id: keyId });
   return { key: toListing(row), signing_secret: secret };
 }

@@ -54,7 +54,8 @@ export interface ApiKeysTable {
   redirect_url: string | null;
   kind: KeyKind;
   monthly_limit: number | null;
-  signing_secret: string;
+  /** Signs callbacks; null for widget keys, which send none. */
+  signing_secret: string | null;
   /** Browser origins a widget key may be used from (scheme://host[:port]); empty for API keys. */
   allowed_origins: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Generated<Date>;
@@ -227,6 +228,15 @@ export interface SyncCapacityTable {
   checks: ColumnType<string, never, string | number>;
 }
 
+/** A new key held for the one page that shows it after the creating form's redirect. */
+export interface KeyRevealsTable {
+  session_id_hash: Buffer;
+  key_id: Id;
+  key: string | null;
+  signing_secret: string | null;
+  expires_at: Timestamp;
+}
+
 export interface PortalSessionsTable {
   id_hash: Buffer;
   account_id: Id;
@@ -277,6 +287,7 @@ export interface Database {
   usage_emails: UsageEmailsTable;
   sync_capacity: SyncCapacityTable;
   portal_sessions: PortalSessionsTable;
+  key_reveals: KeyRevealsTable;
   account_tokens: AccountTokensTable;
   login_attempts: LoginAttemptsTable;
   signup_attempts: SignupAttemptsTable;

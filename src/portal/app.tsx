@@ -12,6 +12,7 @@ import { sendPage } from './render.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes, secureCookies } from './routes/auth.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { docsRoutes } from './routes/docs.js';
 import { keyRoutes } from './routes/keys.js';
 import { playgroundRoutes } from './routes/playground.js';
 import { submissionRoutes } from './routes/submissions.js';
@@ -26,6 +27,7 @@ import { ErrorPage } from './views/error.js';
 // Pages that need an account send visitors without a session to /login.
 
 const PUBLIC_PATHS = new Set(['/login', '/signup', '/logout', '/forgot', '/reset', '/verify']);
+const isPublic = (path: string) => PUBLIC_PATHS.has(path) || path === '/docs' || path.startsWith('/docs/');
 
 function errorPage(deps: PortalDeps): Koa.Middleware<PortalState> {
   return async (ctx, next) => {
@@ -53,7 +55,7 @@ function loadSession(deps: PortalDeps): Koa.Middleware<PortalState> {
   return async (ctx, next) => {
     const id = readCookie(ctx, SESSION_COOKIE);
     if (id) ctx.state.session = await findSession(deps.db, id);
-    if (!ctx.state.session && !PUBLIC_PATHS.has(ctx.path)) {
+    if (!ctx.state.session && !isPublic(ctx.path)) {
       if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.redirect(`/login${ctx.path === '/' ? '' : `?next=${encodeURIComponent(ctx.originalUrl)}`}`);
       throw new PortalError(401, 'Your session has ended. Log in again.');
     }
@@ -69,6 +71,7 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
   keyRoutes(router, deps);
   submissionRoutes(router, deps);
   playgroundRoutes(router, deps);
+  docsRoutes(router);
   const stack: Koa.Middleware<PortalState>[] = [
     securityHeaders(),
     errorPage(deps),

@@ -11,7 +11,7 @@ header.top nav a{text-decoration:none;color:var(--fg);padding:4px 2px}
 header.top nav a[aria-current=page]{border-bottom:2px solid var(--accent);font-weight:600}
 header.top .who{margin-left:auto;display:flex;gap:12px;align-items:center;color:var(--muted)}
 main{max-width:1100px;margin:0 auto;padding:20px 24px 60px}
-h1{font-size:1.6rem;margin:.4em 0 .6em}
+h1{font-size:1.6rem;margin:.4em 0 .6em;overflow-wrap:anywhere}
 h2{font-size:1.2rem;margin:1.4em 0 .5em}
 table{border-collapse:collapse;width:100%;font-size:.93rem;margin:.5em 0 1em}
 th,td{text-align:left;padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top}
@@ -49,6 +49,33 @@ th[scope=row]{background:none;color:var(--fg);font-weight:400}
 .pager{display:flex;gap:16px;margin-top:10px}
 .muted{color:var(--muted)}
 #output{min-height:6em}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+footer.bottom{max-width:1100px;margin:0 auto;padding:14px 24px 40px;border-top:1px solid var(--line);color:var(--muted);font-size:.9rem}
+.table-box{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
+.table-box table{margin:0}
+.table-box:focus{outline:3px solid #a5b4fc}
+td.mono{overflow-wrap:anywhere}
+.toggle{margin:.3em 0}
+.block h3{font-size:1rem;margin:1em 0 .3em}
+pre.cell{margin:0;padding:4px;max-width:40ch}
+details.raw{margin:1em 0}
+details.raw summary{cursor:pointer;color:var(--accent-dark)}
+p.id{color:var(--muted);overflow-wrap:anywhere;margin-top:-.6em}
+code{overflow-wrap:anywhere}
+.doc-nav ul{display:flex;flex-wrap:wrap;gap:6px 16px;list-style:none;padding:0;margin:0 0 1em;font-size:.93rem}
+.doc-nav a[aria-current=page]{font-weight:600}
+.doc{max-width:80ch}
+.doc pre{white-space:pre-wrap}
+.doc p,.doc li,.doc a{overflow-wrap:anywhere}
+.doc img{max-width:100%}
+@media (max-width:600px){
+header.top{padding:10px 14px;gap:10px}
+header.top .who{margin-left:0;flex-wrap:wrap;overflow-wrap:anywhere}
+main{padding:14px 14px 40px}
+footer.bottom{padding:14px}
+.figures{grid-template-columns:repeat(auto-fill,minmax(140px,1fr))}
+.figures dd{font-size:1.1rem}
+}
 .widget-preview{border:2px dashed var(--line);padding:14px;border-radius:6px}
 form.playground{max-width:860px}
 form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}

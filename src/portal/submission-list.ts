@@ -37,6 +37,9 @@ export async function listSubmissions(db: Db, accountId: string, page: number): 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SubmissionDetail extends SubmissionLine {
+  code: string;
+  input: string | null;
+  tests: { input: string }[] | null;
   started_at: Date | null;
   finished_at: Date | null;
   app_name: string | null;
@@ -46,7 +49,7 @@ export interface SubmissionDetail extends SubmissionLine {
 export async function findSubmission(db: Db, accountId: string, id: string): Promise<SubmissionDetail | undefined> {
   if (!UUID.test(id)) return undefined;
   const { rows } = await sql<SubmissionDetail>`
-    SELECT s.id, s.created_at, s.started_at, s.finished_at, k.key_prefix, s.key_id::text AS key_id, k.app_name, k.redirect_url,
+    SELECT s.id, s.created_at, s.started_at, s.finished_at, s.code, s.input, s.tests, k.key_prefix, s.key_id::text AS key_id, k.app_name, k.redirect_url,
            s.compiler, s.mode, s.state, s.result->>'status' AS status, (s.result->>'time')::float8 AS time, NULL AS callback
       FROM submissions s LEFT JOIN api_keys k ON k.id = s.key_id
      WHERE s.id = ${id} AND s.account_id = ${accountId}

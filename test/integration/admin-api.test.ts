@@ -134,8 +134,15 @@ describe('health, admin API and metrics', function () {
     // Widget keys take their allowed origins at creation and may change them.
     res = await call('POST', `/api/admin/accounts/${account.id}/keys`, adminKey, { app_name: 'blog', kind: 'widget', allowed_origins: ['https://a.example'] });
     expect(res.status).to.equal(201);
-    const widget = (await res.json()) as { id: string; allowed_origins: string[] };
+    const widget = (await res.json()) as { id: string; allowed_origins: string[]; signing_secret: string | null };
     expect(widget.allowed_origins).to.deep.equal(['https://a.example']);
+    // It sends no callbacks, so it has no signing secret; and it needs a site to run on.
+    expect(widget.signing_secret).to.equal(null);
+    res = await call('POST', `/api/admin/accounts/${account.id}/keys`, adminKey, { app_name: 'nowhere', kind: 'widget' });
+    expect(res.status).to.equal(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).to.include('a widget key needs at least one allowed origin');
+    res = await call('PATCH', `/api/admin/keys/${widget.id}`, adminKey, { allowed_origins: [] });
+    expect(res.status).to.equal(400);
     res = await call('PATCH', `/api/admin/keys/${widget.id}`, adminKey, { allowed_origins: ['https://a.example', 'https://b.example'] });
     expect(((await res.json()) as { allowed_origins: string[] }).allowed_origins).to.deep.equal(['https://a.example', 'https://b.example']);
     res = await call('PATCH', `/api/admin/keys/${widget.id}`, adminKey, { allowed_origins: ['not an origin'] });

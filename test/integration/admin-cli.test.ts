@@ -125,12 +125,15 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--redirect-url', 'ftp://example.com/'], /http or https/);
     await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--kind', 'robot'], /--kind must be api or widget/);
     await fails(['key', 'create', '--account', '424242', '--app-name', 'x'], /no account 424242/);
-    const widget = await ok('key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget');
-    expect(widget).to.include({ kind: 'widget', monthly_limit: null, redirect_url: null });
+    // A widget key runs only from its allowed origins: one is required.
+    await fails(['key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget'], /a widget key needs at least one --origin/);
+    await fails(['key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget', '--origin', 'https://a.example', '--redirect-url', 'https://a.example/cb'], /widget keys send no callbacks/);
     const sited = await ok('key', 'create', '--account', account.id, '--app-name', 'blog', '--kind', 'widget', '--origin', 'https://a.example', '--origin', 'https://B.example:8443/');
+    expect(sited).to.include({ kind: 'widget', monthly_limit: null, redirect_url: null, signing_secret: null });
     expect(sited.allowed_origins).to.deep.equal(['https://a.example', 'https://b.example:8443']);
     await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--origin', 'https://a.example'], /widget keys only/);
     await fails(['key', 'set-origins', '--key', sited.id, '--origin', 'https://a.example/path'], /without a path/);
+    await fails(['key', 'set-origins', '--key', sited.id], /at least one allowed origin/);
     const moved = await ok('key', 'set-origins', '--key', sited.id, '--origin', 'http://localhost:3000');
     expect(moved.allowed_origins).to.deep.equal(['http://localhost:3000']);
     const stored = await t.db.selectFrom('api_keys').select('allowed_origins').where('id', '=', sited.id).executeTakeFirstOrThrow();

@@ -165,7 +165,7 @@ describe('callbacks', function () {
     expect(got.headers['content-type']).to.equal('application/json');
     expect(got.headers['x-runbox-delivery']).to.equal(delivered.id);
     const signature = String(got.headers['x-runbox-signature']);
-    expect(verifySignature(key.signing_secret, got.body, signature)).to.equal(true);
+    expect(verifySignature(key.signing_secret!, got.body, signature)).to.equal(true);
     expect(verifySignature('wrong secret', got.body, signature)).to.equal(false);
     const t = Number(/t=(\d+)/.exec(signature)![1]);
     expect(Math.abs(t - Date.now() / 1000)).to.be.below(300);
@@ -363,7 +363,7 @@ describe('callbacks', function () {
         await new Promise((r) => setTimeout(r, 50));
       }
       const got = receiver.got.find((g) => g.headers['x-runbox-submission'] === id)!;
-      expect(verifySignature(k.signing_secret, got.body, String(got.headers['x-runbox-signature']))).to.equal(true);
+      expect(verifySignature(k.signing_secret!, got.body, String(got.headers['x-runbox-signature']))).to.equal(true);
       expect(JSON.parse(got.body)).to.deep.include({ id, status: 'success', output: 'ping\n', extra_params: { order: 9 } });
     } finally {
       await Promise.all(senders.splice(0).map((x) => x.stop()));

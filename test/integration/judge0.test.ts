@@ -88,7 +88,7 @@ describe('Judge0 CE compatible API', function () {
     await s.startRunner();
     const k = await keyFor(s.db);
     key = k.key.key;
-    signingSecret = k.key.signing_secret;
+    signingSecret = k.key.signing_secret!;
     gcc = readManifest(loadConfig().RUNBOX_IMAGES_DIR, 'gcc') !== undefined;
   });
   after(async () => s?.close());

@@ -183,7 +183,10 @@ describe('web portal in a browser', function () {
     await goto('/');
     const account = await page.evaluate(() =>
       Object.fromEntries(
-        [...document.querySelectorAll('[data-field]')].filter((e) => !e.closest('[data-key-prefix]')).map((e) => [e.getAttribute('data-field')!, (e.textContent ?? '').trim()]),
+        [...document.querySelectorAll('[data-field]')]
+          .filter((e) => !e.closest('[data-key-prefix]'))
+          // A moment is shown in the portal's one form; its <time datetime> holds the value.
+          .map((e) => [e.getAttribute('data-field')!, e.querySelector('time')?.getAttribute('datetime') ?? (e.textContent ?? '').trim()]),
       ),
     );
     for (const f of ['month', 'submissions', 'monthly_limit', 'remaining', 'resets_at', 'submissions_per_minute', 'pending_submissions', 'running_submissions']) {
@@ -298,7 +301,7 @@ describe('web portal in a browser', function () {
     await fill(page, 'Allowed origins', new URL(stack.url).origin);
     await clickAndWait(page, await byText(page, 'Create', 'button'));
     expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Key created');
-    const widgetKey = await (await byLabel(page, 'API key')).evaluate((e) => (e as HTMLInputElement).value);
+    const widgetKey = await (await byLabel(page, 'Widget key')).evaluate((e) => (e as HTMLInputElement).value);
     const snippet = await (await byLabel(page, 'Embed snippet')).evaluate((e) => (e as HTMLTextAreaElement).value);
     expect(snippet).to.include('/widget/v1.js').and.to.include(`key="${widgetKey}"`);
     await page.waitForFunction(() => !!document.querySelector('[data-widget-preview] runbox-widget')?.shadowRoot?.querySelector('button'));

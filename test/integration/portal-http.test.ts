@@ -16,46 +16,12 @@ import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, ty
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue } from '../helpers/queue-rows.js';
 import { successResult } from '../helpers/run-result.js';
+import { Client } from '../helpers/portal-client.js';
 
 // The portal over plain HTTP: what a browser test cannot easily show. The API's own
 // answers beside it, headers, CSRF refusals, the log-in limiter, session rotation and
 // server-side log-out, Secure cookies behind https, sign-up modes with the CLI's
 // invite and reset links, and verification and reset by email through a real SMTP server.
-
-/** A browser's cookie handling, enough for one site: remembers Set-Cookie, sends Cookie, never follows redirects. */
-class Client {
-  cookies = new Map<string, string>();
-  setCookies: string[] = [];
-  constructor(private base: string) {}
-  async request(path: string, init: RequestInit & { form?: Record<string, string> } = {}): Promise<{ res: Response; body: string }> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) headers.set('Cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    let body = init.body;
-    if (init.form) {
-      body = new URLSearchParams(init.form).toString();
-      headers.set('Content-Type', 'application/x-www-form-urlencoded');
-    }
-    const res = await fetch(this.base + path, { ...init, body, headers, redirect: 'manual', method: init.method ?? (init.form ? 'POST' : 'GET') });
-    for (const c of res.headers.getSetCookie()) {
-      this.setCookies.push(c);
-      const [pair] = c.split(';');
-      const [name, value] = [pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1)];
-      if (/Max-Age=0/.test(c)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { res, body: await res.text() };
-  }
-  /** GETs the page and returns the CSRF token of its first form. */
-  async token(path: string): Promise<string> {
-    const { body } = await this.request(path);
-    const m = /name="_csrf" value="([^"]+)"/.exec(body);
-    if (!m) throw new Error(`no CSRF token on ${path}`);
-    return m[1]!;
-  }
-  async post(path: string, form: Record<string, string>, from = path, headers: Record<string, string> = {}) {
-    return this.request(path, { form: { _csrf: await this.token(from), ...form }, headers });
-  }
-}
 
 async function smtpServer(): Promise<{ url: string; mails: string[]; close(): Promise<void> }> {
   const mails: string[] = [];
@@ -159,8 +125,8 @@ describe('web portal over HTTP', function () {
 
   it('sends strict headers and no inline script on every page', async () => {
     const { c } = await signUp(open);
-    for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account']) {
-      const { res, body } = await (path === '/login' || path === '/signup' ? new Client(open.url) : c).request(path);
+    for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account', '/docs/', '/docs/api']) {
+      const { res, body } = await (path === '/login' || path === '/signup' || path.startsWith('/docs/') ? new Client(open.url) : c).request(path);
       expect(res.status, path).to.equal(200);
       const csp = res.headers.get('content-security-policy')!;
       expect(csp).to.include("script-src 'self'").and.include("frame-ancestors 'none'").and.not.include('unsafe-inline');
@@ -186,7 +152,7 @@ describe('web portal over HTTP', function () {
     expect(keys.body).not.to.include('forged');
     // With its token and from this site the same form works.
     const good = await c.post('/keys', { app_name: 'made here', kind: 'api' }, '/keys/new', { Origin: open.url });
-    expect(good.res.status).to.equal(201);
+    expect(good.res.status).to.equal(303);
   });
 
   it("creates widget keys with their allowed origins and embed snippet; each rule's error shows next to its field", async () => {
@@ -198,8 +164,10 @@ describe('web portal over HTTP', function () {
     expect(errorOf('redirect_url')).to.equal('redirect URL must use http or https, not ftp');
     expect(errorOf('monthly_limit')).to.match(/^monthly limit must be a whole number/);
     expect(errorOf('allowed_origins')).to.equal('allowed origins are for widget keys only');
-    const made = await c.post('/keys', { app_name: 'docs widget', kind: 'widget', monthly_limit: '50', allowed_origins: 'https://docs.example.com\nhttp://localhost:3000/' }, '/keys/new');
-    expect(made.res.status).to.equal(201);
+    const answer = await c.post('/keys', { app_name: 'docs widget', kind: 'widget', monthly_limit: '50', allowed_origins: 'https://docs.example.com\nhttp://localhost:3000/' }, '/keys/new');
+    expect(answer.res.status).to.equal(303);
+    const made = await c.follow(answer);
+    expect(made.res.status).to.equal(200);
     const key = /id="new-key"[^>]*value="([^"]+)"/.exec(made.body)?.[1] ?? /value="(rbx_[^"]+)"/.exec(made.body)![1]!;
     const snippet = made.body.replace(/&quot;/g, '"').replace(/&lt;/g, '<');
     expect(snippet).to.include(`<script type="module" src="${open.url}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`);
@@ -210,11 +178,13 @@ describe('web portal over HTTP', function () {
 
   it('rolls a signing secret: the new one is shown once and replaces the old one', async () => {
     const { c } = await signUp(open);
-    const made = await c.post('/keys', { app_name: 'rolling', kind: 'api' }, '/keys/new');
+    const made = await c.follow(await c.post('/keys', { app_name: 'rolling', kind: 'api' }, '/keys/new'));
     const first = /value="(rbxs_[^"]+)"/.exec(made.body)![1]!;
     const row = await t.db.selectFrom('api_keys').select(['id', 'signing_secret']).where('app_name', '=', 'rolling').executeTakeFirstOrThrow();
     expect(row.signing_secret).to.equal(first);
-    const rolled = await c.post(`/keys/${row.id}/roll`, {}, `/keys/${row.id}`);
+    const answer = await c.post(`/keys/${row.id}/roll`, {}, `/keys/${row.id}`);
+    expect(answer.res.status).to.equal(303);
+    const rolled = await c.follow(answer);
     expect(rolled.res.status).to.equal(200);
     const second = /value="(rbxs_[^"]+)"/.exec(rolled.body)![1]!;
     expect(second).not.to.equal(first);

@@ -1,5 +1,15 @@
-// Copy buttons: <button data-copy="ID"> copies the value of the field with that id.
-// The fields themselves are selectable, so the page works without this script.
+// Copy buttons: <button data-copy="ID"> copies the value of the field with that id, and
+// says so twice: on the button, and in the page's live region (#live-status), so a
+// screen reader announces "Copied". The fields themselves are selectable, so the page
+// works without this script.
+
+function announce(text: string): void {
+  const live = document.getElementById('live-status');
+  if (!live) return;
+  // Emptied first, so the same words said twice are announced twice.
+  live.textContent = '';
+  setTimeout(() => (live.textContent = text), 50);
+}
 
 async function copy(button: HTMLButtonElement): Promise<void> {
   const target = document.getElementById(button.dataset['copy'] ?? '') as HTMLInputElement | HTMLTextAreaElement | null;
@@ -10,8 +20,10 @@ async function copy(button: HTMLButtonElement): Promise<void> {
     target.select();
     document.execCommand('copy');
   }
-  const label = button.textContent;
+  const label = button.dataset['label'] ?? button.textContent ?? 'Copy';
+  button.dataset['label'] = label;
   button.textContent = 'Copied';
+  announce('Copied');
   setTimeout(() => (button.textContent = label), 1500);
 }
 

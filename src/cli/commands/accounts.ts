@@ -163,14 +163,14 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'key create',
-    summary: 'Create an API key; the key and its signing secret are shown this once only.',
+    summary: 'Create a key; the key (and an API key\'s signing secret) is shown this once only.',
     help: [
       '  --account ID',
       '  --app-name NAME',
-      '  --redirect-url URL   callback address for results (http or https)',
+      '  --redirect-url URL   API keys: callback address for results (http or https)',
       `  --monthly-limit N    the key's own monthly limit (at most ${MAX_MONTHLY_LIMIT}); default none`,
       '  --kind api|widget    default api',
-      '  --origin ORIGIN      widget keys: a site the widget may run on (scheme://host[:port]); repeat for more',
+      '  --origin ORIGIN      widget keys (at least one): a site the widget may run on (scheme://host[:port]); repeat for more',
     ].join('\n'),
     options: {
       account: { type: 'string' },
@@ -184,6 +184,9 @@ export const accountCommands: Command[] = [
     run: (ctx) => {
       const kind = (ctx.values.kind as string | undefined) ?? 'api';
       if (kind !== 'api' && kind !== 'widget') throw new UsageError('--kind must be api or widget');
+      if (kind === 'widget' && !(ctx.values.origin as string[] | undefined)?.length) {
+        throw new UsageError('a widget key needs at least one --origin: the site its pages are on, as scheme://host[:port] (e.g. --origin https://docs.example.com)');
+      }
       return asUsage(() =>
         createKey(ctx.db, {
           accountId: numericId(ctx, 'account'),
@@ -199,7 +202,7 @@ export const accountCommands: Command[] = [
   {
     name: 'key set-origins',
     summary: "Replace a widget key's allowed origins (the sites its widget may run on).",
-    help: '  --key ID\n  --origin ORIGIN   scheme://host[:port]; repeat for more; none given: no site (the widget runs nowhere)',
+    help: '  --key ID\n  --origin ORIGIN   scheme://host[:port]; repeat for more; at least one',
     options: { key: { type: 'string' }, origin: { type: 'string', multiple: true } },
     needsDb: true,
     run: (ctx) => asUsage(() => setKeyOrigins(ctx.db, numericId(ctx, 'key'), (ctx.values.origin as string[] | undefined) ?? [])),

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { createAccount } from '../../accounts/accounts.js';
+import { accountIdByEmail, checkEmail as checkEmailAddress, createAccount } from '../../accounts/accounts.js';
 import { AccountInputError, EmailTakenError } from '../../accounts/errors.js';
 import { checkPasswordRules, findLogin, hashPassword, passwordMatches, setPassword, setPasswordHash } from '../../accounts/passwords.js';
 import { consumeToken, issueToken, peekToken } from '../../accounts/tokens.js';
@@ -14,6 +14,8 @@ import { field, pageContext, PortalError, type PortalContext, type PortalDeps, t
 import { ForgotPage, LoginPage, MessagePage, ResetPage, SignupClosedPage, SignupPage } from '../views/auth.js';
 
 // Sign up, log in, log out, forgotten password, reset and verification links.
+
+const TAKEN = 'an account with this address already exists; log in, or ask for a password reset';
 
 /** Only paths of this site: a `next` of //evil.example or https://… is dropped. */
 function localPath(raw: string): string {
@@ -94,7 +96,16 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     if (gate === 'closed') return sendPage(ctx, <SignupClosedPage page={pageContext(c)} invite={config.RUNBOX_SIGNUP === 'invite'} />, 403);
     const email = gate.email ?? field(c, 'email').trim();
     const password = field(c, 'password');
+    // Every field's error at once: the address, the password, and (where the page may
+    // say so, without SMTP) an address that has an account already.
     const errors: Record<string, string> = {};
+    if (gate.email === undefined) {
+      try {
+        checkEmailAddress(email);
+      } catch (err) {
+        errors['email'] = (err as Error).message;
+      }
+    }
     try {
       checkPasswordRules(password);
     } catch (err) {
@@ -102,7 +113,10 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
     }
     const again = () =>
       sendPage(ctx, <SignupPage page={pageContext(c)} invite={invite || undefined} email={email} emailFixed={gate.email !== undefined} errors={errors} />, 400);
-    if (errors['password']) return again();
+    if (errors['password'] || errors['email']) {
+      if (!errors['email'] && !(mailConfigured(config) && !invite) && gate.email === undefined && (await accountIdByEmail(db, email))) errors['email'] = TAKEN;
+      return again();
+    }
     if (!(await admitSignup(db, ctx.ip || 'unknown', config.RUNBOX_SIGNUPS_PER_HOUR))) {
       throw new PortalError(429, 'Too many sign-ups from your network. Try again in an hour.');
     }
@@ -121,7 +135,7 @@ export function authRoutes(router: Router<PortalState>, deps: PortalDeps): void 
           await sendExistsNote(deps, email).catch((e: Error) => deps.log?.error({ err: e.message }, 'sign-up note not sent'));
           return checkEmail(c, email);
         }
-        errors['email'] = 'an account with this address already exists; log in, or ask for a password reset';
+        errors['email'] = TAKEN;
       } else errors['email'] = err.message;
       return again();
     }

@@ -6,6 +6,8 @@ import { runsPerDay, usageRecord } from '../../quota/usage.js';
 import { keyRows } from '../key-rows.js';
 import { mailConfigured } from '../mail.js';
 import { sendPage } from '../render.js';
+import { showRevoked } from '../show-revoked.js';
+import { secureCookies } from './auth.js';
 import { pageContext, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DashboardPage } from '../views/dashboard.js';
 import type { Notice } from '../views/layout.js';
@@ -32,6 +34,7 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
     const now = clock.now();
     const [usage, account, keys] = await Promise.all([usageRecord(db, { accountId: s.accountId, now }), getAccount(db, s.accountId), listKeys(db, s.accountId)]);
     const rows = await keyRows(db, now, s.accountId, keys);
+    const shown = showRevoked(ctx, secureCookies(deps));
     const notices: Notice[] = [];
     if (ctx.query['welcome']) notices.push({ kind: 'ok', text: 'Welcome! Create your first key under API keys.' });
     if (!s.emailVerified && mailConfigured(config) && !ctx.query['welcome']) notices.push({ kind: 'warn', text: 'Confirm your email address to create keys (see Account).' });
@@ -45,7 +48,9 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
         plan={account!.plan}
         planLimits={account!.limits}
         perDay={await runsPerDay(db, s.accountId, usage!.month)}
-        keys={rows}
+        keys={shown ? rows : rows.filter((k) => !k.revoked_at)}
+        revokedCount={rows.filter((k) => k.revoked_at).length}
+        showRevoked={shown}
         notices={notices}
       />,
     );

@@ -11,16 +11,25 @@ import {
   validateAppName,
   validateMonthlyLimit,
   validateRedirectUrl,
+  WIDGET_NEEDS_ORIGIN,
+  WIDGET_NO_REDIRECT,
   type KeyListing,
 } from '../../accounts/keys.js';
+import { holdReveal, takeReveal } from '../key-reveals.js';
 import { keyRows } from '../key-rows.js';
 import { mailConfigured } from '../mail.js';
+import { secureCookies } from './auth.js';
 import { sendPage } from '../render.js';
+import { showRevoked } from '../show-revoked.js';
 import { baseUrl, field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { KeyCreatedPage, KeyPage, KeysPage, NewKeyPage, RevokePage, SecretRolledPage, type KeyErrors, type KeyForm } from '../views/keys.js';
 
 // API keys: list, "+ Create New", edit, roll the signing secret, revoke. Every rule is
 // src/accounts/keys.ts's; the form only maps each rule's message to its field.
+//
+// A new key and a new signing secret are shown by post/redirect/get: the form answers
+// 303 to a page that takes them from key_reveals (src/portal/key-reveals.ts) once. A
+// reload of that page makes no second key and shows the secret no more.
 
 function readForm(ctx: PortalContext): KeyForm {
   return {
@@ -55,7 +64,9 @@ function check(form: KeyForm, kind: 'api' | 'widget', kindGiven: string): { erro
   attempt('allowedOrigins', () => {
     const origins = validateAllowedOrigins(originLines(form.allowedOrigins));
     if (kind === 'api' && origins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
+    if (kind === 'widget' && origins.length === 0) throw new AccountInputError(WIDGET_NEEDS_ORIGIN);
   });
+  if (kind === 'widget' && form.redirectUrl && !errors.redirectUrl) errors.redirectUrl = WIDGET_NO_REDIRECT;
   return { errors, limit };
 }
 
@@ -83,8 +94,12 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   router.get('/keys', async (ctx) => {
     const c = ctx as PortalContext;
     const accountId = c.state.session!.accountId;
-    const notices = ctx.query['revoked'] ? [{ kind: 'ok' as const, text: 'The key is revoked; calls with it answer 401.' }] : [];
-    sendPage(ctx, <KeysPage page={pageContext(c)} keys={await rows(accountId, await listKeys(db, accountId))} canCreate={canCreate(c)} notices={notices} />);
+    const notices = ctx.query['done'] === 'revoked' ? [{ kind: 'ok' as const, text: 'The key is revoked; calls with it answer 401.' }] : [];
+    const all = await listKeys(db, accountId);
+    const shown = showRevoked(ctx, secureCookies(deps));
+    const revokedCount = all.filter((k) => k.revoked_at).length;
+    const keys = await rows(accountId, shown ? all : all.filter((k) => !k.revoked_at));
+    sendPage(ctx, <KeysPage page={pageContext(c)} keys={keys} revokedCount={revokedCount} showRevoked={shown} canCreate={canCreate(c)} notices={notices} />);
   });
 
   router.get('/keys/new', async (ctx) => {
@@ -107,15 +122,27 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
       monthlyLimit: limit,
       allowedOrigins: form.kind === 'widget' ? originLines(form.allowedOrigins) : [],
     });
-    const key: KeyListing = { ...created, revoked_at: null };
-    sendPage(ctx, <KeyCreatedPage page={pageContext(c)} apiKey={key} secret={created.key} signingSecret={created.signing_secret} base={baseUrl(ctx, config)} />, 201);
+    await holdReveal(db, c.state.session!.idHash, created.id, { key: created.key, signing_secret: created.signing_secret });
+    seeOther(ctx, `/keys/${created.id}/created`);
+  });
+
+  router.get('/keys/:id/created', async (ctx) => {
+    const c = ctx as PortalContext;
+    const key = await ownKey(c);
+    const reveal = await takeReveal(db, c.state.session!.idHash, key.id);
+    if (!reveal?.key) return ctx.redirect(`/keys/${key.id}?shown=1`);
+    sendPage(ctx, <KeyCreatedPage page={pageContext(c)} apiKey={key} secret={reveal.key} signingSecret={reveal.signing_secret} base={baseUrl(ctx, config)} />);
   });
 
   router.get('/keys/:id', async (ctx) => {
     const c = ctx as PortalContext;
     const key = await ownKey(c);
     const [row] = await rows(c.state.session!.accountId, [key]);
-    const notices = ctx.query['saved'] ? [{ kind: 'ok' as const, text: 'Saved.' }] : [];
+    const notices = ctx.query['saved']
+      ? [{ kind: 'ok' as const, text: 'Saved.' }]
+      : ctx.query['shown']
+        ? [{ kind: 'info' as const, text: 'That page showed a secret once and cannot show it again. If it was not copied, make a new one (a new key, or roll the signing secret).' }]
+        : [];
     sendPage(ctx, <KeyPage page={pageContext(c)} apiKey={row!} form={formOf(key)} errors={{}} base={baseUrl(ctx, config)} notices={notices} />);
   });
 
@@ -141,11 +168,25 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   router.post('/keys/:id/roll', async (ctx) => {
     const c = ctx as PortalContext;
     const key = await ownKey(c);
+    if (key.kind === 'widget') throw new PortalError(400, 'A widget key has no signing secret: it sends no callbacks.');
     const rolled = await rollSigningSecret(db, c.state.session!.accountId, key.id).catch((err) => {
       if (err instanceof AccountInputError) throw new PortalError(400, 'A revoked key has no signing secret to roll.');
       throw err;
     });
-    sendPage(ctx, <SecretRolledPage page={pageContext(c)} apiKey={rolled.key} signingSecret={rolled.signing_secret} />);
+    await holdReveal(db, c.state.session!.idHash, key.id, { key: null, signing_secret: rolled.signing_secret });
+    seeOther(ctx, `/keys/${key.id}/secret`);
+  });
+
+  router.get('/keys/:id/secret', async (ctx) => {
+    const c = ctx as PortalContext;
+    const key = await ownKey(c);
+    const reveal = await takeReveal(db, c.state.session!.idHash, key.id);
+    if (!reveal?.signing_secret || reveal.key) {
+      // A new key's reveal belongs to its own page.
+      if (reveal?.key) await holdReveal(db, c.state.session!.idHash, key.id, reveal);
+      return ctx.redirect(`/keys/${key.id}?shown=1`);
+    }
+    sendPage(ctx, <SecretRolledPage page={pageContext(c)} apiKey={key} signingSecret={reveal.signing_secret} />);
   });
 
   router.get('/keys/:id/revoke', async (ctx) => {
@@ -157,6 +198,12 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
     const c = ctx as PortalContext;
     const key = await ownKey(c);
     await revokeKey(db, key.id);
-    ctx.redirect('/keys?revoked=1');
+    ctx.redirect('/keys?done=revoked');
   });
+}
+
+/** 303: the browser follows with a GET, so a reload repeats the GET, never the POST. */
+function seeOther(ctx: PortalContext, path: string): void {
+  ctx.status = 303;
+  ctx.redirect(path);
 }

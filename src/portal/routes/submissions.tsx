@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { storedResult } from '../../api/live.js';
+import { submissionViewJson } from '../../api/submission-view.js';
 import { deliveriesOf, queueRedelivery } from '../../callbacks/redeliver.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
@@ -30,13 +30,14 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
   router.get('/submissions/:id', async (ctx) => {
     const c = ctx as PortalContext;
     const s = await own(c);
-    const ended = s.state === 'finished' || s.state === 'failed';
     const notices = ctx.query['redelivered']
       ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }]
       : ctx.query['pending']
         ? [{ kind: 'info' as const, text: 'A delivery of this result is still pending; it was not queued again.' }]
         : [];
-    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} result={ended ? await storedResult(db, s.id) : null} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
+    // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
+    const json = (await submissionViewJson(db, c.state.session!.accountId, s.id))!;
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {

@@ -1,7 +1,8 @@
 import { PASSWORD_MIN_CHARS } from '../../accounts/passwords.js';
-import { CsrfField, Field, Layout, type Notice, type PageContext } from './layout.js';
+import { CsrfField, Field, firstError, Layout, type Notice, type PageContext } from './layout.js';
 
 export function AccountPage(p: { page: PageContext; plan: string; verified: boolean; smtp: boolean; errors?: Record<string, string>; notices?: Notice[] }) {
+  const first = firstError(p.errors ?? {}, ['current', 'password']);
   return (
     <Layout title="Account" page={p.page} notices={p.notices}>
       <p>
@@ -19,12 +20,13 @@ export function AccountPage(p: { page: PageContext; plan: string; verified: bool
       <h2>Change password</h2>
       <form class="stack" method="post" action="/account/password" noValidate>
         <CsrfField token={p.page.csrf} />
-        <Field name="current" label="Current password" type="password" error={p.errors?.['current']} required autocomplete="current-password" />
+        <Field name="current" label="Current password" type="password" error={p.errors?.['current']} required autocomplete="current-password" autofocus={first === 'current'} />
         <Field
           name="password"
           label="New password"
           type="password"
           error={p.errors?.['password']}
+          autofocus={first === 'password'}
           hint={`At least ${PASSWORD_MIN_CHARS} characters. Your other sessions end.`}
           required
           autocomplete="new-password"

@@ -1,13 +1,20 @@
 import { PASSWORD_MIN_CHARS } from '../../accounts/passwords.js';
-import { CsrfField, Field, Layout, type Notice, type PageContext } from './layout.js';
+import { CsrfField, Field, firstError, Layout, type Notice, type PageContext } from './layout.js';
 
 // Sign up, log in, forgotten and new passwords.
 
 export type Errors = Partial<Record<string, string>>;
 
 export function SignupPage(p: { page: PageContext; email?: string; invite?: string; errors?: Errors; emailFixed?: boolean; notices?: Notice[] }) {
+  // The first field with an error takes the focus as the page loads (no script needed).
+  const first = firstError(p.errors ?? {}, ['email', 'password']);
+  const count = Object.values(p.errors ?? {}).filter(Boolean).length;
   return (
-    <Layout title="Sign up" page={p.page} notices={p.notices}>
+    <Layout
+      title="Sign up"
+      page={p.page}
+      notices={[...(p.notices ?? []), ...(count > 0 ? [{ kind: 'bad' as const, text: count === 1 ? 'One field needs a change (below).' : `${count} fields need a change (below).` }] : [])]}
+    >
       <form class="stack" method="post" action="/signup" noValidate>
         <CsrfField token={p.page.csrf} />
         {p.invite && <input type="hidden" name="invite" value={p.invite} />}
@@ -17,7 +24,7 @@ export function SignupPage(p: { page: PageContext; email?: string; invite?: stri
             <input id="f-email" type="email" name="email" value={p.email} readOnly />
           </div>
         ) : (
-          <Field name="email" label="Email" type="email" value={p.email} error={p.errors?.email} required autocomplete="email" />
+          <Field name="email" label="Email" type="email" value={p.email} error={p.errors?.email} required autocomplete="email" autofocus={first === 'email'} />
         )}
         <Field
           name="password"
@@ -27,6 +34,7 @@ export function SignupPage(p: { page: PageContext; email?: string; invite?: stri
           hint={`At least ${PASSWORD_MIN_CHARS} characters.`}
           required
           autocomplete="new-password"
+          autofocus={first === 'password'}
         />
         <div>
           <button type="submit">Sign up</button>
@@ -86,8 +94,8 @@ export function ForgotPage(p: { page: PageContext; smtp: boolean; notices?: Noti
         </form>
       ) : (
         <p>
-          This service sends no email. Ask its operator for a password reset link (
-          <code>runbox-admin account password-reset-link --email you@example.com</code>).
+          This service sends no email, so it cannot send you a reset link. Ask the operator of this service (whoever runs it for you) to reset your
+          password: they can give you a link to set a new one.
         </p>
       )}
     </Layout>
@@ -109,6 +117,7 @@ export function ResetPage(p: { page: PageContext; token: string; email: string; 
           label="New password"
           type="password"
           error={p.error}
+          autofocus={!!p.error}
           hint={`At least ${PASSWORD_MIN_CHARS} characters.`}
           required
           autocomplete="new-password"

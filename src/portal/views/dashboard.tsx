@@ -1,14 +1,15 @@
 import type { PlanLimits } from '../../limits.js';
 import type { UsageRecord } from '../../quota/usage.js';
 import { RunsChart } from './chart.js';
-import { fmtTime, Layout, type Notice, type PageContext } from './layout.js';
+import type { ComponentChildren } from 'preact';
+import { Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
 import type { KeyRow } from './keys.js';
 import { KeyUsageCells, kindLabel } from './keys.js';
 
 // The dashboard: the account's usage record (the figures of GET /api/usage/, each in an
 // element whose data-field names its field), runs per day, the plan, and every key.
 
-function Figure(p: { label: string; field: string; value: string | number }) {
+function Figure(p: { label: string; field: string; value: string | number | ComponentChildren }) {
   return (
     <div>
       <dt>{p.label}</dt>
@@ -24,6 +25,8 @@ export function DashboardPage(p: {
   planLimits: PlanLimits;
   perDay: { day: number; runs: number }[];
   keys: KeyRow[];
+  revokedCount: number;
+  showRevoked: boolean;
   notices: Notice[];
 }) {
   const u = p.usage;
@@ -35,91 +38,96 @@ export function DashboardPage(p: {
         <Figure label="Submissions" field="submissions" value={u.submissions} />
         <Figure label="Monthly limit" field="monthly_limit" value={u.monthly_limit} />
         <Figure label="Remaining" field="remaining" value={u.remaining} />
-        <Figure label="Resets at" field="resets_at" value={u.resets_at} />
+        <Figure label="Resets at" field="resets_at" value={<When d={u.resets_at} />} />
       </dl>
       <RunsChart month={u.month} perDay={p.perDay} monthlyLimit={u.monthly_limit} />
       <h2>Plan: {p.plan}</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Figure</th>
-            <th scope="col" class="num">Limit</th>
-            <th scope="col" class="num">Now</th>
-          </tr>
-        </thead>
-        <tbody>
-          <tr>
-            <th scope="row">Submissions per minute</th>
-            <td class="num" data-field="submissions_per_minute">
-              {u.submissions_per_minute}
-            </td>
-            <td class="num" data-field="current.submissions_last_minute">
-              {u.current.submissions_last_minute}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Pending (queued or running)</th>
-            <td class="num" data-field="pending_submissions">
-              {u.pending_submissions}
-            </td>
-            <td class="num" data-field="current.pending">
-              {u.current.pending}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Running at once</th>
-            <td class="num" data-field="running_submissions">
-              {u.running_submissions}
-            </td>
-            <td class="num" data-field="current.running">
-              {u.current.running}
-            </td>
-          </tr>
-          <tr>
-            <th scope="row">Tests per request</th>
-            <td class="num">{p.planLimits.testsPerRequest}</td>
-            <td class="num">—</td>
-          </tr>
-          <tr>
-            <th scope="row">Sandbox time per request</th>
-            <td class="num">{p.planLimits.sandboxSecondsPerRequest} s</td>
-            <td class="num">—</td>
-          </tr>
-        </tbody>
-      </table>
-      <h2>Keys this month</h2>
-      {p.keys.length === 0 ? (
-        <p>
-          No keys yet. <a href="/keys/new">Create one</a>.
-        </p>
-      ) : (
+      <TableBox label="Plan limits">
         <table>
           <thead>
             <tr>
-              <th scope="col">Key</th>
-              <th scope="col">App Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col" class="num">Submissions</th>
-              <th scope="col" class="num">Own limit</th>
-              <th scope="col" class="num">Remaining</th>
-              <th scope="col">Last used</th>
+              <th scope="col">Figure</th>
+              <th scope="col" class="num">Limit</th>
+              <th scope="col" class="num">Now</th>
             </tr>
           </thead>
           <tbody>
-            {p.keys.map((k) => (
-              <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
-                <td class="mono">{k.key_prefix}…</td>
-                <td>
-                  <a href={`/keys/${k.id}`}>{k.app_name}</a>
-                  {k.revoked_at ? ' (revoked)' : ''}
-                </td>
-                <td>{kindLabel(k.kind)}</td>
-                <KeyUsageCells k={k} />
-                <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
-              </tr>
-            ))}
+            <tr>
+              <th scope="row">Submissions per minute</th>
+              <td class="num" data-field="submissions_per_minute">
+                {u.submissions_per_minute}
+              </td>
+              <td class="num" data-field="current.submissions_last_minute">
+                {u.current.submissions_last_minute}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Pending (queued or running)</th>
+              <td class="num" data-field="pending_submissions">
+                {u.pending_submissions}
+              </td>
+              <td class="num" data-field="current.pending">
+                {u.current.pending}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Running at once</th>
+              <td class="num" data-field="running_submissions">
+                {u.running_submissions}
+              </td>
+              <td class="num" data-field="current.running">
+                {u.current.running}
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Tests per request</th>
+              <td class="num">{p.planLimits.testsPerRequest}</td>
+              <td class="num">—</td>
+            </tr>
+            <tr>
+              <th scope="row">Sandbox time per request</th>
+              <td class="num">{p.planLimits.sandboxSecondsPerRequest} s</td>
+              <td class="num">—</td>
+            </tr>
           </tbody>
         </table>
+      </TableBox>
+      <h2>Keys this month</h2>
+      <RevokedToggle path="/" shown={p.showRevoked} count={p.revokedCount} />
+      {p.keys.length === 0 ? (
+        <p>
+          No {p.revokedCount > 0 && !p.showRevoked ? 'active ' : ''}keys yet. <a href="/keys/new">Create one</a>.
+        </p>
+      ) : (
+        <TableBox label="Keys this month">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">App Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col" class="num">Submissions</th>
+                <th scope="col" class="num">Own limit</th>
+                <th scope="col" class="num">Remaining</th>
+                <th scope="col">Last used</th>
+              </tr>
+            </thead>
+            <tbody>
+              {p.keys.map((k) => (
+                <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
+                  <td class="mono">{k.key_prefix}…</td>
+                  <td>
+                    <a href={`/keys/${k.id}`}>{k.app_name}</a>
+                    {k.revoked_at ? ' (revoked)' : ''}
+                  </td>
+                  <td>{kindLabel(k.kind)}</td>
+                  <KeyUsageCells k={k} />
+                  <td>{k.last_used ? <When d={k.last_used} /> : 'never'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
     </Layout>
   );

@@ -1,5 +1,5 @@
 import type { KeyListing } from '../../accounts/keys.js';
-import { CsrfField, Field, fmtTime, Layout, SecretField, type Notice, type PageContext } from './layout.js';
+import { CsrfField, Field, firstError, Layout, RevokedToggle, SecretField, TableBox, When, type Notice, type PageContext } from './layout.js';
 
 // The API keys page: the list, "+ Create New", a key's page (edit, roll, revoke), and
 // the once-only display of a new key or signing secret.
@@ -40,11 +40,11 @@ export function KeyUsageCells(p: { k: KeyRow }) {
   );
 }
 
-export function KeysPage(p: { page: PageContext; keys: KeyRow[]; canCreate: boolean; notices?: Notice[] }) {
+export function KeysPage(p: { page: PageContext; keys: KeyRow[]; revokedCount: number; showRevoked: boolean; canCreate: boolean; notices?: Notice[] }) {
   return (
     <Layout title="API keys" page={p.page} notices={p.notices} scripts={['portal.js']}>
       <p>
-        Keys authenticate calls to the API (<code>Authorization: &lt;key&gt;</code>). Widget keys run the embeddable widget from the origins you allow.
+        API keys authenticate calls to the API (<code>Authorization: &lt;key&gt;</code>). Widget keys run the embeddable widget from the origins you allow.
       </p>
       {p.canCreate ? (
         <p>
@@ -55,72 +55,98 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; canCreate: bool
       ) : (
         <p class="notice warn">Confirm your email address (see the Account page) before creating keys.</p>
       )}
+      <RevokedToggle path="/keys" shown={p.showRevoked} count={p.revokedCount} />
       {p.keys.length === 0 ? (
-        <p>No keys yet.</p>
+        <p>{p.revokedCount > 0 && !p.showRevoked ? 'No active keys.' : 'No keys yet.'}</p>
       ) : (
-        <table>
-          <caption class="muted">Your keys; runs and remaining are this month's (UTC).</caption>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">App Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Redirect Url</th>
-              <th scope="col" class="num">Runs this month</th>
-              <th scope="col" class="num">Own limit</th>
-              <th scope="col" class="num">Remaining</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.keys.map((k) => (
-              <tr data-key-id={k.id} data-key-prefix={k.key_prefix}>
-                <td class="mono">{k.key_prefix}…</td>
-                <td>
-                  <a href={`/keys/${k.id}`}>{k.app_name}</a>
-                </td>
-                <td>{kindLabel(k.kind)}</td>
-                <td class="mono">{k.redirect_url ?? '—'}</td>
-                <KeyUsageCells k={k} />
-                <td>{fmtTime(k.created_at)}</td>
-                <td>{k.last_used ? fmtTime(k.last_used) : 'never'}</td>
-                <td class={k.revoked_at ? 'state-revoked' : 'state-active'}>{k.revoked_at ? `Revoked ${fmtTime(k.revoked_at)}` : 'Active'}</td>
+        <TableBox label="Your keys">
+          <table>
+            <caption class="muted">Your keys; runs and remaining are this month's (UTC).</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">App Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Redirect Url</th>
+                <th scope="col">Allowed origins</th>
+                <th scope="col" class="num">Runs this month</th>
+                <th scope="col" class="num">Own limit</th>
+                <th scope="col" class="num">Remaining</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">State</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.keys.map((k) => (
+                <tr data-key-id={k.id} data-key-prefix={k.key_prefix}>
+                  <td class="mono">{k.key_prefix}…</td>
+                  <td>
+                    <a href={`/keys/${k.id}`}>{k.app_name}</a>
+                  </td>
+                  <td>{kindLabel(k.kind)}</td>
+                  <td class="mono">{k.redirect_url ?? '—'}</td>
+                  <td class="mono" data-field="allowed_origins">
+                    {k.kind === 'widget' ? k.allowed_origins.map((o) => <div>{o}</div>) : '—'}
+                  </td>
+                  <KeyUsageCells k={k} />
+                  <td>
+                    <When d={k.created_at} />
+                  </td>
+                  <td>{k.last_used ? <When d={k.last_used} /> : 'never'}</td>
+                  <td class={k.revoked_at ? 'state-revoked' : 'state-active'}>
+                    {k.revoked_at ? (
+                      <>
+                        Revoked <When d={k.revoked_at} />
+                      </>
+                    ) : (
+                      'Active'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
     </Layout>
   );
 }
 
+const FIELD_ORDER: (keyof KeyForm)[] = ['appName', 'redirectUrl', 'monthlyLimit', 'kind', 'allowedOrigins'];
+
 function KeyFields(p: { form: KeyForm; errors: KeyErrors; fixedKind?: boolean }) {
   const { form, errors } = p;
+  // The first field with an error takes the focus when the page loads (no script needed).
+  const first = firstError(errors, FIELD_ORDER);
+  const widget = p.fixedKind && form.kind === 'widget';
   return (
     <>
-      <Field name="app_name" label="App Name" value={form.appName} error={errors.appName} required />
-      <Field
-        name="redirect_url"
-        label="Redirect Url"
-        type="url"
-        value={form.redirectUrl}
-        error={errors.redirectUrl}
-        hint="Results of asynchronous runs are POSTed here, signed with the key's signing secret. Optional."
-      />
+      <Field name="app_name" label="App Name" value={form.appName} error={errors.appName} required autofocus={first === 'appName'} />
+      {!widget && (
+        <Field
+          name="redirect_url"
+          label="Redirect Url"
+          type="url"
+          value={form.redirectUrl}
+          error={errors.redirectUrl}
+          autofocus={first === 'redirectUrl'}
+          hint="API keys only. Results of asynchronous runs are POSTed here, signed with the key's signing secret. Optional."
+        />
+      )}
       <Field
         name="monthly_limit"
         label="Monthly limit"
         inputMode="numeric"
         value={form.monthlyLimit}
         error={errors.monthlyLimit}
+        autofocus={first === 'monthlyLimit'}
         hint="Runs per calendar month (UTC) for this key alone. Empty: no limit of its own (the account's allowance applies)."
       />
       {!p.fixedKind && (
         <fieldset aria-describedby={errors.kind ? 'f-kind-error' : undefined}>
           <legend>Kind</legend>
-          <input type="radio" id="kind-api" name="kind" value="api" checked={form.kind === 'api'} />
+          <input type="radio" id="kind-api" name="kind" value="api" checked={form.kind === 'api'} autoFocus={first === 'kind'} />
           <label for="kind-api">API key</label>
           <input type="radio" id="kind-widget" name="kind" value="widget" checked={form.kind === 'widget'} />
           <label for="kind-widget">Widget key</label>
@@ -138,7 +164,8 @@ function KeyFields(p: { form: KeyForm; errors: KeyErrors; fixedKind?: boolean })
           multiline
           value={form.allowedOrigins}
           error={errors.allowedOrigins}
-          hint="Widget keys only: the sites the widget may run on, one per line, as scheme://host[:port] (e.g. https://docs.example.com)."
+          autofocus={first === 'allowedOrigins'}
+          hint="Widget keys (at least one): the sites the widget may run on, one per line, as scheme://host[:port] (e.g. https://docs.example.com)."
         />
       )}
     </>
@@ -160,6 +187,9 @@ export function NewKeyPage(p: { page: PageContext; form: KeyForm; errors: KeyErr
   );
 }
 
+/** What the embed snippet on a widget key's own page says in place of the key, which only the page shown at creation knows. */
+export const KEY_PLACEHOLDER = 'YOUR_WIDGET_KEY';
+
 export function embedSnippet(base: string, key: string): string {
   return `<script type="module" src="${base}/widget/v1.js"></script>\n<runbox-widget key="${key}" compiler="python-3.9.7">print("hello")</runbox-widget>`;
 }
@@ -167,25 +197,32 @@ export function embedSnippet(base: string, key: string): string {
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * The embed snippet, and (where the whole key is known: only right after creation,
- * since keys are stored hashed) the widget itself running with that key on this page.
+ * The embed snippet: with the whole key on the page shown at creation (the one time it
+ * is known: keys are stored hashed), with a placeholder to replace everywhere else;
+ * and on the page shown at creation, the widget itself running with that key.
  */
-function Embed(p: { base: string; keyText: string; previewKey?: string; origins?: string[] }) {
+function Embed(p: { base: string; fullKey?: string; prefix: string; origins?: string[] }) {
   const origin = new URL(p.base).origin;
   return (
     <section aria-labelledby="embed-h">
       <h2 id="embed-h">Embed the widget</h2>
       <label for="embed-snippet">Embed snippet</label>
-      <textarea id="embed-snippet" readOnly rows={3} spellcheck={false}>
-        {embedSnippet(p.base, p.keyText)}
+      <textarea id="embed-snippet" readOnly rows={4} spellcheck={false} aria-describedby={p.fullKey ? undefined : 'embed-hint'}>
+        {embedSnippet(p.base, p.fullKey ?? KEY_PLACEHOLDER)}
       </textarea>
+      {!p.fullKey && (
+        <p class="hint" id="embed-hint">
+          Replace <code>{KEY_PLACEHOLDER}</code> with this widget key (the one starting <span class="mono">{p.prefix}</span>), as it was shown when the key was
+          created. Keys are stored hashed, so this page cannot show it; if it is lost, create a new widget key and revoke this one.
+        </p>
+      )}
       <p>
         <button type="button" class="secondary" data-copy="embed-snippet" aria-label="Copy embed snippet">
           Copy
         </button>
       </p>
       <h3>Live preview</h3>
-      {p.previewKey ? (
+      {p.fullKey ? (
         <>
           {!p.origins?.includes(origin) && (
             <p class="muted">
@@ -199,7 +236,7 @@ function Embed(p: { base: string; keyText: string; previewKey?: string; origins?
             id="widget-preview"
             data-widget-preview=""
             dangerouslySetInnerHTML={{
-              __html: `<runbox-widget key="${escapeAttr(p.previewKey)}" api="${escapeAttr(origin)}" compiler="python-3.9.7">print(&quot;hello&quot;)</runbox-widget>`,
+              __html: `<runbox-widget key="${escapeAttr(p.fullKey)}" api="${escapeAttr(origin)}" compiler="python-3.9.7">print(&quot;hello&quot;)</runbox-widget>`,
             }}
           />
           <script type="module" src="/widget/v1.js" />
@@ -211,20 +248,26 @@ function Embed(p: { base: string; keyText: string; previewKey?: string; origins?
   );
 }
 
-export function KeyCreatedPage(p: { page: PageContext; apiKey: KeyListing; secret: string; signingSecret: string; base: string }) {
+export function KeyCreatedPage(p: { page: PageContext; apiKey: KeyListing; secret: string; signingSecret: string | null; base: string }) {
+  const widget = p.apiKey.kind === 'widget';
   return (
     <Layout title="Key created" page={p.page} scripts={['portal.js']}>
       <p class="notice warn" role="alert">
-        Copy the key and its signing secret now: they will not be shown again.
+        {p.signingSecret ? 'Copy the key and its signing secret now: they will not be shown again.' : 'Copy the key now: it will not be shown again.'}
       </p>
       <p>
         <strong>{p.apiKey.app_name}</strong> ({kindLabel(p.apiKey.kind)})
       </p>
-      <SecretField id="new-key" label="API key" value={p.secret} />
-      <SecretField id="new-secret" label="Signing secret" value={p.signingSecret} />
-      {p.apiKey.kind === 'widget' && <Embed base={p.base} keyText={p.secret} previewKey={p.secret} origins={p.apiKey.allowed_origins} />}
+      <SecretField id="new-key" label={kindLabel(p.apiKey.kind)} value={p.secret} />
+      {p.signingSecret && <SecretField id="new-secret" label="Signing secret" value={p.signingSecret} />}
+      {widget && (
+        <>
+          <p>Allowed origins: {p.apiKey.allowed_origins.join(', ')}. A widget key works only in the widget, on those sites; it has no signing secret.</p>
+          <Embed base={p.base} fullKey={p.secret} prefix={p.apiKey.key_prefix} origins={p.apiKey.allowed_origins} />
+        </>
+      )}
       <p>
-        <a href="/keys">Back to API keys</a>
+        <a href={`/keys/${p.apiKey.id}`}>Go to the key's page</a> · <a href="/keys">Back to API keys</a>
       </p>
     </Layout>
   );
@@ -281,15 +324,19 @@ export function KeyPage(p: { page: PageContext; apiKey: KeyRow; form: KeyForm; e
               <button type="submit">Save</button>
             </div>
           </form>
-          {k.kind === 'widget' && <Embed base={p.base} keyText={`${k.key_prefix}…`} />}
-          <h2>Signing secret</h2>
-          <form method="post" action={`/keys/${k.id}/roll`}>
-            <CsrfField token={p.page.csrf} />
-            <p>A new secret replaces the current one at once; the new one is shown once.</p>
-            <button type="submit" class="secondary">
-              Roll signing secret
-            </button>
-          </form>
+          {k.kind === 'widget' && <Embed base={p.base} prefix={k.key_prefix} />}
+          {k.kind === 'api' && (
+            <>
+              <h2>Signing secret</h2>
+              <form method="post" action={`/keys/${k.id}/roll`}>
+                <CsrfField token={p.page.csrf} />
+                <p>A new secret replaces the current one at once; the new one is shown once.</p>
+                <button type="submit" class="secondary">
+                  Roll signing secret
+                </button>
+              </form>
+            </>
+          )}
           <h2>Revoke</h2>
           <p>A revoked key answers 401 at once, for good.</p>
           <p>
@@ -299,7 +346,9 @@ export function KeyPage(p: { page: PageContext; apiKey: KeyRow; form: KeyForm; e
           </p>
         </>
       ) : (
-        <p>This key was revoked at {fmtTime(k.revoked_at)}; calls with it answer 401.</p>
+        <p>
+          This key was revoked at <When d={k.revoked_at} />; calls with it answer 401.
+        </p>
       )}
       <p>
         <a href="/keys">Back to API keys</a>

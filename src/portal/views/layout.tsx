@@ -1,8 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
+import { fmtTime } from '../format.js';
 
 // The frame of every page: skip link, header with navigation and the log-out form,
-// one <main>. Scripts are external, versioned and deferred; there is no inline script.
+// one <main>, a footer with the documentation links, and a live region that scripts
+// announce through ("Copied"). Scripts are external, versioned and deferred; there is
+// no inline script.
 
 export interface PageContext {
   /** The signed-in person's address; absent on the public pages. */
@@ -109,6 +112,13 @@ export function Layout(props: { title: string; page: PageContext; scripts?: stri
           ))}
           {props.children}
         </main>
+        <footer class="bottom">
+          <nav aria-label="Documentation">
+            <a href="/docs/">Documentation</a> · <a href="/docs/api">API reference</a> · <a href="/api/openapi.json">OpenAPI document</a>
+          </nav>
+        </footer>
+        {/* Present from the start, so that what a script writes into it is announced. */}
+        <p id="live-status" class="visually-hidden" role="status" aria-live="polite" />
       </body>
     </html>
   );
@@ -175,7 +185,39 @@ export function SecretField(props: { id: string; label: string; value: string })
   );
 }
 
-export function fmtTime(d: Date | string | null | undefined): string {
-  if (!d) return '—';
-  return new Date(d).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+/** A moment in the portal's one form (src/portal/format.ts), machine-readable in its datetime. */
+export function When({ d }: { d: Date | string | null | undefined }) {
+  if (d === null || d === undefined) return <>—</>;
+  return <time dateTime={new Date(d).toISOString()}>{fmtTime(d)}</time>;
+}
+
+/** The first of `order` that has an error: the field that takes the focus when a form comes back. */
+export function firstError<K extends string>(errors: Partial<Record<K, string | undefined>>, order: readonly K[]): K | undefined {
+  return order.find((k) => errors[k]);
+}
+
+/**
+ * A wide table in a box of its own that scrolls sideways on a narrow screen, so the page
+ * itself never does; focusable, so the keyboard can scroll it too.
+ */
+export function TableBox(props: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-box" role="region" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </div>
+  );
+}
+
+/** The "show revoked keys" switch: a plain link (no script), remembered by a cookie (src/portal/show-revoked.ts). */
+export function RevokedToggle(props: { path: string; shown: boolean; count: number }) {
+  if (props.count === 0) return null;
+  return (
+    <p class="toggle">
+      {props.shown ? (
+        <a href={`${props.path}?revoked=hide`}>Hide revoked keys</a>
+      ) : (
+        <a href={`${props.path}?revoked=show`}>Show revoked keys ({props.count})</a>
+      )}
+    </p>
+  );
 }

@@ -1,9 +1,11 @@
 import type { DeliveryRow } from '../../callbacks/redeliver.js';
 import type { RunResult } from '../../result.js';
 import type { SubmissionDetail, SubmissionLine } from '../submission-list.js';
-import { CsrfField, fmtTime, Layout, type Notice, type PageContext } from './layout.js';
+import { fmtKilobytes, fmtSeconds } from '../format.js';
+import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
 
-const seconds = (t: number | null) => (t === null ? '—' : `${t.toFixed(3)} s`);
+// The account's submissions, and one submission: its code, its input, its result as
+// readable fields (the raw JSON behind a toggle), and its callback deliveries.
 
 export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[]; pageNo: number; more: boolean }) {
   return (
@@ -11,34 +13,38 @@ export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[];
       {p.lines.length === 0 ? (
         <p>No submissions yet. Try the <a href="/playground">Playground</a>.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Key</th>
-              <th scope="col">Compiler</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">Run time</th>
-              <th scope="col">Callback</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.lines.map((s) => (
-              <tr data-submission-id={s.id}>
-                <td>
-                  <a href={`/submissions/${s.id}`}>{fmtTime(s.created_at)}</a>
-                </td>
-                <td class="mono">{s.key_prefix ? `${s.key_prefix}…` : '—'}</td>
-                <td>{s.compiler}</td>
-                <td>{s.mode}</td>
-                <td>{s.status ?? s.state}</td>
-                <td class="num">{seconds(s.time)}</td>
-                <td data-field="callback">{s.callback ?? '—'}</td>
+        <TableBox label="Submissions">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Key</th>
+                <th scope="col">Compiler</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Status</th>
+                <th scope="col" class="num">Run time</th>
+                <th scope="col">Callback</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.lines.map((s) => (
+                <tr data-submission-id={s.id}>
+                  <td>
+                    <a href={`/submissions/${s.id}`}>
+                      <When d={s.created_at} />
+                    </a>
+                  </td>
+                  <td class="mono">{s.key_prefix ? `${s.key_prefix}…` : '—'}</td>
+                  <td>{s.compiler}</td>
+                  <td>{s.mode}</td>
+                  <td>{s.status ?? s.state}</td>
+                  <td class="num">{fmtSeconds(s.time)}</td>
+                  <td data-field="callback">{s.callback ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
       <nav class="pager" aria-label="Pages">
         {p.pageNo > 1 && <a href={`/submissions?page=${p.pageNo - 1}`}>Newer</a>}
@@ -48,14 +54,102 @@ export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[];
   );
 }
 
-export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; result: RunResult | null; deliveries: DeliveryRow[]; notices?: Notice[] }) {
-  const { s } = p;
+/** Program text in a labelled block; an empty one says so. */
+function TextBlock(p: { id: string; label: string; text: string | null | undefined; field?: string; empty?: string }) {
   return (
-    <Layout title={`Submission ${s.id}`} page={p.page} notices={p.notices}>
+    <div class="block">
+      <h3 id={`${p.id}-h`}>{p.label}</h3>
+      {p.text ? (
+        <pre aria-labelledby={`${p.id}-h`} data-field={p.field} tabIndex={0}>
+          {p.text}
+        </pre>
+      ) : (
+        <p class="muted" data-field={p.field}>
+          {p.empty ?? 'None.'}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function ResultFields(p: { r: RunResult }) {
+  const { r } = p;
+  return (
+    <>
+      <dl class="figures" aria-label="Result">
+        <div>
+          <dt>Status</dt>
+          <dd data-field="result.status">{r.status}</dd>
+        </div>
+        <div>
+          <dt>Exit code</dt>
+          <dd data-field="result.exit_code">{r.exit_code ?? (r.signal !== null ? `signal ${r.signal}` : '—')}</dd>
+        </div>
+        <div>
+          <dt>CPU time</dt>
+          <dd data-field="result.time">{fmtSeconds(r.time)}</dd>
+        </div>
+        <div>
+          <dt>Wall time</dt>
+          <dd data-field="result.total">{fmtSeconds(r.total)}</dd>
+        </div>
+        <div>
+          <dt>Memory</dt>
+          <dd data-field="result.memory">{fmtKilobytes(r.memory)}</dd>
+        </div>
+      </dl>
+      {r.compile_output ? <TextBlock id="compile-output" label="Compiler output" text={r.compile_output} field="result.compile_output" /> : null}
+      <TextBlock id="output" label={`Output${r.stdout_truncated ? ' (cut off at the output limit)' : ''}`} text={r.output} field="result.output" empty="No output." />
+      <TextBlock id="error" label={`Error output${r.stderr_truncated ? ' (cut off at the output limit)' : ''}`} text={r.error} field="result.error" empty="No error output." />
+      {r.tests && r.tests.length > 0 && (
+        <>
+          <h3>Tests</h3>
+          <TableBox label="Test results">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">Test</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Output</th>
+                  <th scope="col" class="num">CPU time</th>
+                  <th scope="col" class="num">Memory</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.tests.map((t, i) => (
+                  <tr>
+                    <td class="num">{i + 1}</td>
+                    <td>{t.status}</td>
+                    <td>
+                      <pre class="cell">{t.output || t.error || '—'}</pre>
+                    </td>
+                    <td class="num">{fmtSeconds(t.time)}</td>
+                    <td class="num">{fmtKilobytes(t.memory)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+        </>
+      )}
+    </>
+  );
+}
+
+export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; deliveries: DeliveryRow[]; notices?: Notice[] }) {
+  const { s } = p;
+  // JSON.parse keeps the order of the fields, so the raw view keeps the API's.
+  const view = JSON.parse(p.json) as { result?: RunResult };
+  const result = view.result ?? null;
+  return (
+    <Layout title="Submission" page={p.page} notices={p.notices}>
+      <p class="mono id">{s.id}</p>
       <dl class="figures">
         <div>
           <dt>Created</dt>
-          <dd>{fmtTime(s.created_at)}</dd>
+          <dd>
+            <When d={s.created_at} />
+          </dd>
         </div>
         <div>
           <dt>Key</dt>
@@ -70,42 +164,75 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; resu
           <dd>{s.mode}</dd>
         </div>
         <div>
-          <dt>Status</dt>
+          <dt>State</dt>
           <dd data-field="status">{s.status ?? s.state}</dd>
         </div>
       </dl>
+      <h2>Program</h2>
+      <TextBlock id="code" label="Code" text={s.code} field="code" empty="No code." />
+      {s.tests && s.tests.length > 0 ? (
+        s.tests.map((t, i) => <TextBlock id={`test-input-${i + 1}`} label={`Standard input of test ${i + 1}`} text={t.input} empty="Empty." />)
+      ) : (
+        <TextBlock id="stdin" label="Standard input" text={s.input} field="input" empty="None." />
+      )}
       <h2>Result</h2>
-      {p.result ? <pre data-field="result">{JSON.stringify(p.result, null, 2)}</pre> : <p>The run has not ended yet.</p>}
+      {result ? (
+        <>
+          <ResultFields r={result} />
+        </>
+      ) : (
+        <p>The run has not ended yet.</p>
+      )}
+      <details class="raw">
+        <summary>Raw JSON (as GET /api/v2/submissions/{s.id} answers)</summary>
+        <pre data-field="json" tabIndex={0}>
+          {JSON.stringify(view, null, 2)}
+        </pre>
+      </details>
       <h2>Callback deliveries</h2>
       {p.deliveries.length === 0 ? (
         <p>No callback for this submission (synchronous and WebSocket runs, and keys without a Redirect Url, send none).</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">URL</th>
-              <th scope="col">State</th>
-              <th scope="col" class="num">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-              <th scope="col">Delivered / next attempt</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.deliveries.map((d) => (
-              <tr data-delivery-id={d.id}>
-                <td>{d.id}</td>
-                <td class="mono">{d.url}</td>
-                <td data-field="state">{d.state}</td>
-                <td class="num">{d.attempts}</td>
-                <td>{d.last_status !== null ? `HTTP ${d.last_status}` : (d.last_error ?? '—')}</td>
-                <td>{fmtTime(d.created_at)}</td>
-                <td>{d.delivered_at ? fmtTime(d.delivered_at) : d.next_attempt_at ? `next ${fmtTime(d.next_attempt_at)}` : '—'}</td>
+        <TableBox label="Callback deliveries">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Delivery</th>
+                <th scope="col">URL</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Created</th>
+                <th scope="col">Delivered / next attempt</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {p.deliveries.map((d) => (
+                <tr data-delivery-id={d.id}>
+                  <td>{d.id}</td>
+                  <td class="mono">{d.url}</td>
+                  <td data-field="state">{d.state}</td>
+                  <td class="num">{d.attempts}</td>
+                  <td>{d.last_status !== null ? `HTTP ${d.last_status}` : (d.last_error ?? '—')}</td>
+                  <td>
+                    <When d={d.created_at} />
+                  </td>
+                  <td>
+                    {d.delivered_at ? (
+                      <When d={d.delivered_at} />
+                    ) : d.next_attempt_at ? (
+                      <>
+                        next <When d={d.next_attempt_at} />
+                      </>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
       {p.deliveries.length > 0 && s.redirect_url && (
         <form method="post" action={`/submissions/${s.id}/redeliver`}>

@@ -1,0 +1,51 @@
+import type { Db } from '../db/connect.js';
+import { orderedJson, RawJson } from '../util/raw-json.js';
+import { storedResultJson } from './live.js';
+
+// A submission as GET /api/v2/submissions/:id answers it (JSON text, fields in their
+// documented order): its state and times, its result once it has ended, its latest
+// callback delivery. The portal's submission page shows the same text.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/** The submission of this account as JSON text; undefined for another account's, an unknown or a malformed id. */
+export async function submissionViewJson(db: Db, accountId: string, id: string): Promise<string | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db
+    .selectFrom('submissions')
+    .select(['id', 'state', 'created_at', 'started_at', 'finished_at', 'account_id'])
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const delivery = await db
+    .selectFrom('callback_deliveries')
+    .select(['state', 'attempts', 'last_status', 'last_error', 'run_at'])
+    .where('submission_id', '=', id)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  const ended = row.state === 'finished' || row.state === 'failed';
+  // The result in its documented field order, extra_params as sent (src/result.ts).
+  return orderedJson([
+    ['id', row.id],
+    ['state', row.state],
+    ['created_at', iso(row.created_at)],
+    ['started_at', iso(row.started_at)],
+    ['finished_at', iso(row.finished_at)],
+    ['result', ended ? new RawJson(await storedResultJson(db, id)) : undefined],
+    [
+      'callback',
+      delivery
+        ? {
+            state: delivery.state,
+            attempts: delivery.attempts,
+            last_status: delivery.last_status,
+            last_error: delivery.last_error,
+            next_attempt_at: delivery.state === 'pending' ? iso(delivery.run_at) : null,
+          }
+        : null,
+    ],
+  ]);
+}
