@@ -15,6 +15,12 @@ export const CompilerRecipe = Type.Object(
     source: Type.String({ pattern: '^[A-Za-z0-9_.-]+$' }),
     /** Derive the source file name from the program's single public class (Java). */
     sourceFromPublicClass: Type.Optional(Type.Boolean()),
+    /**
+     * A `#!` line written before the program unless the program starts with one: for
+     * interpreters that always skip their file's first line (escript), so the user's first
+     * line is kept and the line numbers in messages stay the user's.
+     */
+    interpreterLine: Type.Optional(Type.String({ pattern: '^#![^\\n]*$' })),
     /** Compile stage, run in its own sandbox; absent for interpreted languages. */
     compile: Type.Optional(Argv),
     /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run;

@@ -64,6 +64,12 @@ export function placeSource(recipe: Pick<CompilerRecipe, 'source' | 'sourceFromP
   return { fileName: recipe.source, main: stem };
 }
 
+/** The source file's text: the program, after the recipe's interpreter line unless the program has its own. */
+export function sourceText(recipe: Pick<CompilerRecipe, 'interpreterLine'>, code: string): string {
+  if (recipe.interpreterLine === undefined || code.startsWith('#!')) return code;
+  return `${recipe.interpreterLine}\n${code}`;
+}
+
 export function substituteMain(args: readonly string[], main: string): string[] {
   return args.map((a) => a.replaceAll('{main}', main));
 }
