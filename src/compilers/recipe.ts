@@ -16,11 +16,11 @@ export const CompilerRecipe = Type.Object(
     /** Derive the source file name from the program's single public class (Java). */
     sourceFromPublicClass: Type.Optional(Type.Boolean()),
     /**
-     * A `#!` line written before the program unless the program starts with one: for
-     * interpreters that always skip their file's first line (escript), so the user's first
-     * line is kept and the line numbers in messages stay the user's.
+     * The interpreter always skips its file's first line (escript): the runner writes an
+     * empty line before the program unless the program starts with its own `#!` line,
+     * so the program's first line is kept and escript's line numbers are the program's.
      */
-    interpreterLine: Type.Optional(Type.String({ pattern: '^#![^\\n]*$' })),
+    skipsFirstLine: Type.Optional(Type.Boolean()),
     /** Compile stage, run in its own sandbox; absent for interpreted languages. */
     compile: Type.Optional(Argv),
     /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run;

@@ -64,10 +64,9 @@ export function placeSource(recipe: Pick<CompilerRecipe, 'source' | 'sourceFromP
   return { fileName: recipe.source, main: stem };
 }
 
-/** The source file's text: the program, after the recipe's interpreter line unless the program has its own. */
-export function sourceText(recipe: Pick<CompilerRecipe, 'interpreterLine'>, code: string): string {
-  if (recipe.interpreterLine === undefined || code.startsWith('#!')) return code;
-  return `${recipe.interpreterLine}\n${code}`;
+/** The source file's text: the program, after an empty first line where the interpreter skips one. */
+export function sourceText(recipe: Pick<CompilerRecipe, 'skipsFirstLine'>, code: string): string {
+  return recipe.skipsFirstLine === true && !code.startsWith('#!') ? `\n${code}` : code;
 }
 
 export function substituteMain(args: readonly string[], main: string): string[] {

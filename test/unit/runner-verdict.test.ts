@@ -97,13 +97,14 @@ describe('runner: source file placement', () => {
     expect(placeSource({ source: 'main.c' }, 'public class X {}')).to.deep.equal({ fileName: 'main.c', main: 'main' });
   });
 
-  it("writes the recipe's interpreter line first, unless the program starts with its own", () => {
-    const escript = { interpreterLine: '#!/usr/bin/escript' };
-    expect(sourceText(escript, 'main(_) -> ok.\n')).to.equal('#!/usr/bin/escript\nmain(_) -> ok.\n');
-    expect(sourceText(escript, '')).to.equal('#!/usr/bin/escript\n');
+  it('writes an empty first line where the interpreter skips one, unless the program starts with #!', () => {
+    const escript = { skipsFirstLine: true };
+    expect(sourceText(escript, 'main(_) -> ok.\n')).to.equal('\nmain(_) -> ok.\n');
+    expect(sourceText(escript, '')).to.equal('\n');
     expect(sourceText(escript, '#!/usr/bin/env escript\nmain(_) -> ok.\n')).to.equal('#!/usr/bin/env escript\nmain(_) -> ok.\n');
     expect(sourceText({}, 'main(_) -> ok.\n')).to.equal('main(_) -> ok.\n');
   });
+});
 });
 
 describe('runner: Java class files to collect', () => {
