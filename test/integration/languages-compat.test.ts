@@ -9,7 +9,20 @@ import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '..
 // compiler's level program by Piston's language name (the npm piston-client) and by its
 // Judge0 CE language id. A language whose image is not installed is pending.
 
-const IDS = ['nodejs-18', 'typescript-4.8', 'go-1.19', 'rust-1.63', 'bash-5.2', 'sqlite3-3.40', 'lua-5.4', 'perl-5.36'];
+const IDS = [
+  'nodejs-18',
+  'typescript-4.8',
+  'go-1.19',
+  'rust-1.63',
+  'bash-5.2',
+  'sqlite3-3.40',
+  'lua-5.4',
+  'perl-5.36',
+  'erlang-25',
+  'swipl-9.0',
+  'dotnet-vb-10',
+  'nasm-2.16',
+];
 
 interface PistonRun {
   language: string;
