@@ -105,7 +105,6 @@ describe('runner: source file placement', () => {
     expect(sourceText({}, 'main(_) -> ok.\n')).to.equal('main(_) -> ok.\n');
   });
 });
-});
 
 describe('runner: Java class files to collect', () => {
   it('names member, local and anonymous classes as javac does (a superset is fine)', () => {
