@@ -15,6 +15,12 @@ export const CompilerRecipe = Type.Object(
     source: Type.String({ pattern: '^[A-Za-z0-9_.-]+$' }),
     /** Derive the source file name from the program's single public class (Java). */
     sourceFromPublicClass: Type.Optional(Type.Boolean()),
+    /**
+     * The interpreter always skips its file's first line (escript): the runner writes an
+     * empty line before the program unless the program starts with its own `#!` line,
+     * so the program's first line is kept and escript's line numbers are the program's.
+     */
+    skipsFirstLine: Type.Optional(Type.Boolean()),
     /** Compile stage, run in its own sandbox; absent for interpreted languages. */
     compile: Type.Optional(Argv),
     /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run;

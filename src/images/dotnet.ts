@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 //
 //   /usr/bin/dotnet                               the host (muxer)
 //   /usr/share/dotnet/sdk/current                 -> sdk/<version>
-//   /usr/share/dotnet/runbox/csc.rsp, fsc.rsp     compiler options + every reference assembly
+//   /usr/share/dotnet/runbox/csc.rsp, fsc.rsp, vbc.rsp   compiler options + every reference assembly
 //   /usr/share/dotnet/runbox/app.runtimeconfig.json   for `dotnet exec --runtimeconfig`
 //   /usr/share/dotnet/runbox/fsharp.deps.json + probe/  where F# programs find FSharp.Core
 //
@@ -62,6 +62,28 @@ export async function installDotnetSdk(rootfs: string, log: (line: string) => vo
   await writeFile(
     join(out, 'fsc.rsp'),
     ['--nologo', '--noframework', '--target:exe', '--optimize+', `-r:${fsharpCore}`, ...refs.map((r) => `-r:${refDir}/${r}`), ''].join('\n'),
+  );
+  // What the SDK's MSBuild targets pass to vbc for a .NET (Core) project: the VB runtime
+  // is Microsoft.VisualBasic.Core, the `My` namespace is left empty (it needs Windows
+  // Forms types), and the project's default imports and options.
+  await writeFile(
+    join(out, 'vbc.rsp'),
+    [
+      '-nologo',
+      '-nostdlib',
+      `-sdkpath:${refDir}`,
+      `-vbruntime:${refDir}/Microsoft.VisualBasic.Core.dll`,
+      '-target:exe',
+      '-optimize+',
+      '-define:_MYTYPE="Empty"',
+      '-imports:Microsoft.VisualBasic,System,System.Collections,System.Collections.Generic,System.Diagnostics,System.Linq,System.Threading.Tasks',
+      '-optionexplicit+',
+      '-optionstrict-',
+      '-optioninfer+',
+      '-optioncompare:binary',
+      ...refs.map((r) => `-r:${refDir}/${r}`),
+      '',
+    ].join('\n'),
   );
   const probeLib = join(out, 'probe', 'fsharp.core', 'lib');
   await mkdir(probeLib, { recursive: true });

@@ -7,7 +7,7 @@ import type { RunResult, TestResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
 import { outputText, wholeCharacters } from './output-text.js';
-import { artifactNames, CLASS_FILES, placeSource, substituteMain } from './source-file.js';
+import { artifactNames, CLASS_FILES, placeSource, sourceText, substituteMain } from './source-file.js';
 import { executionFields, NotStarted } from './verdict.js';
 
 // One job, start to result: the source goes into the workspace, an optional compile
@@ -39,7 +39,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);
 
   const { fileName, main } = placeSource(entry, job.code);
-  const source: StageFile = { name: fileName, mode: SOURCE_MODE, content: Buffer.from(job.code, 'utf8') };
+  const source: StageFile = { name: fileName, mode: SOURCE_MODE, content: Buffer.from(sourceText(entry, job.code), 'utf8') };
   const options = job.run_options ?? {};
   // Files sent with the source are written beside it, in both stages.
   const beside = besideFiles(options, fileName);

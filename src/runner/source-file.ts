@@ -64,6 +64,11 @@ export function placeSource(recipe: Pick<CompilerRecipe, 'source' | 'sourceFromP
   return { fileName: recipe.source, main: stem };
 }
 
+/** The source file's text: the program, after an empty first line where the interpreter skips one. */
+export function sourceText(recipe: Pick<CompilerRecipe, 'skipsFirstLine'>, code: string): string {
+  return recipe.skipsFirstLine === true && !code.startsWith('#!') ? `\n${code}` : code;
+}
+
 export function substituteMain(args: readonly string[], main: string): string[] {
   return args.map((a) => a.replaceAll('{main}', main));
 }

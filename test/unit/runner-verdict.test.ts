@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { VERDICT_CODES } from '../../src/limits.js';
 import { outputText } from '../../src/runner/output-text.js';
-import { artifactNames, CLASS_FILES, javaClassFiles, placeSource, substituteMain } from '../../src/runner/source-file.js';
+import { artifactNames, CLASS_FILES, javaClassFiles, placeSource, sourceText, substituteMain } from '../../src/runner/source-file.js';
 import { executionFields, NotStarted } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
 
@@ -95,6 +95,14 @@ describe('runner: source file placement', () => {
 
   it('uses the recipe name for other languages', () => {
     expect(placeSource({ source: 'main.c' }, 'public class X {}')).to.deep.equal({ fileName: 'main.c', main: 'main' });
+  });
+
+  it('writes an empty first line where the interpreter skips one, unless the program starts with #!', () => {
+    const escript = { skipsFirstLine: true };
+    expect(sourceText(escript, 'main(_) -> ok.\n')).to.equal('\nmain(_) -> ok.\n');
+    expect(sourceText(escript, '')).to.equal('\n');
+    expect(sourceText(escript, '#!/usr/bin/env escript\nmain(_) -> ok.\n')).to.equal('#!/usr/bin/env escript\nmain(_) -> ok.\n');
+    expect(sourceText({}, 'main(_) -> ok.\n')).to.equal('main(_) -> ok.\n');
   });
 });
 
