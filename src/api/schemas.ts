@@ -99,7 +99,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * schema, so `{"language": ...}` hears about compiler rather than a missing field.
  */
 export function unknownField(schema: TSchema, value: unknown): string | undefined {
-  return walk(schema as WalkedSchema, value, '');
+  const found = walk(schema as WalkedSchema, value, '');
+  return found && isObject(value) ? found + otherServiceHint(value) : found;
+}
+
+/** A whole body in Piston's or Judge0's shape: its compatible route takes it unchanged. */
+function otherServiceHint(body: Record<string, unknown>): string {
+  const has = (...names: string[]) => names.every((n) => Object.hasOwn(body, n));
+  if (has('language', 'files') || has('language', 'version')) return '; this is a Piston body: POST /piston/api/v2/execute takes it as it is';
+  if (has('source_code', 'language_id')) return '; this is a Judge0 body: POST /judge0/submissions takes it as it is';
+  return '';
 }
 
 function walk(schema: WalkedSchema, value: unknown, path: string): string | undefined {

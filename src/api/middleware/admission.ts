@@ -77,7 +77,7 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
 export function assertRunnable(compiler: unknown, recipesDir: string): void {
   const cat = catalogue(recipesDir);
   const entry = typeof compiler === 'string' ? cat.entries.get(compiler) : undefined;
-  if (!entry) throw new ApiError(400, 'invalid_request', `compiler must be one of: ${offeredIds(cat).join(', ')}`);
+  if (!entry) throw new ApiError(400, 'invalid_request', `compiler must be one of: ${offeredIds(cat).join(', ')} (GET /api/compilers/ says which are installed here)`);
   if (entry.retired) {
     throw new ApiError(400, 'compiler_unavailable', `compiler ${entry.id} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
   }

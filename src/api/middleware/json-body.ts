@@ -98,6 +98,8 @@ export function validate<T>(schema: TSchema, value: unknown): T {
  * set the header (the Piston compatible routes).
  */
 export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boolean } = {}): Promise<unknown> {
+  // Koa's `is` answers false for any type when there is no body at all.
+  if (!ctx.request.length && !ctx.get('Transfer-Encoding')) throw bad('invalid_json', 'the body is empty; a JSON object is required');
   const typeOk = ctx.request.is('application/json') || (options.acceptText && (!ctx.get('Content-Type') || ctx.request.is('text/plain')));
   if (!typeOk) {
     throw bad('unsupported_content_type', `Content-Type must be application/json, not ${ctx.get('Content-Type') || '(none)'}`);
