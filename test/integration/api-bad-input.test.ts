@@ -102,6 +102,9 @@ describe('api bad input', () => {
       await rejects(post({ code: 'x', language: 'python' }), 'unknown_field', /^unknown field language: runbox calls it compiler: an id .*GET \/api\/compilers\//);
       await rejects(post({ ...valid, timeout: 5 }), 'unknown_field', /^unknown field timeout: there is no such option: every stage \(compile, run\) has the service's 30 s timeout/);
       await rejects(post({ ...valid, source_code: 'x' }), 'unknown_field', /^unknown field source_code: runbox calls it code$/);
+      // A whole body of another service's shape names the compatible route that takes it.
+      await rejects(post({ language: 'python', version: '*', files: [{ content: 'print(1)' }] }), 'unknown_field', /^unknown field language: .*; this is a Piston body: POST \/piston\/api\/v2\/execute takes it as it is$/);
+      await rejects(post({ source_code: 'print(1)', language_id: 71 }), 'unknown_field', /; this is a Judge0 body: POST \/judge0\/submissions takes it as it is$/);
       await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, input, compiler, extra_params, tests$/);
       await rejects(post(`{"code":"x","compiler":"python-3.9.7","__proto__":{"input":"1"}}`), 'unknown_field', /^unknown field __proto__: the fields are/);
       await rejects(
@@ -171,6 +174,8 @@ describe('api bad input', () => {
     );
     await rejects(postRun(api.url, key, '{"code": "x", "compiler": '), 'invalid_json', /not valid JSON/);
     await rejects(postRun(api.url, key, ''), 'invalid_json', /empty/);
+    // No body at all (curl -X POST with no data): the body is named, not its type.
+    await rejects(fetch(`${api.url}/api/v2/run-code-sync/`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: key } }), 'invalid_json', /^the body is empty/);
     await rejects(postRun(api.url, key, JSON.stringify(valid), { 'Content-Type': 'application/json; charset=latin1' }), 'unsupported_charset', /UTF-8/);
   });
 });
