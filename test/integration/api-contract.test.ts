@@ -267,6 +267,8 @@ describe('api contract', () => {
         expect(body.service).to.equal('runbox');
         expect(body.openapi).to.equal('/api/openapi.json');
         expect(body.endpoints).to.deep.include({ method: 'POST', path: '/api/v2/run-code/', summary: "Submit code to run; the result goes to the key's callback URL.", auth: 'key' });
+        // A WebSocket needs a key too, checked at its upgrade.
+        expect(body.endpoints.find((e) => e.path === '/api/v2/ws/')?.auth).to.equal('key');
         const listed = body.endpoints.map((e) => `${e.method} ${e.path}`);
         for (const wanted of ['POST /api/v2/run-code-sync/', 'GET /api/usage/', 'GET /api/limits/', 'GET /api/compilers/', 'GET /api/openapi.json', 'GET /api/', 'POST /piston/api/v2/execute', 'POST /judge0/submissions']) {
           expect(listed, wanted).to.include(wanted);
