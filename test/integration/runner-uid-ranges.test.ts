@@ -128,4 +128,15 @@ describe('runner processes: sandbox uid ranges', function () {
     for (const r of [c, d, e]) expect(await r.exited).to.equal(0);
     expect(await lockFiles()).to.deep.equal([]);
   });
+
+  it('a SIGTERM while the runner is still starting stops it cleanly once started, its range given back', async () => {
+    const f = startRunner('uid-f', undefined);
+    while (!logs(f).some((l) => l.msg === 'sandbox uids claimed')) {
+      if (f.child.exitCode !== null) throw new Error(f.lines.join('\n'));
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    f.child.kill('SIGTERM');
+    expect(await f.exited, f.lines.slice(-20).join('\n')).to.equal(0);
+    expect(await lockFiles()).to.deep.equal([]);
+  });
 });
