@@ -55,6 +55,12 @@ describe('portal pages in a browser', function () {
       const goto = async (path: string) => (await page.goto(api.url + path, { waitUntil: 'load' }))!;
       const text = () => page.$eval('main', (m) => (m as HTMLElement).innerText);
       const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+      // autofocus is applied at the page's next rendering update, not by its load event:
+      // the focus is awaited (a few seconds at most), then read.
+      const focusedOn = async (id: string) => {
+        await page.waitForFunction((want) => document.activeElement?.id === want, { timeout: 5000 }, id).catch(() => {});
+        return focused();
+      };
       /** The page fits the viewport: nothing makes it scroll sideways; and axe finds nothing serious. */
       const checkPage = async (where: string) => {
         const { scroll, width, wide } = await page.evaluate(() => ({
@@ -86,7 +92,7 @@ describe('portal pages in a browser', function () {
         await clickAndWait(page, await byText(page, 'Sign up', 'button'));
         const errors = await page.$$eval('.field-error', (es) => es.map((e) => e.id));
         expect(errors).to.deep.equal(['f-email-error', 'f-password-error']);
-        expect(await focused()).to.equal('f-email');
+        expect(await focusedOn('f-email')).to.equal('f-email');
         await checkPage('/signup with errors');
         // The focused field is the one to fix: type over it.
         await page.keyboard.down('Control');
@@ -131,7 +137,7 @@ describe('portal pages in a browser', function () {
         await fill(page, 'App Name', 'blog widget');
         await (await page.$('#kind-widget'))!.click();
         await clickAndWait(page, await byText(page, 'Create', 'button'));
-        expect(await focused()).to.equal('f-allowed_origins');
+        expect(await focusedOn('f-allowed_origins')).to.equal('f-allowed_origins');
         expect(await text()).to.include('a widget key needs at least one allowed origin');
         await checkPage('/keys (widget key refused)');
         await page.keyboard.type('https://blog.example');
