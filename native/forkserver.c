@@ -25,13 +25,14 @@
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init.c)
-//   enter ENV ID UID GID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE... KEEP FLOOD
-//         OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
+//   enter ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
+//         KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
 //       a stage in the pooled sandbox ENV, in one request: make the stage's cgroup
 //       directories DIR..., write each VALUE to its FILE (the stage's limits), read each
-//       counter FILE, then pass fresh pipes for the stage's stdin, stdout, stderr,
-//       stage-in and stage-out and each DIR's cgroup.procs (opened write-only here, as
-//       root) to ENV's runbox-init, and run the stage as `run` does (it has no launcher
+//       counter FILE (but those in DIR..., new), then pass fresh pipes for the stage's
+//       stdin, stdout, stderr, stage-in and stage-out, each DIR's cgroup.procs and each
+//       PROCS (cgroup.procs files of existing cgroups), opened write-only here as root, to
+//       ENV's runbox-init, and run the stage as `run` does (it has no launcher
 //       log); stdin and eof apply to ID. Its stdio pipes belong to UID and GID (the
 //       program is given them: runbox-init relays nothing)
 // Replies (server -> runner):
@@ -50,6 +51,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
@@ -64,6 +66,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +81,8 @@
 #define MAX_STAGE_DIRS 4
 #define MAX_WRITES 4
 #define MAX_COUNTS 8
+// The most fields of any reply (done: 4 + 2 * MAX_COUNTS).
+#define MAX_FRAME_FIELDS (4 + 2 * MAX_COUNTS)
 
 static const int child_reads[PIPES] = {1, 0, 0, 1, 0, 0};
 enum { IN = 0, OUT = 1, ERR = 2, STAGE_IN = 3, STAGE_OUT = 4, LOG = 5 };
@@ -98,6 +103,8 @@ struct job {
   // under way (empty: none), whose job may be gone before the stage's end is reported.
   int env;
   char stage[32];
+  // A stage of a pooled sandbox: 1 + the index of the sandbox's job (0: not a stage).
+  int stage_of;
   // The stage's cgroup directories (made here, removed at its end) and the counter
   // files read at its start and at its end.
   char *dirs[MAX_STAGE_DIRS];
@@ -142,19 +149,80 @@ struct field {
   size_t n;
 };
 
+// Replies wait here until the end of the loop's turn (flush_replies), so that what one
+// turn produces (a stage's streams and its end, say) reaches the runner in one write and
+// wakes it once. A reply too large to copy is written at once, after what waits.
+#define REPLY_BUFFERED (64 * 1024)
+static char *replies;
+static size_t replies_len, replies_cap;
+
+static void flush_replies(void) {
+  if (replies_len) write_all(replies, replies_len);
+  replies_len = 0;
+}
+
+static void writev_all(struct iovec *iov, int n) {
+  while (n > 0) {
+    ssize_t w = writev(1, iov, n > IOV_MAX ? IOV_MAX : n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) exit(0);  // the runner is gone
+    while (n > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+}
+
 static void send_frame(const struct field *f, int nf) {
   size_t total = 4;
   for (int i = 0; i < nf; i++) total += 4 + f[i].n;
+  if (total + 4 <= REPLY_BUFFERED) {
+    if (replies_cap - replies_len < total + 4) {
+      size_t cap = replies_cap ? replies_cap : REPLY_BUFFERED;
+      while (cap - replies_len < total + 4) cap *= 2;
+      char *p = realloc(replies, cap);
+      if (!p) {
+        flush_replies();
+        p = replies;
+      } else {
+        replies = p;
+        replies_cap = cap;
+      }
+    }
+    if (replies_cap - replies_len >= total + 4) {
+      unsigned char *b = (unsigned char *)replies + replies_len;
+      put32(b, (uint32_t)total);
+      put32(b + 4, (uint32_t)nf);
+      size_t at = 8;
+      for (int i = 0; i < nf; i++) {
+        put32(b + at, (uint32_t)f[i].n);
+        if (f[i].n) memcpy(b + at + 4, f[i].p, f[i].n);
+        at += 4 + f[i].n;
+      }
+      replies_len += at;
+      return;
+    }
+  }
+  flush_replies();
+  // Head, then each field's length and bytes: one writev, the bytes not copied.
   unsigned char head[8];
+  unsigned char lens[MAX_FRAME_FIELDS][4];
+  struct iovec iov[1 + 2 * MAX_FRAME_FIELDS];
+  int n = 0;
   put32(head, (uint32_t)total);
   put32(head + 4, (uint32_t)nf);
-  write_all(head, 8);
-  for (int i = 0; i < nf; i++) {
-    unsigned char len[4];
-    put32(len, (uint32_t)f[i].n);
-    write_all(len, 4);
-    write_all(f[i].p, f[i].n);
+  iov[n++] = (struct iovec){head, 8};
+  for (int i = 0; i < nf && i < MAX_FRAME_FIELDS; i++) {
+    put32(lens[i], (uint32_t)f[i].n);
+    iov[n++] = (struct iovec){lens[i], 4};
+    iov[n++] = (struct iovec){(void *)f[i].p, f[i].n};
   }
+  writev_all(iov, n);
 }
 
 static struct field text(const char *s) {
@@ -501,8 +569,17 @@ static int write_small(const char *path, const char *value) {
 
 static void set_run(struct job *j, char **f, const size_t *len);
 
+// Whether `path` lies below one of `dirs`.
+static int in_dirs(const char *path, char **dirs, int n) {
+  for (int k = 0; k < n; k++) {
+    size_t l = strlen(dirs[k]);
+    if (!strncmp(path, dirs[k], l) && path[l] == '/') return 1;
+  }
+  return 0;
+}
+
 static void enter(char **f, const size_t *len, int nf) {
-  // f: "enter" ENV ID UID GID NDIR DIR... NWRITE FILE VALUE... NCOUNT FILE...
+  // f: "enter" ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
   //    KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
   if (nf < 6 || !digits_only(f[2])) {
     fprintf(stderr, "runbox-forkserver: malformed enter request\n");
@@ -517,7 +594,8 @@ static void enter(char **f, const size_t *len, int nf) {
   }
   int at = 5;
   int dir = counted(f, nf, &at, MAX_STAGE_DIRS);
-  int wr = dir < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
+  int jn = dir < 0 ? -1 : counted(f, nf, &at, MAX_STAGE_DIRS);
+  int wr = jn < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
   int cnt = wr < 0 ? -1 : counted(f, nf, &at, MAX_COUNTS);
   if (cnt < 0 || nf - at != 8 || (cnt - 1 - wr) % 2 != 0) {
     failed(id, EINVAL, "request");
@@ -527,7 +605,8 @@ static void enter(char **f, const size_t *len, int nf) {
     failed(id, ESRCH, "request");
     return;
   }
-  int ndirs = wr - 1 - dir, nwrites = (cnt - 1 - wr) / 2, ncounts = at - cnt;
+  int ndirs = jn - 1 - dir, njoins = wr - 1 - jn, nwrites = (cnt - 1 - wr) / 2, ncounts = at - cnt;
+  int ncg = ndirs + njoins;  // cgroup.procs files passed: the new directories', then the joined
   struct job *j = NULL;
   for (int k = 0; k < MAX_JOBS && !j; k++)
     if (!jobs[k].used) j = &jobs[k];
@@ -535,7 +614,7 @@ static void enter(char **f, const size_t *len, int nf) {
     failed(id, j ? EEXIST : EAGAIN, "request");
     return;
   }
-  int mine[STAGE_FDS], theirs[STAGE_FDS + MAX_STAGE_DIRS];
+  int mine[STAGE_FDS], theirs[STAGE_FDS + 2 * MAX_STAGE_DIRS];
   int made = 0, opened = 0, dirs_made = 0, e = 0;
   const char *step = "pipe";
   for (; dirs_made < ndirs; dirs_made++) {
@@ -571,31 +650,33 @@ static void enter(char **f, const size_t *len, int nf) {
       goto cleanup;
     }
   }
-  for (; opened < ndirs; opened++) {
+  for (; opened < ncg; opened++) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/cgroup.procs", f[dir + opened]);
+    if (opened < ndirs) snprintf(path, sizeof path, "%s/cgroup.procs", f[dir + opened]);
+    else snprintf(path, sizeof path, "%s", f[jn + opened - ndirs]);
     theirs[STAGE_FDS + opened] = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (theirs[STAGE_FDS + opened] < 0) {
       e = errno;
-      step = f[dir + opened];
+      step = opened < ndirs ? f[dir + opened] : f[jn + opened - ndirs];
       goto cleanup;
     }
   }
   // Counters of the job before the stage: its OOM kills and task-cap hits are counted
-  // in the job, across stages.
+  // in the job, across stages. Those in the directories just made start at zero and are
+  // not read (empty text).
   for (int k = 0; k < ncounts; k++) {
     env->counts[k] = strdup(f[cnt + k]);
-    env->before[k] = read_small(f[cnt + k]);
+    env->before[k] = in_dirs(f[cnt + k], f + dir, ndirs) ? strdup("") : read_small(f[cnt + k]);
   }
   env->ncounts = ncounts;
   {
     char byte = 'R';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
-      char buf[CMSG_SPACE(sizeof(int) * (STAGE_FDS + MAX_STAGE_DIRS))];
+      char buf[CMSG_SPACE(sizeof(int) * (STAGE_FDS + 2 * MAX_STAGE_DIRS))];
       struct cmsghdr align;
     } u;
-    size_t n = (size_t)(STAGE_FDS + ndirs);
+    size_t n = (size_t)(STAGE_FDS + ncg);
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
     c->cmsg_level = SOL_SOCKET;
@@ -608,7 +689,7 @@ static void enter(char **f, const size_t *len, int nf) {
       goto cleanup;
     }
   }
-  for (int k = 0; k < STAGE_FDS + ndirs; k++) close(theirs[k]);
+  for (int k = 0; k < STAGE_FDS + ncg; k++) close(theirs[k]);
   for (int k = 0; k < ndirs; k++) env->dirs[k] = strdup(f[dir + k]);
   env->ndirs = ndirs;
   memset(j, 0, sizeof *j);
@@ -616,6 +697,7 @@ static void enter(char **f, const size_t *len, int nf) {
   snprintf(j->id, sizeof j->id, "%s", id);
   for (int k = 0; k < PIPES; k++) j->fd[k] = k < STAGE_FDS ? mine[k] : -1;
   snprintf(env->stage, sizeof env->stage, "%s", id);
+  j->stage_of = (int)(env - jobs) + 1;
   set_run(j, f + at - 2, len + at - 2);
   return;
 cleanup:
@@ -778,6 +860,15 @@ static void finish(struct job *j) {
   };
   send_frame(f, (int)(sizeof f / sizeof f[0]));
   forget(j);
+}
+
+// A stage of a pooled sandbox whose end its runbox-init has not reported yet: its
+// streams are sent with the end (one reply, one wake-up of the runner), which follows
+// at once (its streams end when its processes do).
+static int awaiting_end(const struct job *j) {
+  if (!j->stage_of) return 0;
+  const struct job *env = &jobs[j->stage_of - 1];
+  return env->used && env->env && env->fd[STAGE_IN] >= 0 && !strcmp(env->stage, j->id);
 }
 
 static char chunk[65536];
@@ -958,6 +1049,7 @@ int main(void) {
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};
       }
     }
+    flush_replies();
     if (poll(pfds, (nfds_t)n, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
@@ -973,7 +1065,7 @@ int main(void) {
     }
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
-      if (j->used && j->running && !reading(j)) finish(j);
+      if (j->used && j->running && !reading(j) && !awaiting_end(j)) finish(j);
     }
     // Exits after stream data: a stage's output is in before its exit is reported.
     if (pfds[1].revents) {
@@ -982,6 +1074,9 @@ int main(void) {
       }
       reap();
     }
-    if (pfds[0].revents && !read_requests()) return 0;
+    if (pfds[0].revents && !read_requests()) {
+      flush_replies();
+      return 0;
+    }
   }
 }

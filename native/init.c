@@ -398,12 +398,20 @@ bad:
 // Every capability goes: effective, permitted, inheritable, ambient and the bounding
 // set. A launcher that runs unprivileged (bubblewrap) grants init CAP_SYS_ADMIN in the
 // sandbox's user namespace for the devpts mount only.
-static void drop_capabilities(void) {
-  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+// A pooled init empties its bounding set once (it limits only what an exec could gain,
+// not what init holds), so that its stages' children start with it empty.
+static int bounding_set_empty;
+
+static void drop_bounding_set(void) {
   // Dropping from the bounding set needs CAP_SETPCAP; without it (nsjail drops every
   // capability itself) nothing could be regained anyway: no_new_privs, nosuid mounts.
   for (int cap = 0; cap <= 63; cap++)
     if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+}
+
+static void drop_capabilities(void) {
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  if (!bounding_set_empty) drop_bounding_set();
   struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
   struct __user_cap_data_struct data[2];
   memset(data, 0, sizeof data);
@@ -612,6 +620,10 @@ struct proc_mount {
   char path[128];
 };
 
+// Read once, by init before its first stage (the launcher's mounts do not change).
+static struct proc_mount proc_masks[PROC_MOUNTS_MAX];
+static int proc_mask_count;
+
 static int launcher_proc_mounts(struct proc_mount *out, int max) {
   static char text[256 * 1024];
   int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
@@ -645,8 +657,7 @@ static int launcher_proc_mounts(struct proc_mount *out, int max) {
           errno = 0;
           fail("too many mounts below /proc", NULL);
         }
-        out[n].fd = open(f, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-        if (out[n].fd < 0) fail("cannot open", f);
+        out[n].fd = -1;
         snprintf(out[n].path, sizeof out[n].path, "%s", f);
         n++;
       }
@@ -659,8 +670,12 @@ static int launcher_proc_mounts(struct proc_mount *out, int max) {
 static void stage_mounts(void) {
   // Nothing mounted here reaches the sandbox's own namespace, nor the other way.
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("cannot make mounts private", NULL);
-  static struct proc_mount pm[PROC_MOUNTS_MAX];
-  int n = launcher_proc_mounts(pm, PROC_MOUNTS_MAX);
+  // Opened here, in the stage's mount namespace: a bind takes its source from the
+  // caller's own namespace.
+  struct proc_mount *pm = proc_masks;
+  int n = proc_mask_count;
+  for (int k = 0; k < n; k++)
+    if ((pm[k].fd = open(pm[k].path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0) fail("cannot open", pm[k].path);
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail("cannot mount /proc", NULL);
   for (int k = 0; k < n; k++) {
     char src[32];
@@ -739,6 +754,9 @@ static char *stage_stack(void) {
 
 static int serve(void) {
   char *stack = stage_stack();
+  proc_mask_count = launcher_proc_mounts(proc_masks, PROC_MOUNTS_MAX);
+  drop_bounding_set();
+  bounding_set_empty = 1;
   int ctl = fcntl(STAGE_IN_FD, F_DUPFD_CLOEXEC, 64);
   if (ctl < 0) fail("control socket", NULL);
   close(STAGE_IN_FD);

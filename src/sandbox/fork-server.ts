@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as os } from 'node:os';
+import type { StageCgroup } from './cgroups/types.js';
 
 // Launchers are started by runbox-forkserver (native/forkserver.c), a small process
 // this one starts once, and the bytes of their streams move through it: Node forks
@@ -413,15 +414,16 @@ export class ForkServer {
 
   /** A stage in the pooled sandbox `env` (started with `pooled`), sent with its run in
    *  one `enter` request: the server makes the stage's cgroup directories `dirs`, writes
-   *  `writes`, reads `counts` before and after the stage (StageProcess.report), and
-   *  passes the stage's pipes and the directories' cgroup.procs to the sandbox's init.
-   *  The stage's 'exit' is its end, once nothing of it is left in the sandbox. */
-  stage(env: StageProcess, user: { uid: number; gid: number }, dirs: readonly string[], writes: readonly (readonly [string, string])[], counts: readonly string[]): StageProcess {
+   *  `writes`, reads `counterFiles` before (but those in the new directories) and after
+   *  the stage (StageProcess.report), and passes the stage's pipes, the directories'
+   *  cgroup.procs and `joins` to the sandbox's init. The stage's 'exit' is its end, once
+   *  nothing of it is left in the sandbox. */
+  stage(env: StageProcess, user: { uid: number; gid: number }, cgroup: Pick<StageCgroup, 'dirs' | 'joins' | 'writes' | 'counterFiles'>): StageProcess {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
     const stage = new StageProcess(0, id, this);
     const list = (items: readonly string[]) => [String(items.length), ...items];
-    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(dirs), ...list(writes.flat()), ...list(counts)];
+    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(cgroup.dirs), ...list(cgroup.joins), ...list(cgroup.writes.flat()), ...list(cgroup.counterFiles)];
     this.holds++;
     this.byId.set(id, stage);
     this.stages.set(id, stage);

@@ -233,7 +233,7 @@ export async function runStage(
 function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean: () => boolean; cgroup: StageCgroup } {
   const cgroup = p.job.createStage!();
   const uid = ctx.uidBase + p.key.slot;
-  const stage = forkServer(ctx.forkServerPath).stage(p.child, { uid, gid: uid }, cgroup.dirs, cgroup.writes, cgroup.counterFiles);
+  const stage = forkServer(ctx.forkServerPath).stage(p.child, { uid, gid: uid }, cgroup);
   // The sandbox going (its init failed, or it was killed) ends the stage with it.
   let sandboxGone = p.child.exited;
   const onSandboxExit = () => {

@@ -233,12 +233,19 @@ for (const launcher of LAUNCHERS) {
         return this.skip();
       }
       // The cgroup namespace is rooted at the job: the launcher stays there, uncounted. A
-      // pooled sandbox gives each stage a cgroup of its own below the job.
+      // pooled sandbox gives each stage a memory cgroup of its own below the job (a fresh
+      // one: its peak is the stage's) and counts its CPU in the job's program cgroup.
       const lines = r.stdout.toString().trim().split('\n');
       const own = lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
       const name = own[0]?.split('/')[1] ?? '';
       expect(name).to.match(sb.pooled ? /^stage-\d+$/ : /^program$/);
-      expect(own).to.deep.equal([`memory:/${name}`, `cpuacct:/${name}`]);
+      expect(own).to.deep.equal([`memory:/${name}`, 'cpuacct:/program']);
+      // Each stage's CPU is its own, not the sum of the stages before it in that cgroup.
+      const busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass";
+      const first = await run(['python3.9', '-c', busy]);
+      const second = await run(['python3.9', '-c', 'pass']);
+      expect(first.cpuMs).to.be.greaterThan(200);
+      expect(second.cpuMs).to.be.a('number').and.lessThan(first.cpuMs! - 100);
     });
 
     it('runs concurrent stages in separate slots as separate users', async () => {

@@ -81,7 +81,7 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
 });
 
 describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
-  it('makes each stage a cgroup in the memory and cpuacct hierarchies and counts it on its own', async () => {
+  it('makes each stage a memory cgroup of its own, joins the job program cgroup in cpuacct, and counts the stage on its own', async () => {
     const root = mkdtempSync(join(tmpdir(), 'runbox-cg1s-'));
     try {
       const mountInfo = ['memory', 'pids', 'cpu', 'cpuacct'].map((c, i) => `${40 + i} 31 0:${50 + i} / ${root}/${c} rw - cgroup cgroup rw,${c}`).join('\n');
@@ -91,13 +91,18 @@ describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
       const job = await backend.createJob(limits, { pooled: true });
       const stage = job.createStage!();
       const name = /stage-\d+/.exec(stage.dirs[0]!)![0];
-      expect(stage.dirs.map((d) => d.slice(root.length + 1).split('/')[0])).to.deep.equal(['memory', 'cpuacct']);
+      expect(stage.dirs.map((d) => d.slice(root.length + 1).split('/')[0])).to.deep.equal(['memory']);
+      // CPU time: the difference over the stage in a cgroup that outlives it.
+      const program = join(root, 'cpuacct', /job-[\d-]+/.exec(job.procsFiles[3]!)![0], 'program');
+      expect(stage.joins).to.deep.equal([join(program, 'cgroup.procs')]);
+      expect(stage.counterFiles[3]).to.equal(join(program, 'cpuacct.usage'));
       // Socket buffers are charged where a socket is made: the stage gets the job's cap.
       expect(stage.writes).to.deep.equal([[join(stage.dirs[0]!, 'memory.kmem.tcp.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)]]);
       expect(name).to.match(/^stage-\d+$/);
-      const before = ['oom_kill_disable 0\noom_kill 4\n', 'max 1\n', '', '', '', ''];
-      const after = ['oom_kill_disable 0\noom_kill 5\n', 'max 3\n', 'oom_kill 1\n', '2500000\n', '40960\n', '4096\n'];
+      const before = ['oom_kill_disable 0\noom_kill 4\n', 'max 1\n', '', '7000000\n', '', ''];
+      const after = ['oom_kill_disable 0\noom_kill 5\n', 'max 3\n', 'oom_kill 1\n', '9500000\n', '40960\n', '4096\n'];
       expect(stage.counters(before, after)).to.deep.equal({ oomKills: 2, taskLimitHits: 2, cpuNs: 2_500_000, memoryPeakBytes: 45056 });
+      expect(stage.counters(before, ['', '', '', '', '', ''])).to.deep.include({ cpuNs: null, memoryPeakBytes: null });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -166,6 +171,7 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs n
     expect(read(join(dir, 'memory.max'))).to.equal(String(RUN_LIMITS.memoryBytes));
     const stage = job.createStage!();
     expect(stage.dirs).to.have.length(1);
+    expect(stage.joins).to.deep.equal([]);
     expect(stage.dirs[0]!.startsWith(join(dir, 'stage-'))).to.equal(true);
     // The job's counters move across stages: a stage's are the difference; its time and peak its own.
     const before = ['oom 1\noom_kill 1\n', 'max 2\n', '', ''];

@@ -24,6 +24,9 @@ export interface JobCounters {
 export interface StageCgroup {
   /** Directories to make, in order (removed in reverse); the stage joins each one's cgroup.procs. */
   readonly dirs: readonly string[];
+  /** cgroup.procs files of cgroups that outlive the stage, which it joins too (a counter
+   *  whose difference over the stage is exact needs no cgroup of its own). */
+  readonly joins: readonly string[];
   /** [file, value] written once they are made (the stage's own limits). */
   readonly writes: readonly (readonly [string, string])[];
   /** Counter files read before the stage and after it. */

@@ -140,8 +140,15 @@ class JobV1 implements JobCgroup {
   createStage(): StageCgroup {
     const name = `stage-${++stageSeq}`;
     const memory = join(this.dirs.memory, name);
-    const cpuacct = join(this.dirs.cpuacct, name);
-    const dirs = [...new Set([memory, cpuacct])];
+    // CPU time is the difference of cpuacct.usage over the stage in the job's program
+    // cgroup, which every stage joins: exact, and no cgroup to make and remove (a v1
+    // cgroup costs a directory of files to make and an RCU wait to leave). Memory needs
+    // a fresh cgroup: a reused one would hold page cache charged by earlier stages.
+    // (Co-mounted with memory, the stage's own directory counts it.)
+    const shared = this.dirs.cpuacct === this.dirs.memory;
+    const cpuacct = shared ? memory : join(this.dirs.cpuacct, PROGRAM);
+    const dirs = [memory];
+    const joins = shared ? [] : [join(cpuacct, 'cgroup.procs')];
     const tcp = this.tcpLimit === null ? [] : [[join(memory, 'memory.kmem.tcp.limit_in_bytes'), String(this.tcpLimit)] as const];
     const files = [
       join(this.dirs.memory, 'memory.oom_control'),
@@ -154,6 +161,7 @@ class JobV1 implements JobCgroup {
     const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
     return {
       dirs,
+      joins,
       writes: tcp,
       counterFiles: files,
       processIds: async () => readPids(join(memory, 'cgroup.procs')),
@@ -162,7 +170,7 @@ class JobV1 implements JobCgroup {
         return {
           oomKills: keyed(after[0], 'oom_kill') - keyed(before[0], 'oom_kill') + keyed(after[2], 'oom_kill'),
           taskLimitHits: keyed(after[1], 'max') - keyed(before[1], 'max'),
-          cpuNs: num(after[3]),
+          cpuNs: num(after[3]) === null ? null : num(after[3])! - (num(before[3]) ?? 0),
           memoryPeakBytes: peakWithSockets(num(after[4]), num(after[5])),
         };
       },

@@ -138,6 +138,7 @@ export class PooledJobV2 extends JobV2 {
     const procs = join(stage, 'cgroup.procs');
     return {
       dirs: [stage],
+      joins: [],
       writes: [],
       counterFiles: [join(this.dir, 'memory.events'), join(this.dir, 'pids.events'), join(stage, 'cpu.stat'), join(stage, 'memory.peak')],
       processIds: async () => readPids(procs),
