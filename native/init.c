@@ -220,17 +220,25 @@ static void stage_in(void) {
   close(STAGE_IN_FD);
 }
 
-static void load_seccomp(void) {
+// The filter, read once (a pooled init reads it before its first stage).
+static struct sock_filter seccomp_insns[BPF_MAXINSNS];
+static unsigned short seccomp_len;
+
+static void read_seccomp(void) {
   int fd = open(SECCOMP_FILE, O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("cannot open", SECCOMP_FILE);
-  static struct sock_filter insns[BPF_MAXINSNS];
-  ssize_t n = read(fd, insns, sizeof insns);
+  ssize_t n = read(fd, seccomp_insns, sizeof seccomp_insns);
   close(fd);
   if (n <= 0 || n % sizeof(struct sock_filter) != 0) {
     errno = 0;
     fail("bad seccomp program", SECCOMP_FILE);
   }
-  struct sock_fprog prog = {.len = (unsigned short)(n / sizeof(struct sock_filter)), .filter = insns};
+  seccomp_len = (unsigned short)(n / sizeof(struct sock_filter));
+}
+
+static void load_seccomp(void) {
+  if (!seccomp_len) read_seccomp();
+  struct sock_fprog prog = {.len = seccomp_len, .filter = seccomp_insns};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs", NULL);
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) fail("cannot load seccomp filter", NULL);
 }
@@ -755,6 +763,7 @@ static char *stage_stack(void) {
 static int serve(void) {
   char *stack = stage_stack();
   proc_mask_count = launcher_proc_mounts(proc_masks, PROC_MOUNTS_MAX);
+  read_seccomp();
   drop_bounding_set();
   bounding_set_empty = 1;
   int ctl = fcntl(STAGE_IN_FD, F_DUPFD_CLOEXEC, 64);
