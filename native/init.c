@@ -593,20 +593,24 @@ static int stage(int direct) {
 // ---- a pooled sandbox ----------------------------------------------------------------
 // With --pool, init stays: the launcher's namespaces and mounts are made once, and each
 // stage runs in a child of its own that init starts with new PID, mount, IPC and network
-// namespaces (clone). The child (PID 1 of its PID namespace) joins the stage's cgroups,
-// mounts a fresh /proc (the launcher's masks re-made on it), empty tmpfs on the writable
-// places and its own devpts, brings its loopback up, drops every capability and runs the
-// stage as above. Whatever the stage leaves dies with it: its PID namespace ends when its
-// PID 1 does (the kernel kills and reaps the rest before init's wait returns), its
-// mounts, tmpfs contents, IPC objects, sockets and network state with its namespaces.
+// namespaces (clone), ahead of the stage: as soon as the previous stage has ended. The
+// child (PID 1 of its PID namespace) mounts a fresh /proc (the launcher's masks re-made
+// on it), empty tmpfs on the writable places and its own devpts, brings its loopback up
+// and waits for the stage's request; then it joins the stage's cgroups, drops every
+// capability and runs the stage as above. Whatever the stage leaves dies with it: its PID
+// namespace ends when its PID 1 does (the kernel kills and reaps the rest before init's
+// wait returns), its mounts, tmpfs contents, IPC objects, sockets and network state with
+// its namespaces.
 //
 // The runner talks to init over fd 3, a SOCK_SEQPACKET socket:
 //   runner -> init  "R" with descriptors: stdin, stdout, stderr, stage-in, stage-out
-//                   (the stage's own pipes), then the stage's cgroup.procs files
+//                   (the stage's own pipes), then the stage's cgroup.procs files (read
+//                   by the waiting child)
 //   init -> runner  "D" u32 wait status (big-endian): the stage and everything in its
 //                   PID namespace are gone
-// An end of fd 3 ends init (a stage under way is killed first). Anything unexpected
-// (a child other than the stage's, a failed clone) ends init too: the runner then
+// An end of fd 3 ends init (once a stage under way has ended: the runner kills a stage
+// it gives up on through its cgroup). Anything unexpected (a malformed request, a child
+// other than the stage's, a failed clone or set-up) ends init too: the runner then
 // discards the sandbox and never reuses it.
 
 #define POOL_MAX_FDS 16
@@ -715,12 +719,45 @@ static void write_status(int ctl, int status) {
   if (send(ctl, msg, sizeof msg, MSG_NOSIGNAL) != (ssize_t)sizeof msg) _exit(0);  // the runner is gone
 }
 
-// The stage's child: fds[0..4] its stdio and stage pipes, fds[5..n) cgroup.procs files.
-static void stage_child(const int *fds, int n) {
+// The next stage's child, made ahead of its request (PID 1 of its new PID namespace):
+// its mounts, loopback and working directory are ready before the request comes, so a
+// stage's start holds only what is its own. The request's descriptors: its stdio and
+// stage pipes at 0..4, then cgroup.procs files, which it joins (charging the stage from
+// there on, not the set-up before).
+static int stage_ctl;
+// Set by the child (which shares init's memory) once it has taken a stage's request.
+static volatile int stage_taken;
+
+static void stage_child(void) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  // Placed at 0..n-1 by way of descriptors above all of them.
+  stage_mounts();
+  loopback_up();
+  if (chdir(SANDBOX_WORKSPACE) != 0) fail("cannot enter", SANDBOX_WORKSPACE);
+
+  char byte;
+  int fds[POOL_MAX_FDS];
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+  ssize_t r;
+  while ((r = recvmsg(stage_ctl, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (r <= 0) _exit(0);  // called off: this sandbox is no longer wanted
+  int n = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int k = 0; k < got && n < POOL_MAX_FDS; k++) memcpy(&fds[n++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+  }
+  if (byte != 'R' || n < 5 || (mh.msg_flags & MSG_CTRUNC)) {
+    errno = 0;
+    fail("malformed stage request", NULL);
+  }
+  stage_taken = 1;
+  // Placed at 0..n-1 by way of descriptors above all of them; the rest (the control
+  // socket among them) is closed.
   int high[POOL_MAX_FDS];
   for (int k = 0; k < n; k++)
     if ((high[k] = fcntl(fds[k], F_DUPFD, n)) < 0) fail("placing descriptors", NULL);
@@ -731,21 +768,13 @@ static void stage_child(const int *fds, int n) {
     if (write(k, "0", 1) != 1) fail("cannot join the stage's cgroup", NULL);
     close(k);
   }
-  stage_mounts();
-  loopback_up();
-  if (chdir(SANDBOX_WORKSPACE) != 0) fail("cannot enter", SANDBOX_WORKSPACE);
   drop_capabilities();
   _exit(stage(1));
 }
 
-struct stage_request {
-  const int *fds;
-  int n;
-};
-
 static int stage_entry(void *arg) {
-  const struct stage_request *r = arg;
-  stage_child(r->fds, r->n);
+  (void)arg;
+  stage_child();
   return INIT_FAILED;  // not reached: stage_child exits
 }
 
@@ -770,33 +799,10 @@ static int serve(void) {
   if (ctl < 0) fail("control socket", NULL);
   close(STAGE_IN_FD);
   close(STAGE_OUT_FD);
+  stage_ctl = ctl;
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  if (sigprocmask(SIG_BLOCK, &chld, NULL) != 0) fail("sigprocmask", NULL);
-  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sigfd < 0) fail("signalfd", NULL);
   for (;;) {
-    char byte;
-    int fds[POOL_MAX_FDS];
-    char cbuf[CMSG_SPACE(sizeof fds)];
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    ssize_t r = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return 0;  // called off: this sandbox is no longer wanted
-    int n = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      for (int k = 0; k < got && n < POOL_MAX_FDS; k++) memcpy(&fds[n++], CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-    }
-    if (byte != 'R' || n < 5 || (mh.msg_flags & MSG_CTRUNC)) {
-      errno = 0;
-      fail("malformed stage request", NULL);
-    }
     // The child shares init's memory (CLONE_VM) and init waits until it has exited
     // (CLONE_VFORK): no copy of init's page tables and no teardown of a copy, which cost
     // about 2 ms of CPU per stage here. Init runs nothing meanwhile, so the child may use
@@ -805,36 +811,25 @@ static int serve(void) {
     // memory of its own, and can reach neither this memory (both processes are
     // non-dumpable, so no ptrace or /proc/<pid>/mem, and seccomp refuses ptrace and
     // process_vm_*) nor init, which is outside the stage's PID namespace.
-    struct stage_request req = {fds, n};
-    pid_t pid = clone(stage_entry, stack, CLONE_VM | CLONE_VFORK | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, &req);
+    stage_taken = 0;
+    pid_t pid = clone(stage_entry, stack, CLONE_VM | CLONE_VFORK | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | SIGCHLD, NULL);
     if (pid < 0) fail("cannot start the stage", NULL);
-    for (int k = 0; k < n; k++) close(fds[k]);
-    for (;;) {
-      struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
-      if (poll(p, 2, -1) < 0) {
-        if (errno == EINTR) continue;
-        fail("poll", NULL);
-      }
-      if (p[0].revents) {
-        // Nothing may come during a stage but the end of the socket: the sandbox goes.
-        kill(pid, SIGKILL);
-        return 0;
-      }
-      struct signalfd_siginfo si;
-      while (read(sigfd, &si, sizeof si) > 0) {
-      }
-      int status;
-      pid_t w = waitpid(pid, &status, WNOHANG | __WALL);
-      if (w == 0) continue;
-      if (w != pid) fail("lost the stage's process", NULL);
-      // Anything else still here is not the stage's: this sandbox is not clean.
-      if (waitpid(-1, NULL, WNOHANG | __WALL) != -1 || errno != ECHILD) {
-        errno = 0;
-        fail("a process outlived its stage", NULL);
-      }
-      write_status(ctl, status);
-      break;
+    int status;
+    pid_t w;
+    while ((w = waitpid(pid, &status, __WALL)) < 0 && errno == EINTR) {
     }
+    if (w != pid) fail("lost the stage's process", NULL);
+    if (!stage_taken) {
+      // The socket ended before a request (exit 0), or the stage's set-up failed: either
+      // way the sandbox goes, and the runner sees its launcher exit.
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : INIT_FAILED;
+    }
+    // Anything else still here is not the stage's: this sandbox is not clean.
+    if (waitpid(-1, NULL, WNOHANG | __WALL) != -1 || errno != ECHILD) {
+      errno = 0;
+      fail("a process outlived its stage", NULL);
+    }
+    write_status(ctl, status);
   }
 }
 
