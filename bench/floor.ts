@@ -26,7 +26,7 @@ const RUNS = Number(process.env.RUNBOX_BENCH_FLOOR_RUNS ?? (QUICK ? 20 : 200));
 const TESTS = Number(process.env.RUNBOX_BENCH_FLOOR_TESTS ?? (QUICK ? 20 : 200));
 const SLOTS = 2;
 
-interface FloorRun {
+export interface FloorRun {
   runs: number;
   par: number;
   failed: number;
@@ -35,13 +35,13 @@ interface FloorRun {
   tookMs: number[];
 }
 
-function buildHarness(): string {
+export function buildHarness(): string {
   const out = join(mkdtempSync(join(tmpdir(), 'runbox-bench-floor-')), 'floor');
   execFileSync('gcc', ['-O2', '-o', out, join(PROJECT_ROOT, 'bench', 'native', 'floor.c')]);
   return out;
 }
 
-async function floor(harness: string, rootfs: string, n: number, par: number, argv: string[], bind?: [string, string]): Promise<FloorRun> {
+export async function floor(harness: string, rootfs: string, n: number, par: number, argv: string[], bind?: [string, string]): Promise<FloorRun> {
   const { stdout } = await exec(harness, [rootfs, String(n), String(par), bind?.[0] ?? '-', bind?.[1] ?? '-', ...argv], { maxBuffer: 1 << 24 });
   const r = JSON.parse(stdout) as FloorRun;
   if (r.failed > 0) throw new Error(`the floor harness saw ${r.failed} failed runs of ${argv.join(' ')}`);

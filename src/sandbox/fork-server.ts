@@ -209,6 +209,8 @@ export class ForkServer {
   private readonly stages = new Map<string, StageProcess>();
   private seq = 0;
   private holds = 0;
+  /** Whether the pipes are referenced now (setRef changes them only when this changes). */
+  private referenced: boolean | null = null;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Bytes the frame at the head of `pending` needs in all (4 until its length is known). */
@@ -265,6 +267,8 @@ export class ForkServer {
   /** The server's pipes keep this process alive only while something is awaited. */
   private setRef(): void {
     const busy = this.holds > 0 || this.waiting.size > 0;
+    if (busy === this.referenced) return;
+    this.referenced = busy;
     for (const h of [this.child, this.child.stdout, this.child.stdin] as unknown as { ref(): void; unref(): void }[]) {
       if (busy) h.ref();
       else h.unref();
