@@ -26,7 +26,7 @@
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init.c)
 //   enter ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
-//         KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
+//         WATCH MAXPROCS EVERYMS KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
 //       a stage in the pooled sandbox ENV, in one request: make the stage's cgroup
 //       directories DIR..., write each VALUE to its FILE (the stage's limits), read each
 //       counter FILE (but those in DIR..., new), then pass fresh pipes for the stage's
@@ -34,7 +34,9 @@
 //       PROCS (cgroup.procs files of existing cgroups), opened write-only here as root, to
 //       ENV's runbox-init, and run the stage as `run` does (it has no launcher
 //       log); stdin and eof apply to ID. Its stdio pipes belong to UID and GID (the
-//       program is given them: runbox-init relays nothing)
+//       program is given them: runbox-init relays nothing). While it runs, WATCH (a
+//       cgroup.procs file; empty for none) is read every EVERYMS ms: more than MAXPROCS
+//       processes listed is reported once (crowd), without waking the runner otherwise
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
 //   done ID STATUS REMOVED BEFORE... AFTER...
@@ -45,6 +47,7 @@
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
+//   crowd ID                    a stage's WATCH listed more than MAXPROCS processes (once)
 //   streams ID OUTTOTAL ERRTOTAL OVERFLOW STDOUT STDERR STAGEOUT LOG
 //                               every stream of ID has ended; ID is forgotten
 // Numbers travel as decimal text fields.
@@ -68,6 +71,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PIPES 6
@@ -116,6 +120,11 @@ struct job {
   struct wbuf w[PIPES];  // used for IN, STAGE_IN
   struct rbuf r[PIPES];  // used for OUT, ERR, STAGE_OUT, LOG
   unsigned long long keep, flood, outmax, diagmax;
+  // A stage's process count, read from `watch` every `every_ms` until it passes `max_procs`.
+  char *watch;
+  long max_procs, every_ms;
+  double watch_due;
+  int crowded;
 };
 static struct job jobs[MAX_JOBS];
 
@@ -370,6 +379,7 @@ static void free_stage_info(struct job *j) {
 
 static void forget(struct job *j) {
   free_stage_info(j);
+  free(j->watch);
   for (int i = 0; i < PIPES; i++) {
     close_fd(j, i);
     free(j->r[i].data);
@@ -569,6 +579,47 @@ static int write_small(const char *path, const char *value) {
 
 static void set_run(struct job *j, char **f, const size_t *len);
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+// Lines of a cgroup.procs file: the processes in the cgroup (-1 when unreadable).
+static long count_lines(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  long lines = 0;
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    for (ssize_t k = 0; k < r; k++) lines += buf[k] == '\n';
+  }
+  close(fd);
+  return lines;
+}
+
+// Reads the watched process counts that are due; returns ms until the next one (-1: none).
+static int watch_processes(void) {
+  double now = now_ms(), next = -1;
+  for (int k = 0; k < MAX_JOBS; k++) {
+    struct job *j = &jobs[k];
+    if (!j->used || !j->running || !j->watch || j->crowded) continue;
+    if (now >= j->watch_due) {
+      if (count_lines(j->watch) > j->max_procs) {
+        j->crowded = 1;
+        reply_text(2, "crowd", j->id);
+        continue;
+      }
+      j->watch_due = now + (double)j->every_ms;
+    }
+    if (next < 0 || j->watch_due < next) next = j->watch_due;
+  }
+  return next < 0 ? -1 : (int)(next - now) + 1;
+}
+
 // Whether `path` lies below one of `dirs`.
 static int in_dirs(const char *path, char **dirs, int n) {
   for (int k = 0; k < n; k++) {
@@ -597,7 +648,7 @@ static void enter(char **f, const size_t *len, int nf) {
   int jn = dir < 0 ? -1 : counted(f, nf, &at, MAX_STAGE_DIRS);
   int wr = jn < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
   int cnt = wr < 0 ? -1 : counted(f, nf, &at, MAX_COUNTS);
-  if (cnt < 0 || nf - at != 8 || (cnt - 1 - wr) % 2 != 0) {
+  if (cnt < 0 || nf - at != 11 || (cnt - 1 - wr) % 2 != 0) {
     failed(id, EINVAL, "request");
     return;
   }
@@ -698,7 +749,14 @@ static void enter(char **f, const size_t *len, int nf) {
   for (int k = 0; k < PIPES; k++) j->fd[k] = k < STAGE_FDS ? mine[k] : -1;
   snprintf(env->stage, sizeof env->stage, "%s", id);
   j->stage_of = (int)(env - jobs) + 1;
-  set_run(j, f + at - 2, len + at - 2);
+  if (f[at][0]) {
+    j->watch = strdup(f[at]);
+    j->max_procs = strtol(f[at + 1], NULL, 10);
+    j->every_ms = strtol(f[at + 2], NULL, 10);
+    if (j->every_ms < 1) j->every_ms = 1;
+    j->watch_due = now_ms() + (double)j->every_ms;
+  }
+  set_run(j, f + at + 1, len + at + 1);
   return;
 cleanup:
   for (int k = 0; k < made; k++) {
@@ -1049,8 +1107,9 @@ int main(void) {
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};
       }
     }
+    int wait_ms = watch_processes();
     flush_replies();
-    if (poll(pfds, (nfds_t)n, -1) < 0) {
+    if (poll(pfds, (nfds_t)n, wait_ms) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }

@@ -59,6 +59,9 @@ export interface StageIo {
   onFlood: () => void;
   /** stdin stays open once `stdin` is written, for writeStdin, until endStdin (an interactive run). */
   holdStdin?: boolean;
+  /** A pooled stage's process count, watched by the server: `file` (a cgroup.procs) is
+   *  read every `everyMs` ms and `onOver` called once it lists more than `max`. */
+  processes?: { file: string; max: number; everyMs: number; onOver: () => void };
 }
 
 /** A started process: its pid, how it ended, and its stage's streams through the server. */
@@ -66,7 +69,7 @@ export class StageProcess extends EventEmitter {
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
   private referenced = true;
-  private io: { resolve: (s: StageStreams) => void; reject: (e: Error) => void; onChunk?: StageIo['onChunk']; onFlood: () => void } | null = null;
+  private io: { resolve: (s: StageStreams) => void; reject: (e: Error) => void; onChunk?: StageIo['onChunk']; onFlood: () => void; onCrowd?: () => void } | null = null;
   private streamsDone = false;
   /** A stage of a pooled sandbox: the fields of its `enter` request before the run's own. */
   enterFields: readonly string[] | null = null;
@@ -105,10 +108,11 @@ export class StageProcess extends EventEmitter {
   run(io: StageIo): Promise<StageStreams> {
     if (this.io || this.streamsDone) return Promise.reject(new Error('this process has run already'));
     const done = new Promise<StageStreams>((resolve, reject) => {
-      this.io = { resolve, reject, onFlood: io.onFlood, ...(io.onChunk ? { onChunk: io.onChunk } : {}) };
+      this.io = { resolve, reject, onFlood: io.onFlood, ...(io.onChunk ? { onChunk: io.onChunk } : {}), ...(io.processes ? { onCrowd: io.processes.onOver } : {}) };
     });
     this.server.hold();
-    const head = this.enterFields ? ['enter', ...this.enterFields.slice(0, 1), this.id, ...this.enterFields.slice(1)] : ['run', this.id];
+    const watch = io.processes ? [io.processes.file, String(io.processes.max), String(io.processes.everyMs)] : ['', '0', '0'];
+    const head = this.enterFields ? ['enter', ...this.enterFields.slice(0, 1), this.id, ...this.enterFields.slice(1), ...watch] : ['run', this.id];
     this.server.request([
       ...head, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
       io.stdin, io.stageIn, io.holdStdin ? '1' : '0',
@@ -145,6 +149,11 @@ export class StageProcess extends EventEmitter {
   /** @internal from the server */
   flood(): void {
     this.io?.onFlood();
+  }
+
+  /** @internal from the server */
+  crowd(): void {
+    this.io?.onCrowd?.();
   }
 
   /** @internal from the server */
@@ -373,6 +382,9 @@ export class ForkServer {
         return;
       case 'flood':
         this.byId.get(text(1))?.flood();
+        return;
+      case 'crowd':
+        this.byId.get(text(1))?.crowd();
         return;
       case 'streams':
         this.byId.get(text(1))?.streams({

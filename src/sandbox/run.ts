@@ -280,8 +280,8 @@ function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean:
         }),
     // Nothing of a stage outlives its end (its PID namespace is empty by then).
     sweep: async () => {},
-    // The stage's own runbox-init is not the program's.
-    processCount: async () => (await cgroup.processIds()).length - 1,
+    // Its count includes the stage's own runbox-init, which is not the program's.
+    processWatch: cgroup.procsFile,
     counters: async () => {
       const r = stage.report;
       if (!r) throw new Error('no counters: the stage did not end in its sandbox');
@@ -328,8 +328,11 @@ interface StageTarget {
   kill(): Promise<void>;
   /** Once `child` has exited: whatever it left behind goes. */
   sweep(): Promise<void>;
-  /** The program's processes now (not the launcher's own). */
-  processCount(): Promise<number>;
+  /** The program's processes now (not the launcher's own), polled here; or else: */
+  processCount?(): Promise<number>;
+  /** A file listing the program's processes and the stage's init, which the fork server
+   *  reads itself (no poll here, and no wake-up of this process while under the limit). */
+  processWatch?: string;
   counters(): Promise<JobCounters>;
 }
 
@@ -394,6 +397,9 @@ async function supervise(
     ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
     ...(spec.stdinFeed ? { holdStdin: true } : {}),
+    ...(target.processWatch
+      ? { processes: { file: target.processWatch, max: limits.maxProcesses + 1, everyMs: limits.processPollMs, onOver: () => stop('process_limit') } }
+      : {}),
   });
   // The stage process drops input once its streams are over; the feed is detached then too.
   const detachFeed = spec.stdinFeed?.attach(
@@ -403,11 +409,11 @@ async function supervise(
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
   let polling = false;
-  const poller = setInterval(() => {
+  const processCount = target.processCount?.bind(target);
+  const poller = !processCount ? undefined : setInterval(() => {
     if (polling || forced) return;
     polling = true;
-    target
-      .processCount()
+    processCount()
       .then((n) => {
         if (n > limits.maxProcesses) stop('process_limit');
       })

@@ -96,6 +96,8 @@ describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
       const program = join(root, 'cpuacct', /job-[\d-]+/.exec(job.procsFiles[3]!)![0], 'program');
       expect(stage.joins).to.deep.equal([join(program, 'cgroup.procs')]);
       expect(stage.counterFiles[3]).to.equal(join(program, 'cpuacct.usage'));
+      // The process limit counts the stage's own memory cgroup (the fork server reads it).
+      expect(stage.procsFile).to.equal(join(stage.dirs[0]!, 'cgroup.procs'));
       // Socket buffers are charged where a socket is made: the stage gets the job's cap.
       expect(stage.writes).to.deep.equal([[join(stage.dirs[0]!, 'memory.kmem.tcp.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)]]);
       expect(name).to.match(/^stage-\d+$/);
@@ -173,6 +175,7 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs n
     expect(stage.dirs).to.have.length(1);
     expect(stage.joins).to.deep.equal([]);
     expect(stage.dirs[0]!.startsWith(join(dir, 'stage-'))).to.equal(true);
+    expect(stage.procsFile).to.equal(join(stage.dirs[0]!, 'cgroup.procs'));
     // The job's counters move across stages: a stage's are the difference; its time and peak its own.
     const before = ['oom 1\noom_kill 1\n', 'max 2\n', '', ''];
     const after = ['oom 2\noom_kill 3\n', 'max 2\n', 'usage_usec 1500\nuser_usec 1000\n', '8192\n'];

@@ -31,8 +31,9 @@ export interface StageCgroup {
   readonly writes: readonly (readonly [string, string])[];
   /** Counter files read before the stage and after it. */
   readonly counterFiles: readonly string[];
-  /** Distinct processes of the stage now (its runbox-init included). */
-  processIds(): Promise<number[]>;
+  /** The cgroup.procs file that lists the stage's processes (its runbox-init included),
+   *  which the fork server watches for the process limit. */
+  readonly procsFile: string;
   /** The stage's time and peak memory, the job's OOM kills and task-cap hits during it,
    *  from the counter files' texts before and after. */
   counters(before: readonly string[], after: readonly string[]): JobCounters;

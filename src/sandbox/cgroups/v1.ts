@@ -164,7 +164,7 @@ class JobV1 implements JobCgroup {
       joins,
       writes: tcp,
       counterFiles: files,
-      processIds: async () => readPids(join(memory, 'cgroup.procs')),
+      procsFile: join(memory, 'cgroup.procs'),
       counters: (before, after) => {
         const num = (t: string | undefined) => (t === undefined || t.trim() === '' ? null : Number(t.trim()));
         return {

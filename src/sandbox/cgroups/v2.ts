@@ -141,7 +141,7 @@ export class PooledJobV2 extends JobV2 {
       joins: [],
       writes: [],
       counterFiles: [join(this.dir, 'memory.events'), join(this.dir, 'pids.events'), join(stage, 'cpu.stat'), join(stage, 'memory.peak')],
-      processIds: async () => readPids(procs),
+      procsFile: procs,
       counters: (before, after) => ({
         oomKills: keyed(after[0], 'oom_kill') - keyed(before[0], 'oom_kill'),
         taskLimitHits: keyed(after[1], 'max') - keyed(before[1], 'max'),
