@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -30,17 +30,55 @@ export function procCpu(pid: number | 'self'): ProcCpu {
 }
 
 /** This process as a runner: its own CPU, and as children both those it waited for and
- *  its fork server's, with the launchers that server waited for. */
+ *  its fork server's, with the launchers that server waited for, and every process still
+ *  alive below the server (the pooled sandboxes standing, whose CPU would reach the
+ *  server's figures only once they exit). A process alive at one reading and reaped by
+ *  the next is counted once: its whole CPU moves into its parent's children's figure. */
 export function runnerCpu(): ProcCpu {
   const own = procCpu('self');
   const server = forkServerPid();
   if (server === undefined) return own;
   try {
     const s = procCpu(server);
-    return { selfMs: own.selfMs, childrenMs: own.childrenMs + s.selfMs + s.childrenMs };
+    let live = 0;
+    for (const pid of descendants(server)) {
+      try {
+        const d = procCpu(pid);
+        live += d.selfMs + d.childrenMs;
+      } catch {
+        // ended meanwhile: its CPU is in its parent's children's figure
+      }
+    }
+    return { selfMs: own.selfMs, childrenMs: own.childrenMs + s.selfMs + s.childrenMs + live };
   } catch {
     return own;
   }
+}
+
+/** Every living process below `root` (not `root` itself), from each process's parent in /proc. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(name));
+      children.set(ppid, list);
+    } catch {
+      // gone
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const c of children.get(pid) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
 }
 
 export function cpuDelta(a: ProcCpu, b: ProcCpu): ProcCpu {

@@ -2,7 +2,8 @@
 // so that the runner's Node process neither forks itself (copying its whole heap's page
 // tables) for every stage nor handles six pipes per stage. One per runner process,
 // started once; it exits when the runner closes its stdin or dies. Policy (timers,
-// process counts, kills, verdicts) stays in the runner: this is plumbing with counters.
+// limits, kills, verdicts) stays in the runner: this is plumbing with counters (output
+// bytes, a pooled stage's processes), each reported once past the bound it was given.
 //
 // Messages both ways are frames: u32 length, u32 field count, then each field as u32
 // length + bytes (little-endian). Requests (runner -> server):

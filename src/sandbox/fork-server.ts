@@ -10,8 +10,9 @@ import type { StageCgroup } from './cgroups/types.js';
 // more than the stage's policy does. The server's child joins the job's cgroups, sets
 // rlimits and drops to the slot's ids before its exec; the server writes a stage's
 // stdin and stage-in, keeps the first bytes of its output and counts the rest, and
-// answers once every stream has ended. Timers, process counts, kills and verdicts stay
-// here (run.ts), and so does every decision.
+// answers once every stream has ended. Timers, kills and verdicts stay here (run.ts),
+// and so does every decision; like output, a pooled stage's process count is a counter
+// the server reads and reports only once it passes the limit given.
 
 /** Descriptors 6... of a started process: files the server opens for it (STAGE_PIPES is their first). */
 export const STAGE_PIPES = 6;
