@@ -84,26 +84,13 @@ export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot'>)
   return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
 }
 
-// A stat per stage costs more than the rest of a stage's bookkeeping here: an image's
-// identity is taken again after a second, which a switch of the image waits out (a
-// stage that began just before the switch runs in the old tree all the same).
-const DIRECTORY_ID_MS = 1000;
-const directoryIds = new Map<string, { id: string; at: number }>();
-
 function directoryId(path: string): string {
-  const now = performance.now();
-  const known = directoryIds.get(path);
-  if (known && now - known.at < DIRECTORY_ID_MS) return known.id;
-  let id = '';
   try {
     const st = statSync(path);
-    id = `${st.dev}:${st.ino}`;
+    return `${st.dev}:${st.ino}`;
   } catch {
-    // the launcher will say what is wrong with it
+    return ''; // the launcher will say what is wrong with it
   }
-  if (directoryIds.size > 256) directoryIds.clear();
-  directoryIds.set(path, { id, at: now });
-  return id;
 }
 
 /** Whether a sandbox built for `a` is the one a stage with key `b` needs. */
