@@ -248,6 +248,18 @@ static void reply_text(int n, ...) {
   send_frame(f, n < 8 ? n : 8);
 }
 
+// Pipe `i` of a child (see child_reads): this server's end non-blocking (each end is its
+// own open file, so the child's stays blocking), stage-in and stage-out larger (staged
+// files can be megabytes: fewer wake-ups; best effort). pp: the pipe, read end first.
+static int stage_pipe(int i, int pp[2], int *mine, int *theirs) {
+  if (pipe2(pp, O_CLOEXEC) != 0) return -1;
+  *theirs = child_reads[i] ? pp[0] : pp[1];
+  *mine = child_reads[i] ? pp[1] : pp[0];
+  fcntl(*mine, F_SETFL, O_NONBLOCK);
+  if (i == STAGE_IN || i == STAGE_OUT) fcntl(*mine, F_SETPIPE_SZ, 1 << 20);
+  return 0;
+}
+
 // ---- starting a child ----------------------------------------------------------------
 
 // What the child does between clone and exec, worked out beforehand: the child only
@@ -504,16 +516,10 @@ static void start(char **f, int nf, int env) {
       fcntl(mine[made], F_SETFL, O_NONBLOCK);
       continue;
     }
-    if (pipe2(pp, O_CLOEXEC) != 0) {
+    if (stage_pipe(made, pp, &mine[made], &theirs[made]) != 0) {
       e = errno;
       goto cleanup;
     }
-    theirs[made] = child_reads[made] ? pp[0] : pp[1];
-    mine[made] = child_reads[made] ? pp[1] : pp[0];
-    // Only this side is non-blocking: each end is its own open file.
-    fcntl(mine[made], F_SETFL, O_NONBLOCK);
-    // Staged files can be megabytes: larger pipes, fewer wake-ups (best effort).
-    if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
   }
   for (; opened < nfiles; opened++) {
     files[opened] = open(f[file + opened], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -685,14 +691,10 @@ static void enter(char **f, const size_t *len, int nf) {
   }
   for (; made < STAGE_FDS; made++) {
     int pp[2];
-    if (pipe2(pp, O_CLOEXEC) != 0) {
+    if (stage_pipe(made, pp, &mine[made], &theirs[made]) != 0) {
       e = errno;
       goto cleanup;
     }
-    theirs[made] = child_reads[made] ? pp[0] : pp[1];
-    mine[made] = child_reads[made] ? pp[1] : pp[0];
-    fcntl(mine[made], F_SETFL, O_NONBLOCK);
-    if (made == STAGE_IN || made == STAGE_OUT) fcntl(mine[made], F_SETPIPE_SZ, 1 << 20);
     // The program is given the stdio pipes themselves; /dev/stdin and /proc/self/fd/N
     // open them anew, which their owner's mode (0600) allows only to the slot's user.
     if (made <= ERR && fchown(pp[0], (uid_t)uid, (gid_t)gid) != 0) {

@@ -434,6 +434,43 @@ static void mitigate_speculation(void) {
   prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_FORCE_DISABLE, 0, 0);
 }
 
+// Starts the program with `mask` as its signal mask and SIGPIPE at its default, its
+// stdio `stdio` (NULL: init's own 0-2) and nothing else open. posix_spawn: the child
+// shares init's memory until its exec (CLONE_VFORK) instead of copying its page tables,
+// which costs about half a millisecond of CPU here. PATH is looked up in `environ`: the
+// program's own. Returns 0 or the error of the exec, which it reports on `errfd` as a
+// shell says it (the stage's status is then exit code 127).
+static int spawn_program(struct program *p, const int *stdio, const sigset_t *mask, int errfd, pid_t *child) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  sigset_t pipe_default;
+  sigemptyset(&pipe_default);
+  sigaddset(&pipe_default, SIGPIPE);
+  int e = posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr);
+  for (int k = 0; stdio && k < 3 && !e; k++) e = posix_spawn_file_actions_adddup2(&fa, stdio[k], k);
+  e = e || posix_spawn_file_actions_addclosefrom_np(&fa, 3) || posix_spawnattr_setsigmask(&attr, mask) ||
+      posix_spawnattr_setsigdefault(&attr, &pipe_default) || posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (e) {
+    errno = 0;
+    fail("cannot set up the program's start", NULL);
+  }
+  char **own = environ;
+  environ = p->env;
+  e = posix_spawnp(child, p->argv[0], &fa, &attr, p->argv, p->env);
+  environ = own;
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (e) {
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", p->argv[0], strerror(e));
+    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+    if (n > 0 && write(errfd, msg, (size_t)n) < 0) {
+      // nobody to tell
+    }
+  }
+  return e;
+}
+
 // The program with init's own fds 0-2: the fork server's pipes of a pooled stage, which
 // it made the slot user's (so that /dev/stdin and friends, which open them anew, work).
 static int spawn_direct(struct program *p) {
@@ -441,39 +478,12 @@ static int spawn_direct(struct program *p) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
 
-  // posix_spawn: the child shares init's memory until its exec (CLONE_VFORK) instead of
-  // copying its page tables, which costs about half a millisecond of CPU here. PATH is
-  // looked up in `environ`: the program's own. Its stdio are init's: the fork server's
-  // pipes (real pipes, which /dev/stdin and friends open), never blocking the server.
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  sigset_t pipe_default;
-  sigemptyset(&pipe_default);
-  sigaddset(&pipe_default, SIGPIPE);
-  int e = posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr) ||
-          posix_spawn_file_actions_addclosefrom_np(&fa, 3) || posix_spawnattr_setsigmask(&attr, &none) ||
-          posix_spawnattr_setsigdefault(&attr, &pipe_default) || posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (e) {
-    errno = 0;
-    fail("cannot set up the program's start", NULL);
-  }
-  char **own = environ;
-  environ = p->env;
+  // Its stdio are init's: the fork server's pipes (real pipes, which /dev/stdin and
+  // friends open), never blocking the server.
   pid_t child = 0;
   int status = 0;
-  e = posix_spawnp(&child, p->argv[0], &fa, &attr, p->argv, p->env);
-  environ = own;
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (e) {
-    // As a shell says it: on the program's stderr, exit code 127.
+  if (spawn_program(p, NULL, &none, 2, &child) != 0) {
     status = W_EXITCODE(EXEC_FAILED, 0);
-    char msg[512];
-    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", p->argv[0], strerror(e));
-    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
-    if (n > 0 && write(2, msg, (size_t)n) < 0) {
-      // nobody to tell
-    }
   } else {
     // Orphans of the program become init's children too (it is PID 1): only the
     // program's own end is the stage's.
@@ -505,37 +515,12 @@ static int spawn_relayed(struct program *p) {
   int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) fail("signalfd", NULL);
 
-  // posix_spawn: the child shares init's memory until its exec (CLONE_VFORK) instead of
-  // copying its page tables, which costs about half a millisecond of CPU here. PATH is
-  // looked up in `environ`: the program's own.
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  sigset_t pipe_default;
-  sigemptyset(&pipe_default);
-  sigaddset(&pipe_default, SIGPIPE);
-  int e = posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr) ||
-          posix_spawn_file_actions_adddup2(&fa, in[0], 0) || posix_spawn_file_actions_adddup2(&fa, out[1], 1) ||
-          posix_spawn_file_actions_adddup2(&fa, err[1], 2) || posix_spawn_file_actions_addclosefrom_np(&fa, 3) ||
-          posix_spawnattr_setsigmask(&attr, &old) || posix_spawnattr_setsigdefault(&attr, &pipe_default) ||
-          posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (e) {
-    errno = 0;
-    fail("cannot set up the program's start", NULL);
-  }
-  environ = p->env;
   pid_t child = 0;
   int status = 0;
-  e = posix_spawnp(&child, p->argv[0], &fa, &attr, p->argv, p->env);
-  if (e) {
-    // As a shell says it: on the program's stderr, exit code 127.
+  const int stdio[3] = {in[0], out[1], err[1]};
+  if (spawn_program(p, stdio, &old, err[1], &child) != 0) {
     child = 0;
     status = W_EXITCODE(EXEC_FAILED, 0);
-    char msg[512];
-    int n = snprintf(msg, sizeof msg, "runbox-init: cannot execute %s: %s\n", p->argv[0], strerror(e));
-    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
-    if (n > 0 && write(err[1], msg, (size_t)n) < 0) {
-      // nobody to tell
-    }
   }
   close(in[0]);
   close(out[1]);
