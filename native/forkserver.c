@@ -406,6 +406,19 @@ static void failed(const char *id, int e, const char *step) {
   reply_text(4, "failed", id, num, step ? step : "");
 }
 
+// An unused job for request `id`, or NULL once the failure is answered (none left: EAGAIN;
+// `id` already in use: EEXIST).
+static struct job *free_job(const char *id) {
+  struct job *j = NULL;
+  for (int k = 0; k < MAX_JOBS && !j; k++)
+    if (!jobs[k].used) j = &jobs[k];
+  if (!j || find(id)) {
+    failed(id, j ? EEXIST : EAGAIN, "request");
+    return NULL;
+  }
+  return j;
+}
+
 // A count field followed by that many fields, from f[*at]; -1 when malformed.
 static int counted(char **f, int nf, int *at, int max) {
   if (*at >= nf) return -1;
@@ -494,13 +507,8 @@ static void start(char **f, int nf, int env) {
       return;
     }
   p.argv = f + at + 2;
-  struct job *j = NULL;
-  for (int k = 0; k < MAX_JOBS && !j; k++)
-    if (!jobs[k].used) j = &jobs[k];
-  if (!j || find(id)) {
-    failed(id, j ? EEXIST : EAGAIN, "request");
-    return;
-  }
+  struct job *j = free_job(id);
+  if (!j) return;
   int mine[PIPES], theirs[PIPES], files[MAX_FILES];
   int made = 0, opened = 0, e = 0;
   const char *step = "pipe";
@@ -665,13 +673,8 @@ static void enter(char **f, const size_t *len, int nf) {
   }
   int ndirs = jn - 1 - dir, njoins = wr - 1 - jn, nwrites = (cnt - 1 - wr) / 2, ncounts = at - cnt;
   int ncg = ndirs + njoins;  // cgroup.procs files passed: the new directories', then the joined
-  struct job *j = NULL;
-  for (int k = 0; k < MAX_JOBS && !j; k++)
-    if (!jobs[k].used) j = &jobs[k];
-  if (!j || find(id)) {
-    failed(id, j ? EEXIST : EAGAIN, "request");
-    return;
-  }
+  struct job *j = free_job(id);
+  if (!j) return;
   int mine[STAGE_FDS], theirs[STAGE_FDS + 2 * MAX_STAGE_DIRS];
   int made = 0, opened = 0, dirs_made = 0, e = 0;
   const char *step = "pipe";

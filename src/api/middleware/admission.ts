@@ -36,6 +36,16 @@ export type AdmitRun = (
   state?: { rate?: RateFigures },
 ) => Promise<{ id: string; units: number; /** performance.now() before it was stored. */ admittedAt: number }>;
 
+/** What admission takes from the deployment (its recipes, retries, runner leases) and the clock. */
+export function admissionSettings(deps: Pick<ApiDeps, 'config' | 'clock'>) {
+  return {
+    recipesDir: deps.config.RUNBOX_RECIPES_DIR,
+    maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
+    runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
+    now: deps.clock.now(),
+  };
+}
+
 export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
   const availableNow = availabilityCache(deps.db, deps.config);
@@ -53,10 +63,7 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
       keyId: auth.keyId,
       ...run,
       mode,
-      recipesDir: deps.config.RUNBOX_RECIPES_DIR,
-      maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
-      runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
-      now: deps.clock.now(),
+      ...admissionSettings(deps),
     });
     if (result.figures && state) state.rate = result.figures;
     if (!result.admitted) {

@@ -6,7 +6,7 @@ import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
-import { rawExtraParams } from '../middleware/admission.js';
+import { admissionSettings, rawExtraParams } from '../middleware/admission.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
@@ -192,10 +192,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
         ...(msg.interactive === true ? { runOptions: { interactive: true } } : {}),
         mode: 'ws',
-        recipesDir: deps.config.RUNBOX_RECIPES_DIR,
-        maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
-        runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
-        now: deps.clock.now(),
+        ...admissionSettings(deps),
       });
       if (!admission.admitted) {
         // A widget shows any refusal (its key's own limit, any account limit) as a

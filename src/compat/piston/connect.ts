@@ -6,6 +6,7 @@ import { compilerEntry } from '../../compilers/catalogue.js';
 import { deploymentAvailability } from '../../compilers/deployment.js';
 import { ApiError } from '../../api/errors.js';
 import { storedResult } from '../../api/live.js';
+import { admissionSettings } from '../../api/middleware/admission.js';
 import { followOutput, type OutputChunk } from '../../api/ws/follow-output.js';
 import { RunInput } from '../../api/ws/run-input.js';
 import type { SessionDeps } from '../../api/ws/session.js';
@@ -180,10 +181,7 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
         extraParams: null,
         runOptions: { ...(job.run.runOptions ?? {}), interactive: true },
         mode: 'ws',
-        recipesDir: deps.config.RUNBOX_RECIPES_DIR,
-        maxAttempts: deps.config.RUNBOX_MAX_ATTEMPTS,
-        runnerFreshSeconds: deps.config.RUNBOX_LEASE_SECONDS,
-        now: deps.clock.now(),
+        ...admissionSettings(deps),
       });
       if (!admission.admitted) {
         finished = true;
