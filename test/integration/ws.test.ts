@@ -10,6 +10,7 @@ import { systemClock } from '../../src/util/clock.js';
 import { testConfig } from '../helpers/api.js';
 import { waitForStates } from '../helpers/queue-rows.js';
 import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { WsClient as Client } from '../helpers/ws-client.js';
 
 // The WebSocket interface end to end: a real client, the real API, a real runner and
 // sandbox; output travels runner → Postgres NOTIFY → API host → client.
@@ -18,39 +19,6 @@ const PY = 'python-3.9.7';
 /** The page a widget key is allowed on. */
 const SITE = 'https://a.example';
 const SLOW = 'import time\nprint("first", flush=True)\ntime.sleep(0.5)\nprint("second", flush=True)\n';
-
-type Msg = Record<string, unknown> & { type: string; id?: string };
-
-/** A client that records every message and can wait for one matching a predicate. */
-class Client {
-  messages: Msg[] = [];
-  private waiters: (() => void)[] = [];
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      this.messages.push(JSON.parse(data.toString()) as Msg);
-      for (const w of this.waiters.splice(0)) w();
-    });
-  }
-  static async open(url: string, headers: Record<string, string> = {}, origin?: string): Promise<Client> {
-    const ws = new WebSocket(url, { headers, ...(origin ? { origin } : {}) });
-    const c = new Client(ws);
-    await once(ws, 'open');
-    return c;
-  }
-  async until(pred: (m: Msg) => boolean): Promise<Msg> {
-    for (;;) {
-      const found = this.messages.find(pred);
-      if (found) return found;
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-  }
-  send(m: unknown): void {
-    this.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
-  }
-  close(): void {
-    this.ws.close();
-  }
-}
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sleeper = (seconds: number) => `import time\ntime.sleep(${seconds})\nprint("slept")\n`;
