@@ -28,14 +28,29 @@ export function asJson(value: unknown): string {
   return JSON.stringify(snakeKeys(value), null, 2) + '\n';
 }
 
+type Row = { [k: string]: Plain };
+
 const isRecord = (v: Plain): v is { [k: string]: Plain } => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isRows = (v: Plain): v is { [k: string]: Plain }[] => Array.isArray(v) && v.length > 0 && v.every(isRecord);
+const isRows = (v: Plain): v is Row[] => Array.isArray(v) && v.length > 0 && v.every(isRecord);
 
 function cell(v: Plain): string {
   if (v === null) return '';
   if (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) return v.join(', ');
+  if (isRecord(v)) return inline(v);
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
+}
+
+/** A record inside one cell, for reading: `a: 1, b: 2`; a map of records as `name (its fields)`. */
+function inline(v: Row): string {
+  return Object.entries(v)
+    .map(([k, x]) => {
+      if (!isRecord(x)) return `${k}: ${cell(x)}`;
+      const values = Object.values(x);
+      // { "gcc-12": { version: "12.2.0" } } reads as gcc-12 (12.2.0)
+      return `${k} (${values.length === 1 && !isRecord(values[0]!) ? cell(values[0]!) : inline(x)})`;
+    })
+    .join(', ');
 }
 
 function newTable(head?: string[]): Table.Table {
@@ -43,8 +58,28 @@ function newTable(head?: string[]): Table.Table {
   return new Table({ ...(head ? { head } : {}), style: { head: [], border: [], compact: true } });
 }
 
-function rowsTable(rows: { [k: string]: Plain }[]): string {
+function rowsTable(rows: Row[]): string {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  // A column of lists of records (an image's compilers) is drawn as rows of their own
+  // below their parent's, one line each, instead of as JSON in one cell.
+  const nested = columns.filter((c) => rows.some((r) => isRows(r[c] ?? null)));
+  if (nested.length === 1) {
+    const list = nested[0]!;
+    const outer = columns.filter((c) => c !== list);
+    const itemsOf = (r: Row): Row[] => {
+      const v = r[list] ?? null;
+      return isRows(v) ? v : [];
+    };
+    const inner = [...new Set(rows.flatMap((r) => itemsOf(r).flatMap((x) => Object.keys(x))))];
+    const innerName = (c: string) => (outer.includes(c) ? `${list}.${c}` : c);
+    const t = newTable([...outer, ...inner.map(innerName)]);
+    for (const r of rows) {
+      const items = itemsOf(r).length > 0 ? itemsOf(r) : [{}];
+      // The parent's fields on its first line only, so each group reads as one.
+      items.forEach((item, n) => t.push([...outer.map((c) => (n === 0 ? cell(r[c] ?? null) : '')), ...inner.map((c) => cell(item[c] ?? null))]));
+    }
+    return t.toString();
+  }
   const t = newTable(columns);
   for (const r of rows) t.push(columns.map((c) => cell(r[c] ?? null)));
   return t.toString();
@@ -59,7 +94,7 @@ function recordTable(record: { [k: string]: Plain }): string {
       const name = prefix + k;
       if (isRecord(x) && Object.keys(x).length > 0) add(`${name}.`, x);
       else if (isRows(x)) after.push(`${name}:\n${rowsTable(x)}`);
-      else t.push({ [name]: cell(x) });
+      else t.push({ [name]: Array.isArray(x) && x.length === 0 ? '(none)' : cell(x) });
     }
   };
   add('', record);

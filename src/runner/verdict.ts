@@ -41,9 +41,14 @@ export function executionFields(outcome: SandboxOutcome): TestResult {
     error: outputText(outcome.stderr, outcome.stderrTruncated),
     exit_code: outcome.exitCode,
     signal: outcome.signal,
-    time: outcome.cpuMs === null ? null : outcome.cpuMs / 1000,
-    total: outcome.wallMs / 1000,
+    time: outcome.cpuMs === null ? null : seconds(outcome.cpuMs),
+    total: seconds(outcome.wallMs),
     memory: outcome.memoryPeakBytes === null ? null : Math.round(outcome.memoryPeakBytes / 1024),
     truncated: outcome.stdoutTruncated || outcome.stderrTruncated,
   };
+}
+
+/** Milliseconds as seconds to the microsecond: 0.043117, not 0.043117000000000004. */
+function seconds(ms: number): number {
+  return Math.round(ms * 1000) / 1e6;
 }

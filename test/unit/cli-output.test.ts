@@ -33,4 +33,28 @@ describe('runbox-admin output', () => {
     expect(out).to.match(/keys:\n┌/);
     expect(out).to.match(/│ id\s+│ kind\s+│/);
   });
+
+  it('draws a column of record lists as lines below their parent, and an empty list as (none)', () => {
+    const out = asTable({
+      problems: [],
+      images: [
+        { image: 'gcc', state: 'up to date', compilers: [{ id: 'gcc-4.9', judge0: 50 }, { id: 'g++-4.9', judge0: 54 }] },
+        { image: 'ghc', state: 'not built', compilers: [{ id: 'haskell-9.2.7', judge0: null }] },
+      ],
+    });
+    expect(out).to.match(/│ problems\s+│ \(none\)\s+│/);
+    expect(out).to.not.include('{"id"');
+    expect(out).to.match(/│ image\s+│ state\s+│ id\s+│ judge0\s+│/);
+    expect(out).to.match(/│ gcc\s+│ up to date\s+│ gcc-4\.9\s+│ 50\s+│/);
+    // The second compiler of gcc: its image's cells are left blank.
+    expect(out).to.match(/│\s+│\s+│ g\+\+-4\.9\s+│ 54\s+│/);
+    expect(out).to.match(/│ ghc\s+│ not built\s+│ haskell-9\.2\.7\s+│\s+│/);
+  });
+
+  it('writes a record inside a cell as fields, and a map of one-field records as name (value)', () => {
+    const out = asTable([{ image: 'gcc-12', compilers: { 'gcc-12': { version: '12.2.0' }, 'g++-12': { version: '12.2.0' } }, sizes: { rootfs: 10, total: 12 } }]);
+    expect(out).to.include('gcc-12 (12.2.0), g++-12 (12.2.0)');
+    expect(out).to.include('rootfs: 10, total: 12');
+    expect(out).to.not.include('{');
+  });
 });

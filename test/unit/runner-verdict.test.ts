@@ -39,6 +39,13 @@ describe('runner: sandbox outcome to result fields', () => {
     });
   });
 
+  it('gives times in seconds to the microsecond, without float noise', () => {
+    const f = executionFields(outcome({ cpuMs: 43.117000000000004, wallMs: 0.1 + 0.2 }));
+    expect(f.time).to.equal(0.043117);
+    expect(f.total).to.equal(0.0003);
+    expect(JSON.stringify({ t: executionFields(outcome({ cpuMs: 1.2345678, wallMs: 70.00000001 })).time })).to.equal('{"t":0.001235}');
+  });
+
   it('a non-zero exit or a signal is a runtime_error, even 137, 153 or 71 chosen by the program itself', () => {
     for (const code of [1, VERDICT_CODES.killedExitCode, VERDICT_CODES.outputLimitExitCode, VERDICT_CODES.processLimitExitCode]) {
       expect(executionFields(outcome({ exitCode: code })).status, `exit ${code}`).to.equal('runtime_error');
