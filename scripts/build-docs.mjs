@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Renders the documentation (README.md and docs/*.md) into HTML fragments under
+// Renders the documentation (README.md, docs/*.md and rootfs/README.md) into HTML fragments under
 // dist/browser/docs/, which the portal serves at /docs/ inside its own page frame: the
 // documentation of the very version that runs, offline, on every self-hosted install
 // (scripts/install copies dist/browser). Headings get GitHub's anchors, so links with
@@ -14,9 +14,15 @@ const root = new URL('..', import.meta.url).pathname;
 const out = join(root, 'dist/browser/docs');
 
 /** Repository path of a document → its name under /docs/ ('' for the README). */
-const docName = (path) => (path === 'README.md' ? '' : path.replace(/^docs\//, '').replace(/\.md$/, ''));
+// rootfs/README.md (the images, their sizes and the recipe fields) is served as /docs/images.
+const docName = (path) =>
+  path === 'README.md' ? '' : path === 'rootfs/README.md' ? 'images' : path.replace(/^docs\//, '').replace(/\.md$/, '');
 
-const sources = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const sources = [
+  'README.md',
+  ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
+  'rootfs/README.md',
+];
 const known = new Set(sources);
 
 const escape = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -123,6 +123,18 @@ describe('web portal over HTTP', function () {
     expect(nothing.body).to.include('Not found');
   });
 
+  it('serves the tab icon to anyone: named by every page, and at /favicon.ico without a redirect to log in', async () => {
+    const page = await new Client(open.url).request('/login');
+    const href = /<link rel="icon" type="image\/svg\+xml" href="(\/assets\/icon-[0-9a-f]{12}\.svg)"/.exec(page.body)?.[1];
+    expect(href, 'the icon link').to.be.a('string');
+    for (const path of [href!, '/favicon.ico']) {
+      const res = await fetch(`${open.url}${path}`, { redirect: 'manual' });
+      expect(res.status, path).to.equal(200);
+      expect(res.headers.get('content-type'), path).to.equal('image/svg+xml');
+      expect(await res.text(), path).to.match(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    }
+  });
+
   it('sends strict headers and no inline script on every page', async () => {
     const { c } = await signUp(open);
     for (const path of ['/login', '/signup', '/', '/keys', '/keys/new', '/submissions', '/playground', '/account', '/docs/', '/docs/api']) {

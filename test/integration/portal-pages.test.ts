@@ -268,5 +268,12 @@ describe('portal pages over HTTP', function () {
     const docs = await anon.request('/docs/');
     expect(docs.res.status).to.equal(200);
     expect(docs.body).to.include('API reference');
+    // rootfs/README.md (the images) is a page too, and the pages that name it link to it.
+    const compilers = await anon.request('/docs/compilers');
+    expect(compilers.body).to.include('href="/docs/images"');
+    expect(compilers.body).to.not.include('class="doc-file"');
+    const images = await anon.request('/docs/images');
+    expect(images.res.status).to.equal(200);
+    expect(images.body).to.include('<h1>Compiler images</h1>').and.include('id="runtime-options"');
   });
 });

@@ -42,6 +42,7 @@ export function NoticeBox({ notice }: { notice: Notice }) {
 export function Layout(props: { title: string; page: PageContext; scripts?: string[]; notices?: Notice[]; children: ComponentChildren }) {
   const { page } = props;
   const css = assetUrl('portal.css');
+  const icon = assetUrl('icon.svg');
   return (
     <html lang="en">
       <head>
@@ -49,6 +50,7 @@ export function Layout(props: { title: string; page: PageContext; scripts?: stri
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · runbox`}</title>
         {css && <link rel="stylesheet" href={css} />}
+        {icon && <link rel="icon" type="image/svg+xml" href={icon} />}
         {(props.scripts ?? []).map((name) => {
           const src = assetUrl(name);
           return src ? <script type="module" src={src} /> : null;
