@@ -6,6 +6,7 @@ import { clampStageLimit } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
+import { lineBufferedEnv } from './line-buffering.js';
 import { outputText, wholeCharacters } from './output-text.js';
 import { artifactNames, CLASS_FILES, placeSource, sourceText, substituteMain } from './source-file.js';
 import { executionFields, NotStarted } from './verdict.js';
@@ -52,7 +53,10 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (collect) spec.collect = collect;
     else if (deps.onOutput) spec.onOutput = deps.onOutput;
     // Interactive input belongs to a single run; a multi-test request has none.
-    if (!collect && deps.stdinFeed && !(job.tests && job.tests.length > 0)) spec.stdinFeed = deps.stdinFeed;
+    if (!collect && deps.stdinFeed && !(job.tests && job.tests.length > 0)) {
+      spec.stdinFeed = deps.stdinFeed;
+      spec.env = { ...spec.env, ...lineBufferedEnv(rootfs) };
+    }
     if (deps.signal) spec.signal = deps.signal;
     return sandbox.run(spec);
   };

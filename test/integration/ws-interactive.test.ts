@@ -104,6 +104,21 @@ describe('interactive WebSocket runs', function () {
     expect(result).to.include({ type: 'result', status: 'success', output: 'a? b? sum 42\n', exit_code: 0 });
   });
 
+  it('C printf without fflush: the prompt still arrives before any stdin is sent (stdio line-buffered, as on a terminal)', async () => {
+    const { c } = await client();
+    const code = '#include <stdio.h>\n#include <unistd.h>\nint main(void) {\n  char name[64];\n  printf("first line\\n");\n  printf("name? ");\n' +
+      '  if (scanf("%63s", name) != 1) return 2;\n  printf("hello %s, tty %d\\n", name, isatty(1));\n  return 0;\n}\n';
+    c.send({ type: 'run', id: 'nf', code, compiler: C, interactive: true });
+    await prompted(c, 'nf', 'name? ');
+    expect(c.stdout('nf')).to.equal('first line\nname? ');
+    expect(c.messages.some((m) => m.type === 'result')).to.equal(false);
+    c.send({ type: 'stdin', id: 'nf', data: 'Ada\n' });
+    const result = await resultOf(c, 'nf');
+    c.close();
+    // Still a pipe, and nothing on stderr (the preload is quiet).
+    expect(result).to.include({ type: 'result', status: 'success', output: 'first line\nname? hello Ada, tty 0\n', error: '', exit_code: 0 });
+  });
+
   it('eof closes the program\'s stdin: a program reading to the end finishes; stdin after it is refused', async () => {
     const { c } = await client();
     c.send({ type: 'run', id: 'n', code: COUNTER, compiler: PY, interactive: true });
