@@ -92,6 +92,9 @@ for (const launcher of LAUNCHERS) {
       expect(missing.stderr.toString()).to.equal('runbox-init: cannot execute no-such-program: No such file or directory\n');
       const notExecutable = await run(['./data'], { files: [{ name: 'data', mode: 0o644, content: Buffer.from('x') }] });
       expect([notExecutable.exitCode, notExecutable.stderr.toString()]).to.deep.equal([127, 'runbox-init: cannot execute ./data: Permission denied\n']);
+      // An executable file that is no program is refused, not handed to a shell.
+      const notAProgram = await run(['./script'], { files: [{ name: 'script', mode: 0o755, content: Buffer.from('echo ran by a shell\n') }] });
+      expect([notAProgram.exitCode, notAProgram.stdout.toString(), notAProgram.stderr.toString()]).to.deep.equal([127, '', 'runbox-init: cannot execute ./script: Exec format error\n']);
     });
 
     it('gives the program BASE_ENV plus the spec env and nothing of the runner', async () => {
