@@ -100,8 +100,8 @@ export const FREE_PLAN: PlanLimits = {
   pending: 8,
   running: 2,
   testsPerRequest: 10,
-  /** At the 30 s timeout: 4 tests, or a compile and 3 tests. */
-  sandboxSecondsPerRequest: 120,
+  /** A compile and the plan's 10 tests at the 30 s timeout. */
+  sandboxSecondsPerRequest: 330,
 };
 
 /** The highest monthly allowance any plan may have (4,000,000 runs, the public contract's). */

@@ -228,7 +228,7 @@ describe('api contract', () => {
         submissions_per_minute: 30,
         pending_submissions: 8,
         runs_at_once: 2,
-        sandbox_seconds_per_request: 120,
+        sandbox_seconds_per_request: 330,
         monthly_submissions: 100_000,
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });

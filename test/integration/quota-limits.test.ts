@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { refundSubmission } from '../../src/quota/refund.js';
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { createKey } from '../../src/accounts/keys.js';
-import { FREE_PLAN } from '../../src/limits.js';
+import { FREE_PLAN, requestSandboxMs } from '../../src/limits.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The per-account limits, exactly at their boundaries, with an injected clock for the
@@ -143,10 +143,19 @@ describe('quota limits', () => {
   describe('sandbox time per request', () => {
     const tests = (n: number) => Array.from({ length: n }, (_, i) => ({ input: String(i) }));
 
-    it(`the Free plan's ${FREE_PLAN.sandboxSecondsPerRequest} s: compile + tests x 30 s over it is 400 too_much_sandbox_time, nothing billed`, async () => {
-      clock.set('2026-05-12T10:00:00Z');
-      expect(FREE_PLAN.sandboxSecondsPerRequest).to.equal(120);
+    it(`the Free plan's ${FREE_PLAN.sandboxSecondsPerRequest} s holds its ${FREE_PLAN.testsPerRequest} tests per request, compiled or not`, async () => {
+      clock.set('2026-05-12T09:00:00Z');
+      // Every test the plan allows is usable: the sandbox time never refuses them first.
+      expect(FREE_PLAN.sandboxSecondsPerRequest * 1000).to.be.at.least(requestSandboxMs({ compiles: true, tests: FREE_PLAN.testsPerRequest }));
       const { accountId, key } = await accountWithKey(t.db);
+      expect((await submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(FREE_PLAN.testsPerRequest) })).status).to.equal(200);
+      expect((await submit(key.key, { code: 'x', compiler: 'gcc-4.9', tests: tests(FREE_PLAN.testsPerRequest) })).status).to.equal(200);
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(2 * FREE_PLAN.testsPerRequest);
+    });
+
+    it('compile + tests x 30 s over the figure is 400 too_much_sandbox_time, nothing billed', async () => {
+      clock.set('2026-05-12T10:00:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 120 } });
       // Python has no compile stage: 4 tests are 120 s, 5 are 150 s.
       expect((await submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(4) })).status).to.equal(200);
       const five = await submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(5) });
