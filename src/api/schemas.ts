@@ -218,7 +218,9 @@ export const CompilerList = Type.Array(
     language: Type.Union([Type.String(), Type.Null()]),
     version: Type.Union([Type.String(), Type.Null()], { description: 'The installed toolchain version; null when not installed.' }),
     available: Type.Boolean(),
-    piston: Type.String({ description: "The language name Piston's clients send for it (POST /piston/api/v2/execute)." }),
+    piston: Type.Union([Type.String(), Type.Null()], {
+      description: "The language name Piston's clients send for it (POST /piston/api/v2/execute); null: not offered there (another id of its version is).",
+    }),
     judge0: Type.Union([Type.Integer(), Type.Null()], { description: 'Its Judge0 CE language id (POST /judge0/submissions); null where Judge0 has none.' }),
     successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),

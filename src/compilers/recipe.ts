@@ -38,8 +38,9 @@ export const CompilerRecipe = Type.Object(
       { code: Type.String({ minLength: 1 }), output: Type.String(), proves: Type.String({ minLength: 1 }) },
       { additionalProperties: false },
     ),
-    /** Piston's name for the language (what its clients send) and its usual aliases. */
-    piston: Type.Object(
+    /** Piston's name for the language (what its clients send) and its usual aliases; none:
+     *  not offered through the Piston routes (another id of the same version is). */
+    piston: Type.Optional(Type.Object(
       {
         language: Type.String({ pattern: '^[a-z0-9][a-z0-9.+#-]*$' }),
         aliases: Type.Array(Type.String({ minLength: 1 })),
@@ -47,7 +48,7 @@ export const CompilerRecipe = Type.Object(
         runtime: Type.Optional(Type.String({ minLength: 1 })),
       },
       { additionalProperties: false },
-    ),
+    )),
     /** Judge0 CE's language id, where Judge0 has one: never reused by another compiler. */
     judge0: Type.Optional(
       Type.Object(

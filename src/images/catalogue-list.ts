@@ -19,7 +19,7 @@ export interface CatalogueImage {
     /** The version the recipe states; `installed` is what the built image's probe found. */
     version: string;
     installed: string | null;
-    piston: string;
+    piston: string | null;
     judge0: number | null;
     successor?: string;
   }[];
@@ -42,7 +42,7 @@ export function catalogueList(imagesDir: string, recipesDir: string): { images: 
         language: c.language,
         version: c.version,
         installed: manifest?.compilers[id]?.version ?? null,
-        piston: c.piston.language,
+        piston: c.piston?.language ?? null,
         judge0: c.judge0?.id ?? null,
         ...(c.retired ? { successor: c.retired.successor } : {}),
       })),

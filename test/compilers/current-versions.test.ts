@@ -3,7 +3,8 @@ import { compileError, ECHO_INPUT, describeCompiler, runtimeError, succeeds } fr
 import { recipePrograms } from './recipe-programs.js';
 
 // Current versions of the contract's languages under ids of their own: Python 3.11,
-// GCC 12 and Clang 14 for C and C++ at their default standards, OpenJDK 17.
+// GCC 9 (Judge0's and Piston's C and C++ 9.3.0), GCC 12 and Clang 14 for C and C++ at
+// their default standards, OpenJDK 17.
 
 const C_ECHO = '#include <stdio.h>\nint main(void) {\n  int c;\n  while ((c = getchar()) != EOF) putchar(c);\n  return 0;\n}\n';
 const CPP_ECHO = '#include <iostream>\n#include <iterator>\n#include <string>\nint main() {\n  std::string s{std::istreambuf_iterator<char>(std::cin), {}};\n  std::cout << s;\n}\n';
@@ -20,10 +21,10 @@ describeCompiler('python-3.11', [
   { name: 'a non-zero exit is runtime_error with that exit code', code: 'import sys\nprint("exiting 4", file=sys.stderr)\nsys.exit(4)\n', check: runtimeError(4, 'exiting 4') },
 ]);
 
-const C_UNDECLARED = { 'gcc-12': 'error: ‘undefined_name’ undeclared', 'clang-14': "error: use of undeclared identifier 'undefined_name'" } as const;
-const CPP_NO_STRING = { 'g++-12': 'error: ‘string’ is not a member of ‘std’', 'clang++-14': "error: use of undeclared identifier 'std'" } as const;
+const C_UNDECLARED = { 'gcc-9': 'error: ‘undefined_name’ undeclared', 'gcc-12': 'error: ‘undefined_name’ undeclared', 'clang-14': "error: use of undeclared identifier 'undefined_name'" } as const;
+const CPP_NO_STRING = { 'g++-9': 'error: ‘string’ is not a member of ‘std’', 'g++-12': 'error: ‘string’ is not a member of ‘std’', 'clang++-14': "error: use of undeclared identifier 'std'" } as const;
 
-for (const id of ['gcc-12', 'clang-14'] as const) {
+for (const id of ['gcc-9', 'gcc-12', 'clang-14'] as const) {
   describeCompiler(id, [
     ...recipePrograms(id),
     { name: 'echoes standard input', code: C_ECHO, input: ECHO_INPUT, check: succeeds(ECHO_INPUT) },
@@ -34,10 +35,16 @@ for (const id of ['gcc-12', 'clang-14'] as const) {
       code: '#include <stdio.h>\nint main(void) {\n  // C99 and later\n  for (int i = 0; i < 3; i++) printf("%d", i);\n  printf("\\n");\n  return 0;\n}\n',
       check: succeeds('012\n'),
     },
+    {
+      // C99 and later: reaching the end of main returns 0 (under gnu89 the status is whatever was left in a register).
+      name: 'main without a return exits 0',
+      code: '#include <stdio.h>\nint main(void) { puts("done"); }\n',
+      check: succeeds('done\n'),
+    },
   ]);
 }
 
-for (const [id, std] of [['g++-12', 201703], ['clang++-14', 201402]] as const) {
+for (const [id, std] of [['g++-9', 201402], ['g++-12', 201703], ['clang++-14', 201402]] as const) {
   describeCompiler(id, [
     ...recipePrograms(id),
     { name: 'echoes standard input', code: CPP_ECHO, input: ECHO_INPUT, check: succeeds(ECHO_INPUT) },

@@ -16,7 +16,7 @@ import { successResult } from '../helpers/run-result.js';
 const installed: CompilerAvailability[] = [
   availabilityOf(compilerEntry('python-3.9.7')!, '3.9.2'),
   availabilityOf(compilerEntry('python-2.7.18')!, '2.7.18'),
-  availabilityOf(compilerEntry('g++-4.9')!, '9.3.0'),
+  availabilityOf(compilerEntry('g++-9')!, '9.3.0'),
   availabilityOf(compilerEntry('openjdk-11')!, null),
 ];
 const runtimes = pistonRuntimes(installed);
@@ -26,7 +26,7 @@ describe('Piston translation', () => {
     expect(findRuntime(runtimes, 'python', '*')!.compiler).to.equal('python-3.9.7');
     expect(findRuntime(runtimes, 'python', '2.x')!.compiler).to.equal('python-2.7.18');
     expect(findRuntime(runtimes, 'py2', '*')!.compiler).to.equal('python-2.7.18');
-    expect(findRuntime(runtimes, 'cpp', '9.3.0')!.compiler).to.equal('g++-4.9');
+    expect(findRuntime(runtimes, 'cpp', '9.3.0')!.compiler).to.equal('g++-9');
     expect(findRuntime(runtimes, 'python', 'not a range')).to.equal(undefined);
     expect(findRuntime(runtimes, 'java', '*')).to.equal(undefined);
   });

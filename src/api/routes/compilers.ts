@@ -20,7 +20,7 @@ export const compilersRoute: RouteDef = {
         language,
         version,
         available,
-        piston: entry.piston.language,
+        piston: entry.piston?.language ?? null,
         judge0: entry.judge0?.id ?? null,
         ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));

@@ -23,9 +23,9 @@ const semverOf = (v: string): string => semver.valid(v) ?? semver.valid(semver.c
  */
 export function pistonRuntimes(available: CompilerAvailability[]): PistonRuntime[] {
   const runtimes = available
-    .filter((c) => c.available && c.version !== null)
+    .filter((c) => c.available && c.version !== null && c.entry.piston !== undefined)
     .map((c): PistonRuntime => {
-      const n = c.entry.piston;
+      const n = c.entry.piston!;
       return { language: n.language, version: c.version!, aliases: n.aliases, ...(n.runtime ? { runtime: n.runtime } : {}), compiler: c.id };
     });
   const firstAt = new Map<string, number>();
