@@ -125,6 +125,13 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--redirect-url', 'ftp://example.com/'], /http or https/);
     await fails(['key', 'create', '--account', account.id, '--app-name', 'x', '--kind', 'robot'], /--kind must be api or widget/);
     await fails(['key', 'create', '--account', '424242', '--app-name', 'x'], /no account 424242/);
+    // The account by its address too (whatever its case), as the README's first run does.
+    const byEmail = await ok('key', 'create', '--email', 'KEYS@example.com', '--app-name', 'by email');
+    expect(byEmail).to.include({ account_id: account.id, app_name: 'by email' });
+    expect((await ok('key', 'list', '--email', 'keys@example.com')).map((k: { id: string }) => k.id)).to.include(byEmail.id);
+    await fails(['key', 'create', '--email', 'nobody@example.com', '--app-name', 'x'], /no account with email nobody@example.com/);
+    await fails(['key', 'create', '--app-name', 'x'], /give --account ID or --email E/);
+    await ok('key', 'revoke', '--key', byEmail.id);
     // A widget key runs only from its allowed origins: one is required.
     await fails(['key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget'], /a widget key needs at least one --origin/);
     await fails(['key', 'create', '--account', account.id, '--app-name', 'site', '--kind', 'widget', '--origin', 'https://a.example', '--redirect-url', 'https://a.example/cb'], /widget keys send no callbacks/);

@@ -1,4 +1,4 @@
-import { accountIdByEmail, createAccount, getAccount, listAccounts, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
+import { createAccount, getAccount, listAccounts, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { findLogin } from '../../accounts/passwords.js';
@@ -10,7 +10,7 @@ import { FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits
 import { usageRecord } from '../../quota/usage.js';
 import { systemClock } from '../../util/clock.js';
 import { type Command, type CommandContext, optionalInt, requireString, UsageError } from '../command.js';
-import { asUsage, numericId } from './account-input.js';
+import { accountIdOf, asUsage, numericId } from './account-input.js';
 
 // Accounts, plans, keys, usage and maintenance mode.
 
@@ -112,10 +112,9 @@ export const accountCommands: Command[] = [
     options: { account: { type: 'string' }, email: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      if (ctx.values.account === undefined && ctx.values.email === undefined) throw new UsageError('give --account ID or --email E');
-      const id = ctx.values.account !== undefined ? numericId(ctx, 'account') : await accountIdByEmail(ctx.db, requireString(ctx, 'email'));
-      const account = id === undefined ? undefined : await getAccount(ctx.db, id);
-      if (!account) throw new UsageError(`no account ${String(ctx.values.account ?? `with email ${String(ctx.values.email)}`)}`);
+      const id = await accountIdOf(ctx);
+      const account = await getAccount(ctx.db, id);
+      if (!account) throw new UsageError(`no account ${id}`);
       return account;
     },
   },
@@ -165,7 +164,7 @@ export const accountCommands: Command[] = [
     name: 'key create',
     summary: 'Create a key; the key (and an API key\'s signing secret) is shown this once only.',
     help: [
-      '  --account ID',
+      '  --account ID | --email E   the account',
       '  --app-name NAME',
       '  --redirect-url URL   API keys: callback address for results (http or https)',
       `  --monthly-limit N    the key's own monthly limit (at most ${MAX_MONTHLY_LIMIT}); default none`,
@@ -174,6 +173,7 @@ export const accountCommands: Command[] = [
     ].join('\n'),
     options: {
       account: { type: 'string' },
+      email: { type: 'string' },
       'app-name': { type: 'string' },
       'redirect-url': { type: 'string' },
       'monthly-limit': { type: 'string' },
@@ -181,15 +181,16 @@ export const accountCommands: Command[] = [
       origin: { type: 'string', multiple: true },
     },
     needsDb: true,
-    run: (ctx) => {
+    run: async (ctx) => {
       const kind = (ctx.values.kind as string | undefined) ?? 'api';
       if (kind !== 'api' && kind !== 'widget') throw new UsageError('--kind must be api or widget');
       if (kind === 'widget' && !(ctx.values.origin as string[] | undefined)?.length) {
         throw new UsageError('a widget key needs at least one --origin: the site its pages are on, as scheme://host[:port] (e.g. --origin https://docs.example.com)');
       }
+      const accountId = await accountIdOf(ctx);
       return asUsage(() =>
         createKey(ctx.db, {
-          accountId: numericId(ctx, 'account'),
+          accountId,
           appName: requireString(ctx, 'app-name'),
           redirectUrl: (ctx.values['redirect-url'] as string | undefined) ?? null,
           monthlyLimit: intOrNone(ctx, 'monthly-limit') ?? null,
@@ -230,11 +231,11 @@ export const accountCommands: Command[] = [
   {
     name: 'key list',
     summary: "List an account's keys (never the keys themselves).",
-    help: '  --account ID',
-    options: { account: { type: 'string' } },
+    help: '  --account ID | --email E',
+    options: { account: { type: 'string' }, email: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const accountId = numericId(ctx, 'account');
+      const accountId = await accountIdOf(ctx);
       if (!(await getAccount(ctx.db, accountId))) throw new UsageError(`no account ${accountId}`);
       return listKeys(ctx.db, accountId);
     },
@@ -242,11 +243,11 @@ export const accountCommands: Command[] = [
   {
     name: 'usage',
     summary: "An account's usage record, as GET /api/usage/ shows it (without a key).",
-    help: '  --account ID\n  --month YYYY-MM   default: this month (UTC)',
-    options: { account: { type: 'string' }, month: { type: 'string' } },
+    help: '  --account ID | --email E\n  --month YYYY-MM   default: this month (UTC)',
+    options: { account: { type: 'string' }, email: { type: 'string' }, month: { type: 'string' } },
     needsDb: true,
     run: async (ctx) => {
-      const accountId = numericId(ctx, 'account');
+      const accountId = await accountIdOf(ctx);
       const month = ctx.values.month as string | undefined;
       if (month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must be YYYY-MM');
       const record = await usageRecord(ctx.db, { accountId, now: systemClock.now(), month });
