@@ -51,11 +51,12 @@ function errorPage(deps: PortalDeps): Koa.Middleware<PortalState> {
   };
 }
 
-function loadSession(deps: PortalDeps): Koa.Middleware<PortalState> {
+function loadSession(deps: PortalDeps, isPage: (path: string) => boolean): Koa.Middleware<PortalState> {
   return async (ctx, next) => {
     const id = readCookie(ctx, SESSION_COOKIE);
     if (id) ctx.state.session = await findSession(deps.db, id);
-    if (!ctx.state.session && !isPublic(ctx.path)) {
+    // A path that is no page is a 404 for everyone (not a detour through log-in).
+    if (!ctx.state.session && !isPublic(ctx.path) && isPage(ctx.path)) {
       if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.redirect(`/login${ctx.path === '/' ? '' : `?next=${encodeURIComponent(ctx.originalUrl)}`}`);
       throw new PortalError(401, 'Your session has ended. Log in again.');
     }
@@ -77,7 +78,7 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
     errorPage(deps),
     serveAssets(),
     bodyParser({ enableTypes: ['form'], formLimit: '256kb' }) as never,
-    loadSession(deps),
+    loadSession(deps, (path) => router.match(path, 'GET').path.length > 0),
     csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
     router.routes() as never,
     router.allowedMethods() as never,

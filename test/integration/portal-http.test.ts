@@ -123,6 +123,22 @@ describe('web portal over HTTP', function () {
     expect(nothing.body).to.include('Not found');
   });
 
+  it('answers a path that is no page with 404 also without a session; pages send to log-in; repository links to docs redirect', async () => {
+    for (const path of ['/robots.txt', '/sign-up', '/keys/x/y/z']) {
+      const res = await fetch(`${open.url}${path}`, { redirect: 'manual' });
+      expect(res.status, path).to.equal(404);
+      expect(await res.text(), path).to.include('Not found');
+    }
+    for (const path of ['/keys', '/submissions', '/playground']) {
+      const res = await fetch(`${open.url}${path}`, { redirect: 'manual' });
+      expect([res.status, res.headers.get('location')], path).to.deep.equal([302, `/login?next=${encodeURIComponent(path)}`]);
+    }
+    for (const [path, to] of [['/docs/api.md', '/docs/api'], ['/docs/README.md', '/docs/'], ['/docs/Limits.md', '/docs/limits']]) {
+      const res = await fetch(`${open.url}${path}`, { redirect: 'manual' });
+      expect([res.status, res.headers.get('location')], path).to.deep.equal([302, to]);
+    }
+  });
+
   it('serves the tab icon to anyone: named by every page, and at /favicon.ico without a redirect to log in', async () => {
     const page = await new Client(open.url).request('/login');
     const href = /<link rel="icon" type="image\/svg\+xml" href="(\/assets\/icon-[0-9a-f]{12}\.svg)"/.exec(page.body)?.[1];

@@ -12,6 +12,9 @@ export function docsRoutes(router: Router<PortalState>): void {
     const c = ctx as PortalContext;
     if (ctx.path === '/docs') return ctx.redirect('/docs/');
     const name = String(c.params['name'] ?? '');
+    // Links written for the repository (docs/api.md, README.md) reach their page.
+    const file = /^([a-z0-9-]{1,64})\.md$/i.exec(name);
+    if (file) return ctx.redirect(file[1]!.toUpperCase() === 'README' ? '/docs/' : `/docs/${file[1]!.toLowerCase()}`);
     if (docsIndex().length === 0) throw new PortalError(404, 'The documentation was not built with this install (npm run build renders it).');
     const found = /^[a-z0-9-]{0,64}$/.test(name) ? docPage(name) : undefined;
     if (!found) throw notFound();
