@@ -31,7 +31,7 @@ async function resolveChecked(host: string, allowPrivate: boolean): Promise<{ ad
     // would otherwise be a way in.
     for (const a of found) {
       const why = refusedAddress(a.address);
-      if (why) throw new RefusedAddress(`callback host ${host} resolves to a non-public address: ${why}`);
+      if (why) throw new RefusedAddress(`callback host ${host} resolves to a non-public address: ${why} (an operator allows such addresses, for local use, with RUNBOX_CALLBACK_ALLOW_PRIVATE=true)`);
     }
   }
   return { address: found[0]!.address, family: found[0]!.family as 4 | 6 };

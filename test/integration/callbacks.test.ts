@@ -304,7 +304,7 @@ describe('callbacks', function () {
         expect(outcome.ok).to.equal(false);
         if (outcome.ok) return;
         expect(outcome.permanent).to.equal(true);
-        expect(outcome.error).to.match(/non-public address/);
+        expect(outcome.error).to.match(/non-public address: .* \(an operator allows such addresses, for local use, with RUNBOX_CALLBACK_ALLOW_PRIVATE=true\)$/);
       });
     }
 
