@@ -202,7 +202,7 @@ describe('Piston v2 compatible API', function () {
     it('401 without a key, with a wrong one (header or path)', async () => {
       let res = await raw('/piston/api/v2/execute', { method: 'POST', body: JSON.stringify(valid) });
       expect(res.status).to.equal(401);
-      expect(await messageOf(res)).to.match(/API key is required/);
+      expect(await messageOf(res)).to.equal('the Authorization header (or the key as the path segment after /piston/) with an API key is required');
       res = await raw('/piston/not-a-key/api/v2/execute', { method: 'POST', body: JSON.stringify(valid) });
       expect(res.status).to.equal(401);
       expect(await res.json()).to.deep.equal({ message: 'the API key is wrong' });

@@ -39,11 +39,12 @@ async function marketplaceCaller(ctx: Koa.Context, db: Db, marketplace: Marketpl
 
 /**
  * The context of a working API key for the REST API (runbox's own and the compatible
- * ones): 401 for a missing, unknown or revoked key, 403 for a widget key.
+ * ones): 401 for a missing, unknown or revoked key, 403 for a widget key. `carriers`
+ * names where the route takes the key, for the message when there is none.
  */
-export async function apiKeyContext(db: Db, key: string, keys?: KeyCache): Promise<KeyContext> {
+export async function apiKeyContext(db: Db, key: string, keys?: KeyCache, carriers = 'the Authorization header'): Promise<KeyContext> {
   const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
-  if (key === '') throw new ApiError(401, 'missing_key', 'the Authorization header with an API key is required', challenge);
+  if (key === '') throw new ApiError(401, 'missing_key', `${carriers} with an API key is required`, challenge);
   // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
   const hash = /^[\x21-\x7e]{1,256}$/.test(key) ? hashKey(key) : undefined;
   // The process's key cache when there is one (src/accounts/key-cache.ts).

@@ -39,7 +39,7 @@ const flag = (ctx: Koa.Context, name: string) => ctx.query[name] === 'true';
 /** X-Auth-Token (Judge0's header) or Authorization. */
 async function authenticate(ctx: Koa.Context, db: Db, keys: KeyCache | undefined): Promise<KeyContext> {
   const key = ctx.get('X-Auth-Token').trim() || keyFromHeader(ctx.get('Authorization'));
-  return apiKeyContext(db, key, keys);
+  return apiKeyContext(db, key, keys, 'the X-Auth-Token header (or Authorization)');
 }
 
 function requestedFields(ctx: Koa.Context): string[] {

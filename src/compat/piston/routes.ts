@@ -67,7 +67,7 @@ export const pistonExecuteRoute: RouteDef = {
       const live = deps.live;
       if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
       const key = typeof ctx.params['key'] === 'string' ? ctx.params['key'] : keyFromHeader(ctx.get('Authorization'));
-      const auth = await apiKeyContext(deps.db, key, deps.keys);
+      const auth = await apiKeyContext(deps.db, key, deps.keys, 'the Authorization header (or the key as the path segment after /piston/)');
       const job = pistonJob(await readJsonBody(ctx, { acceptText: true }), await runtimes());
       const { id, admittedAt } = await admit(auth, job.run, 'piston');
       if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log, admittedAt))) {
