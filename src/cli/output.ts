@@ -33,19 +33,43 @@ type Row = { [k: string]: Plain };
 const isRecord = (v: Plain): v is { [k: string]: Plain } => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isRows = (v: Plain): v is Row[] => Array.isArray(v) && v.length > 0 && v.every(isRecord);
 
-function cell(v: Plain): string {
+/** A value in a cell; `name` is its field's (sizes in `…_bytes` fields read as kB, MB, GB). */
+function cell(v: Plain, name?: string): string {
   if (v === null) return '';
-  if (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) return v.join(', ');
+  if (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) return v.map((x) => cell(x, name)).join(', ');
   if (isRecord(v)) return inline(v);
   if (typeof v === 'object') return JSON.stringify(v);
+  if (typeof v === 'number' && name?.endsWith('_bytes')) return size(v);
+  if (typeof v === 'string') {
+    // A digest is told apart by its first characters; --json has it whole.
+    if (HEX_DIGEST.test(v)) return `${v.slice(0, 12)}…`;
+    // Times as the portal shows them.
+    const t = ISO_TIME.exec(v);
+    if (t) return `${t[1]} ${t[2]} UTC`;
+  }
   return String(v);
+}
+
+const HEX_DIGEST = /^[0-9a-f]{40,}$/;
+const ISO_TIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d(?:\.\d+)?)?Z$/;
+
+function size(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = bytes / 1000;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 }
 
 /** A record inside one cell, for reading: `a: 1, b: 2`; a map of records as `name (its fields)`. */
 function inline(v: Row): string {
   return Object.entries(v)
     .map(([k, x]) => {
-      if (!isRecord(x)) return `${k}: ${cell(x)}`;
+      if (!isRecord(x)) return `${k}: ${cell(x, k)}`;
       const values = Object.values(x);
       // { "gcc-12": { version: "12.2.0" } } reads as gcc-12 (12.2.0)
       return `${k} (${values.length === 1 && !isRecord(values[0]!) ? cell(values[0]!) : inline(x)})`;
@@ -76,12 +100,12 @@ function rowsTable(rows: Row[]): string {
     for (const r of rows) {
       const items = itemsOf(r).length > 0 ? itemsOf(r) : [{}];
       // The parent's fields on its first line only, so each group reads as one.
-      items.forEach((item, n) => t.push([...outer.map((c) => (n === 0 ? cell(r[c] ?? null) : '')), ...inner.map((c) => cell(item[c] ?? null))]));
+      items.forEach((item, n) => t.push([...outer.map((c) => (n === 0 ? cell(r[c] ?? null, c) : '')), ...inner.map((c) => cell(item[c] ?? null, c))]));
     }
     return t.toString();
   }
   const t = newTable(columns);
-  for (const r of rows) t.push(columns.map((c) => cell(r[c] ?? null)));
+  for (const r of rows) t.push(columns.map((c) => cell(r[c] ?? null, c)));
   return t.toString();
 }
 
@@ -94,7 +118,7 @@ function recordTable(record: { [k: string]: Plain }): string {
       const name = prefix + k;
       if (isRecord(x) && Object.keys(x).length > 0) add(`${name}.`, x);
       else if (isRows(x)) after.push(`${name}:\n${rowsTable(x)}`);
-      else t.push({ [name]: Array.isArray(x) && x.length === 0 ? '(none)' : cell(x) });
+      else t.push({ [name]: Array.isArray(x) && x.length === 0 ? '(none)' : cell(x, k) });
     }
   };
   add('', record);
@@ -107,7 +131,7 @@ export function asTable(value: unknown): string {
   if (Array.isArray(v) && v.length === 0) return '(none)\n';
   if (isRows(v)) return rowsTable(v) + '\n';
   if (isRecord(v)) return recordTable(v) + '\n';
-  if (Array.isArray(v)) return v.map(cell).join('\n') + '\n';
+  if (Array.isArray(v)) return v.map((x) => cell(x)).join('\n') + '\n';
   return cell(v) + '\n';
 }
 

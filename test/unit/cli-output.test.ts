@@ -57,4 +57,15 @@ describe('runbox-admin output', () => {
     expect(out).to.include('rootfs: 10, total: 12');
     expect(out).to.not.include('{');
   });
+
+  it('shortens digests, writes sizes in units and times as the portal does, at a terminal only', () => {
+    const row = { image: 'gcc', recipe_hash: 'ab'.repeat(32), sizeBytes: 252_992_530, small_bytes: 512, built_at: '2026-11-24T20:38:05.123Z', note: 'deadbeef' };
+    const out = asTable([row]);
+    expect(out).to.include(`${'ab'.repeat(6)}…`).and.not.include('ab'.repeat(7));
+    expect(out).to.include('253 MB').and.include('512 B');
+    expect(out).to.include('2026-11-24 20:38 UTC');
+    // Short hex is not a digest.
+    expect(out).to.include('deadbeef');
+    expect(JSON.parse(asJson([row]))[0]).to.deep.include({ recipe_hash: 'ab'.repeat(32), size_bytes: 252_992_530, built_at: '2026-11-24T20:38:05.123Z' });
+  });
 });
