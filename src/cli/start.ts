@@ -81,7 +81,10 @@ try {
   log.info({ components: [...wanted] }, 'runbox started');
   onShutdownSignal(log, shutdown);
 } catch (err) {
-  log.fatal({ err: (err as Error).stack ?? String(err) }, 'runbox could not start');
+  // The usual first-run stumble gets its remedy in the message.
+  const inUse = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+  const hint = inUse ? `: ${config.RUNBOX_HOST}:${config.RUNBOX_PORT} is in use (another runbox?); stop what listens there or set RUNBOX_PORT` : '';
+  log.fatal({ err: (err as Error).stack ?? String(err) }, `runbox could not start${hint}`);
   await shutdown();
   process.exit(1);
 }

@@ -93,6 +93,14 @@ describe('operator logs', function () {
     expect(warning!.msg).to.match(/local use and tests only/);
   });
 
+  it('a second start on a port in use exits 1 saying so and naming RUNBOX_PORT', async () => {
+    const port = new URL(url).port;
+    const second = spawnCli('start.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_COMPONENTS: 'api', RUNBOX_HOST: '127.0.0.1', RUNBOX_PORT: port, RUNBOX_IMAGES_DIR: images.dir });
+    expect(await second.exited).to.equal(1);
+    const fatal = parsed(second).find((l) => l.level === 60);
+    expect(fatal?.msg, second.lines.join('\n')).to.equal(`runbox could not start: 127.0.0.1:${port} is in use (another runbox?); stop what listens there or set RUNBOX_PORT`);
+  });
+
   it('writes one line per API answer: method, route, status, time and account, never the key', async () => {
     const account = await createAccount(t.db, 'logged@example.com');
     const key = await createKey(t.db, { accountId: account.id, appName: 'logged' });
