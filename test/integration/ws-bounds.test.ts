@@ -222,7 +222,9 @@ describe('WebSocket connection bounds', function () {
       expect(wrong.code).to.equal(1008);
       const missing = await refusalOnSocket(wsUrl, { origin: 'https://blog.example' });
       expect(missing.message).to.include({ code: 'missing_key' });
-      expect(await tryOpen(`${wsUrl}?key=rbx_wrong`)).to.deep.include({ status: 401 });
+      // The REST API's words.
+      expect(await tryOpen(`${wsUrl}?key=rbx_wrong`)).to.deep.include({ status: 401, body: { error: { code: 'invalid_key', message: 'the API key is wrong' } } });
+      expect(await tryOpen(wsUrl)).to.deep.include({ status: 401, body: { error: { code: 'missing_key', message: 'an API key is required (the Authorization header, or ?key=)' } } });
     });
 
     it("from the service's own pages (RUNBOX_PUBLIC_URL, or the address it was reached at) and without an Origin: works as before", async () => {

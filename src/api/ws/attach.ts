@@ -98,7 +98,9 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
       if (!found || found.revoked) {
         const code = key === '' ? 'missing_key' : 'invalid_key';
         if (origin !== undefined && !piston) return refuseOnSocket(code, keyRefusalText(code, origin));
-        return refuse(socket, 401, code, 'a valid API key is required', piston);
+        // The REST API's words for the same refusals.
+        const text = code === 'missing_key' ? `an API key is required (the Authorization header${piston ? ', or the path segment after /piston/' : ', or ?key='})` : found?.revoked ? 'the API key has been revoked' : 'the API key is wrong';
+        return refuse(socket, 401, code, text, piston);
       }
       if (piston && found.kind === 'widget') {
         return refuse(socket, 403, 'widget_key', 'this is a widget key: it works only in the <runbox-widget> element (WebSocket /api/v2/ws/); use an API key here', true);
