@@ -111,14 +111,16 @@ async function main(): Promise<number> {
     table: rows,
     results,
   };
-  const file = join(resultsDir(), `${started.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
-  writeFileSync(file, JSON.stringify(combined, null, 2) + '\n');
+  // A selection (RUNBOX_BENCH_ONLY) leaves the day's combined file to the full run: each
+  // benchmark has written its own file already.
+  const file = only ? undefined : join(resultsDir(), `${started.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
+  if (file) writeFileSync(file, JSON.stringify(combined, null, 2) + '\n');
 
   console.log(`Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${QUICK ? ' (quick run)' : ''} on ${machine.cpus} × ${machine.cpuModel}, ` +
     `load average ${machine.loadAverageAtStart} at the start and ${loadAverageAtEnd} at the end; ${combined.seconds} s in all.\n`);
   console.log(markdownTable(rows));
   if (failed.length > 0) console.log(`\nfailed: ${failed.join(', ')}`);
-  console.log(`\nwritten to ${file}`);
+  if (file) console.log(`\nwritten to ${file}`);
   return failed.length > 0 ? 1 : 0;
 }
 
