@@ -17,7 +17,7 @@ describe('quota limits', () => {
 
   before(async () => {
     t = await freshDatabase('quota_limits');
-    images = fakeImagesDir(['gcc-4.9', 'python-3.9.7']);
+    images = fakeImagesDir(['gcc-4.9', 'gcc-9', 'python-3.9.7']);
     api = await startTestApi({ db: t.db, config: testConfig(t.url, images.dir), clock });
   });
   after(async () => {
