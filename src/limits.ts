@@ -130,6 +130,12 @@ export function requestSandboxMs(req: { compiles: boolean; tests: number; compil
   return (req.compiles ? stage(req.compileTimeoutMs) : 0) + Math.max(1, req.tests) * stage(req.runTimeoutMs);
 }
 
+/** Sandbox seconds per request that leave a plan's tests room: a compile and every test at
+ *  the service's timeouts, never below the Free plan's (a new plan's default). */
+export function sandboxSecondsFor(testsPerRequest: number): number {
+  return Math.max(FREE_PLAN.sandboxSecondsPerRequest, requestSandboxMs({ compiles: true, tests: testsPerRequest }) / 1000);
+}
+
 /** WebSocket executions per connection per second. */
 export const WEBSOCKET_RUNS_PER_SECOND = 1;
 

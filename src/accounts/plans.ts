@@ -1,10 +1,11 @@
 import type { Db } from '../db/connect.js';
 import type { Plan } from '../db/schema.js';
-import { FREE_PLAN, MAX_MONTHLY_LIMIT, type PlanLimits } from '../limits.js';
+import { FREE_PLAN, MAX_MONTHLY_LIMIT, sandboxSecondsFor, type PlanLimits } from '../limits.js';
 import { AccountInputError } from './errors.js';
 
 // Plans: named sets of per-account figures. A new plan starts from the Free plan's
-// figures for anything not given.
+// figures for anything not given, but for its sandbox seconds per request, which leave
+// its tests per request room (a compile and every test at the 30 s timeout).
 
 const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request', 'sandbox_seconds_per_request'] as const;
 
@@ -44,7 +45,7 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
       pending: figures.pending ?? FREE_PLAN.pending,
       running: figures.running ?? FREE_PLAN.running,
       tests_per_request: figures.testsPerRequest ?? FREE_PLAN.testsPerRequest,
-      sandbox_seconds_per_request: figures.sandboxSecondsPerRequest ?? FREE_PLAN.sandboxSecondsPerRequest,
+      sandbox_seconds_per_request: figures.sandboxSecondsPerRequest ?? sandboxSecondsFor(figures.testsPerRequest ?? FREE_PLAN.testsPerRequest),
     })
     .onConflict((oc) => oc.column('name').doUpdateSet({ ...given, updated_at: new Date() }))
     .returning(planColumns)
