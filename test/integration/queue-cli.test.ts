@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { claim, heartbeat } from '../../src/queue/index.js';
+import { claim, heartbeat, markStopped } from '../../src/queue/index.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue, expireLease, makeAccount, stateOf } from '../helpers/queue-rows.js';
@@ -33,11 +33,18 @@ describe('runbox-admin queue', () => {
     await heartbeat(t.db, { id: 'cli-runner', hostname: 'h', slots: 2, launcher: 'bwrap' }, 60);
     await claim(t.db, 'cli-runner', 2, 60);
 
+    // A runner that has stopped is counted, and listed only with --all.
+    await heartbeat(t.db, { id: 'gone-runner', hostname: 'h', slots: 1, launcher: 'bwrap' }, 60);
+    await markStopped(t.db, 'gone-runner');
+
     const status = await admin('queue', 'status');
-    expect(status.submissions).to.deep.equal({ queued: 1, running: 2 });
+    expect(status.submissions).to.deep.equal({ queued: 1, running: 2, finished: 0, failed: 0 });
     expect((status.oldest_queued as { id: string }).id).to.equal(third);
     expect(status.runners).to.have.length(1);
     expect((status.runners as Record<string, unknown>[])[0]).to.include({ id: 'cli-runner', slots: 2, running: 2 });
+    expect(status.stopped_runners).to.equal(1);
+    const all = await admin('queue', 'status', '--all');
+    expect((all.runners as { id: string }[]).map((r) => r.id)).to.deep.equal(['cli-runner', 'gone-runner']);
 
     await expireLease(t.db, first);
     expect(await admin('queue', 'reap')).to.deep.equal({ requeued: [first], failed: [] });

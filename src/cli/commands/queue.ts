@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { reapExpired } from '../../queue/index.js';
+import type { SubmissionState } from '../../db/schema.js';
 import type { Command } from '../command.js';
 
 // Looking at the queue and its runners, and reaping by hand.
@@ -7,9 +8,11 @@ import type { Command } from '../command.js';
 export const queueCommands: Command[] = [
   {
     name: 'queue status',
-    summary: 'Submissions by state, the oldest queued one, and every runner with its running jobs.',
+    summary: 'Submissions by state, the oldest queued one, and the runners that have not stopped, with their running jobs (--all: the stopped ones too).',
+    help: '  --all   list stopped runners too (by default only their number)',
+    options: { all: { type: 'boolean' } },
     needsDb: true,
-    run: async ({ db }) => {
+    run: async ({ db, values }) => {
       const { rows: states } = await sql<{ state: string; n: number }>`
         SELECT state, count(*)::int AS n FROM submissions GROUP BY state ORDER BY state
       `.execute(db);
@@ -29,10 +32,15 @@ export const queueCommands: Command[] = [
                (SELECT count(*)::int FROM submissions s WHERE s.locked_by = r.id AND s.state = 'running') AS running
         FROM runners r ORDER BY r.id
       `.execute(db);
+      // Every state, none left out for being empty: "running 0" is an answer too.
+      const submissions: Record<SubmissionState, number> = { queued: 0, running: 0, finished: 0, failed: 0 };
+      for (const s of states) submissions[s.state as SubmissionState] = s.n;
+      const stopped = runners.filter((r) => r.stopped_at !== null);
       return {
-        submissions: Object.fromEntries(states.map((s) => [s.state, s.n])),
+        submissions,
         oldest_queued: oldest[0] ?? null,
-        runners,
+        runners: values.all ? runners : runners.filter((r) => r.stopped_at === null),
+        stopped_runners: stopped.length,
       };
     },
   },
