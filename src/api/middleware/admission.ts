@@ -50,8 +50,9 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
   // What the deployment's live runners can run (src/compilers/deployment.ts).
   const availableNow = availabilityCache(deps.db, deps.config);
   return async (auth, run, mode, state) => {
-    assertRunnable(run.compiler, deps.config.RUNBOX_RECIPES_DIR);
-    if (!(await availableNow()).has(run.compiler)) {
+    const available = await availableNow();
+    assertRunnable(run.compiler, deps.config.RUNBOX_RECIPES_DIR, available);
+    if (!available.has(run.compiler)) {
       // 400, not 503: the request names something this deployment does not offer;
       // retrying it unchanged will not help until an operator installs the image.
       throw new ApiError(400, 'compiler_unavailable', `compiler ${run.compiler} is not installed on this service (see GET /api/compilers/)`);
@@ -81,10 +82,15 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
  * An identifier no recipe declares is a bad request naming the valid ones; a retired
  * one is 400 compiler_unavailable naming its successor (an id keeps its meaning).
  */
-export function assertRunnable(compiler: unknown, recipesDir: string): void {
+export function assertRunnable(compiler: unknown, recipesDir: string, available?: ReadonlySet<string>): void {
   const cat = catalogue(recipesDir);
   const entry = typeof compiler === 'string' ? cat.entries.get(compiler) : undefined;
-  if (!entry) throw new ApiError(400, 'invalid_request', `compiler must be one of: ${offeredIds(cat).join(', ')} (GET /api/compilers/ says which are installed here)`);
+  if (!entry) {
+    // What this service can run, when it is known and not empty: naming one that is not installed would only lead to a second refusal.
+    const runnable = available ? offeredIds(cat).filter((id) => available.has(id)) : [];
+    const list = runnable.length > 0 ? `${runnable.join(', ')} (the ones installed here; GET /api/compilers/ lists every identifier)` : `${offeredIds(cat).join(', ')} (GET /api/compilers/ says which are installed here)`;
+    throw new ApiError(400, 'invalid_request', `compiler must be one of: ${list}`);
+  }
   if (entry.retired) {
     throw new ApiError(400, 'compiler_unavailable', `compiler ${entry.id} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
   }
