@@ -8,9 +8,17 @@ export class EmailTakenError extends AccountInputError {
   }
 }
 
+/** What a refused key is told, on every route and WebSocket alike. */
+export const KEY_REFUSALS = {
+  /** `carriers`: where the route takes the key. */
+  missing: (carriers: string) => `${carriers} with an API key is required`,
+  wrong: 'the API key is wrong',
+  revoked: 'the API key has been revoked',
+} as const;
+
 /** The key was revoked after the request was authenticated; answered like any revoked key (401). */
 export class RevokedKeyError extends Error {
   constructor() {
-    super('the API key has been revoked');
+    super(KEY_REFUSALS.revoked);
   }
 }

@@ -30,7 +30,7 @@ export function asJson(value: unknown): string {
 
 type Row = { [k: string]: Plain };
 
-const isRecord = (v: Plain): v is { [k: string]: Plain } => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isRecord = (v: Plain): v is Row => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isRows = (v: Plain): v is Row[] => Array.isArray(v) && v.length > 0 && v.every(isRecord);
 
 /** A value in a cell; `name` is its field's (sizes in `…_bytes` fields read as kB, MB, GB). */
@@ -98,7 +98,8 @@ function rowsTable(rows: Row[]): string {
     const innerName = (c: string) => (outer.includes(c) ? `${list}.${c}` : c);
     const t = newTable([...outer, ...inner.map(innerName)]);
     for (const r of rows) {
-      const items = itemsOf(r).length > 0 ? itemsOf(r) : [{}];
+      const own = itemsOf(r);
+      const items = own.length > 0 ? own : [{}];
       // The parent's fields on its first line only, so each group reads as one.
       items.forEach((item, n) => t.push([...outer.map((c) => (n === 0 ? cell(r[c] ?? null, c) : '')), ...inner.map((c) => cell(item[c] ?? null, c))]));
     }

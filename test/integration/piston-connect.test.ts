@@ -147,7 +147,7 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
   });
 
   it('keys as on the other Piston routes: none or a wrong one 401, a widget key 403, in Piston\'s error shape; a plain GET 426', async () => {
-    expect(await refused(`${base}/api/v2/connect`)).to.deep.equal({ status: 401, body: { message: 'an API key is required (the Authorization header, or the path segment after /piston/)' } });
+    expect(await refused(`${base}/api/v2/connect`)).to.deep.equal({ status: 401, body: { message: 'the Authorization header (or the key as the path segment after /piston/) with an API key is required' } });
     expect(await refused(`${base}/nope/api/v2/connect`)).to.deep.equal({ status: 401, body: { message: 'the API key is wrong' } });
     const { key: widget } = await keyFor(s.db, { kind: 'widget', allowedOrigins: ['https://a.example'] });
     const w = await refused(`${base}/api/v2/connect`, { Authorization: widget.key });

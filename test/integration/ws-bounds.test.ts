@@ -224,7 +224,7 @@ describe('WebSocket connection bounds', function () {
       expect(missing.message).to.include({ code: 'missing_key' });
       // The REST API's words.
       expect(await tryOpen(`${wsUrl}?key=rbx_wrong`)).to.deep.include({ status: 401, body: { error: { code: 'invalid_key', message: 'the API key is wrong' } } });
-      expect(await tryOpen(wsUrl)).to.deep.include({ status: 401, body: { error: { code: 'missing_key', message: 'an API key is required (the Authorization header, or ?key=)' } } });
+      expect(await tryOpen(wsUrl)).to.deep.include({ status: 401, body: { error: { code: 'missing_key', message: 'the Authorization header (or ?key=) with an API key is required' } } });
     });
 
     it("from the service's own pages (RUNBOX_PUBLIC_URL, or the address it was reached at) and without an Origin: works as before", async () => {

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { findKeyByHash, type KeyContext } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
+import { KEY_REFUSALS } from '../../accounts/errors.js';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { hashKey } from '../../accounts/keys.js';
 import { MARKETPLACE_HEADERS, subscriberAccount, validSubscriber, type Marketplace } from '../../accounts/marketplace.js';
@@ -44,13 +45,13 @@ async function marketplaceCaller(ctx: Koa.Context, db: Db, marketplace: Marketpl
  */
 export async function apiKeyContext(db: Db, key: string, keys?: KeyCache, carriers = 'the Authorization header'): Promise<KeyContext> {
   const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
-  if (key === '') throw new ApiError(401, 'missing_key', `${carriers} with an API key is required`, challenge);
+  if (key === '') throw new ApiError(401, 'missing_key', KEY_REFUSALS.missing(carriers), challenge);
   // Keys are printable ASCII; anything else cannot match and is not worth a lookup.
   const hash = /^[\x21-\x7e]{1,256}$/.test(key) ? hashKey(key) : undefined;
   // The process's key cache when there is one (src/accounts/key-cache.ts).
   const found = hash === undefined ? undefined : await (keys ? keys.find(hash) : findKeyByHash(db, hash));
-  if (!found) throw new ApiError(401, 'invalid_key', 'the API key is wrong', challenge);
-  if (found.revoked) throw new ApiError(401, 'revoked_key', 'the API key has been revoked', challenge);
+  if (!found) throw new ApiError(401, 'invalid_key', KEY_REFUSALS.wrong, challenge);
+  if (found.revoked) throw new ApiError(401, 'revoked_key', KEY_REFUSALS.revoked, challenge);
   // Widget keys sit in public pages: they work only over the WebSocket, from their
   // allowed origins (src/api/ws/attach.ts), never on a REST API.
   if (found.kind === 'widget') {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { RevokedKeyError } from '../../accounts/errors.js';
+import { KEY_REFUSALS, RevokedKeyError } from '../../accounts/errors.js';
 import type { KeyContext } from '../../accounts/accounts.js';
 import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import { cancelSubmission } from '../../queue/cancel.js';
@@ -51,7 +51,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   const error = (id: string | null, code: string, message: string, extra: object = {}) => send({ type: 'error', id, code, message, ...extra });
   /** The key was revoked while the connection was open: said once, then closed. */
   const revoked = (id: string | null) => {
-    error(id, 'invalid_key', 'the API key has been revoked');
+    error(id, 'invalid_key', KEY_REFUSALS.revoked);
     ws.close(1008, 'key revoked');
   };
 

@@ -102,7 +102,7 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
         clearTimeout(initTimer);
         init(msg).catch((err: unknown) => {
           if (err instanceof ApiError) return fail(err.message);
-          if (err instanceof RevokedKeyError) return fail('the API key has been revoked');
+          if (err instanceof RevokedKeyError) return fail(err.message);
           deps.log?.error({ err: (err as Error).stack ?? String(err) }, 'Piston WebSocket run failed');
           fail('the run could not be completed; try again later');
         });
