@@ -8,6 +8,14 @@ export class EmailTakenError extends AccountInputError {
   }
 }
 
+/** Where each face takes its key, as its missing-key refusal names it. */
+export const KEY_CARRIERS = {
+  rest: 'the Authorization header',
+  websocket: 'the Authorization header (or ?key=)',
+  judge0: 'the X-Auth-Token header (or Authorization)',
+  piston: 'the Authorization header (or the key as the path segment after /piston/)',
+} as const;
+
 /** What a refused key is told, on every route and WebSocket alike. */
 export const KEY_REFUSALS = {
   /** `carriers`: where the route takes the key. */

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { findKeyByHash, type KeyContext } from '../../accounts/accounts.js';
 import { findAdminKey } from '../../accounts/admin-keys.js';
-import { KEY_REFUSALS } from '../../accounts/errors.js';
+import { KEY_CARRIERS, KEY_REFUSALS } from '../../accounts/errors.js';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { hashKey } from '../../accounts/keys.js';
 import { MARKETPLACE_HEADERS, subscriberAccount, validSubscriber, type Marketplace } from '../../accounts/marketplace.js';
@@ -43,7 +43,7 @@ async function marketplaceCaller(ctx: Koa.Context, db: Db, marketplace: Marketpl
  * ones): 401 for a missing, unknown or revoked key, 403 for a widget key. `carriers`
  * names where the route takes the key, for the message when there is none.
  */
-export async function apiKeyContext(db: Db, key: string, keys?: KeyCache, carriers = 'the Authorization header'): Promise<KeyContext> {
+export async function apiKeyContext(db: Db, key: string, keys?: KeyCache, carriers: string = KEY_CARRIERS.rest): Promise<KeyContext> {
   const challenge = { 'WWW-Authenticate': 'Bearer realm="runbox"' };
   if (key === '') throw new ApiError(401, 'missing_key', KEY_REFUSALS.missing(carriers), challenge);
   // Keys are printable ASCII; anything else cannot match and is not worth a lookup.

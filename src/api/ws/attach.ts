@@ -6,7 +6,7 @@ import { hashKey, originAllowed } from '../../accounts/keys.js';
 import { REQUEST_LIMITS } from '../../limits.js';
 import { MaintenanceFlag } from '../maintenance.js';
 import { availabilityCache } from '../../compilers/deployment.js';
-import { KEY_REFUSALS } from '../../accounts/errors.js';
+import { KEY_CARRIERS, KEY_REFUSALS } from '../../accounts/errors.js';
 import { keyFromHeader } from '../middleware/authenticate.js';
 import type { ApiDeps } from '../route.js';
 import type { LiveResults } from '../live.js';
@@ -100,8 +100,7 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
         const code = key === '' ? 'missing_key' : 'invalid_key';
         if (origin !== undefined && !piston) return refuseOnSocket(code, keyRefusalText(code, origin));
         // The REST API's words for the same refusals.
-        const carriers = `the Authorization header (or ${piston ? 'the key as the path segment after /piston/' : '?key='})`;
-        const text = code === 'missing_key' ? KEY_REFUSALS.missing(carriers) : found?.revoked ? KEY_REFUSALS.revoked : KEY_REFUSALS.wrong;
+        const text = code === 'missing_key' ? KEY_REFUSALS.missing(piston ? KEY_CARRIERS.piston : KEY_CARRIERS.websocket) : found?.revoked ? KEY_REFUSALS.revoked : KEY_REFUSALS.wrong;
         return refuse(socket, 401, code, text, piston);
       }
       if (piston && found.kind === 'widget') {

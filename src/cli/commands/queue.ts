@@ -35,12 +35,12 @@ export const queueCommands: Command[] = [
       // Every state, none left out for being empty: "running 0" is an answer too.
       const submissions: Record<SubmissionState, number> = { queued: 0, running: 0, finished: 0, failed: 0 };
       for (const s of states) submissions[s.state as SubmissionState] = s.n;
-      const stopped = runners.filter((r) => r.stopped_at !== null);
+      const live = runners.filter((r) => r.stopped_at === null);
       return {
         submissions,
         oldest_queued: oldest[0] ?? null,
-        runners: values.all ? runners : runners.filter((r) => r.stopped_at === null),
-        stopped_runners: stopped.length,
+        runners: values.all ? runners : live,
+        stopped_runners: runners.length - live.length,
       };
     },
   },

@@ -16,6 +16,7 @@ import { compilerOfLanguage, judge0Languages } from './languages.js';
 import { Judge0BatchRequest, Judge0FieldErrors, judge0Run, Judge0SubmissionRequest } from './request.js';
 import { JUDGE0_STATUSES } from './statuses.js';
 import { judge0Submission, parseFields, type Judge0Kept, type Judge0Source } from './view.js';
+import { KEY_CARRIERS } from '../../accounts/errors.js';
 
 // Judge0 CE (1.13, docs/api) at /judge0/: languages, statuses, submissions (one or a
 // batch), looked up by token. A submission is a runbox run of mode 'judge0', admitted
@@ -39,7 +40,7 @@ const flag = (ctx: Koa.Context, name: string) => ctx.query[name] === 'true';
 /** X-Auth-Token (Judge0's header) or Authorization. */
 async function authenticate(ctx: Koa.Context, db: Db, keys: KeyCache | undefined): Promise<KeyContext> {
   const key = ctx.get('X-Auth-Token').trim() || keyFromHeader(ctx.get('Authorization'));
-  return apiKeyContext(db, key, keys, 'the X-Auth-Token header (or Authorization)');
+  return apiKeyContext(db, key, keys, KEY_CARRIERS.judge0);
 }
 
 function requestedFields(ctx: Koa.Context): string[] {

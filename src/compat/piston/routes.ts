@@ -12,6 +12,7 @@ import { PistonExecuteRequest, pistonJob } from './request.js';
 import { PistonError, PistonExecuteResponse, PistonRuntimeList, pistonResponse } from './response.js';
 import { pistonRuntimes } from './runtimes.js';
 import { PistonConnectClientMessage, PistonConnectServerMessage } from './connect-messages.js';
+import { KEY_CARRIERS } from '../../accounts/errors.js';
 
 // Piston v2 (engineer-man/piston api/src/api/v2.js) at /piston/api/v2/: the runtimes
 // and execute. An execute is a synchronous runbox run of mode 'piston': admitted,
@@ -67,7 +68,7 @@ export const pistonExecuteRoute: RouteDef = {
       const live = deps.live;
       if (!live) throw new ApiError(500, 'internal_error', 'synchronous runs are not available on this API process');
       const key = typeof ctx.params['key'] === 'string' ? ctx.params['key'] : keyFromHeader(ctx.get('Authorization'));
-      const auth = await apiKeyContext(deps.db, key, deps.keys, 'the Authorization header (or the key as the path segment after /piston/)');
+      const auth = await apiKeyContext(deps.db, key, deps.keys, KEY_CARRIERS.piston);
       const job = pistonJob(await readJsonBody(ctx, { acceptText: true }), await runtimes());
       const { id, admittedAt } = await admit(auth, job.run, 'piston');
       if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log, admittedAt))) {
