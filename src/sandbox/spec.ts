@@ -102,7 +102,7 @@ export interface Sandbox {
   /** Which launcher this is ('nsjail' or 'bwrap'). */
   readonly launcher: string;
   /** Whether its sandboxes are pooled: each stays and runs stage after stage, each stage
-   *  in namespaces and a cgroup of its own (native/init.c --pool). */
+   *  in namespaces and a cgroup of its own (native/init/pool.c). */
   readonly pooled?: boolean;
   run(spec: SandboxSpec): Promise<SandboxOutcome>;
   /** Releases what the sandbox keeps ready between runs (each slot's next job cgroup and

@@ -26,7 +26,7 @@ const req = (over: Partial<LaunchRequest['spec']> = {}): LaunchRequest => ({
   configPath: '/run/x/run-1.cfg',
 });
 
-/** The program record as runbox-init reads it (native/init.c read_program). */
+/** The program record as runbox-init reads it (native/init/archive.c read_program). */
 function decodeProgram(b: Buffer) {
   expect(String.fromCharCode(b[0]!)).to.equal('P');
   expect(b.readUInt32BE(1)).to.equal(b.length - 5);

@@ -25,7 +25,7 @@ export interface LaunchRequest {
   /** The machine the program is shown (view.ts); the host's /proc and an empty /sys when absent. */
   view?: SandboxView;
   /** A pooled sandbox: runbox-init stays and runs each stage in namespaces of its own
-   *  (native/init.c --pool), with the capabilities that needs until each stage drops them. */
+   *  (native/init/pool.c), with the capabilities that needs until each stage drops them. */
   pool?: boolean;
 }
 
