@@ -44,6 +44,28 @@ export const RUN_LIMITS = {
   network: false,
 } as const;
 
+/**
+ * What a job cgroup allows beyond the program's own limits, for the sandbox's own
+ * processes (the launcher, runbox-init) and what the kernel keeps for them. The program's
+ * cgroup (a pooled stage's, or the job's `program`) is held to memoryBytes itself, so an
+ * OOM kill lands on the program and never on the sandbox around it: memory no process
+ * maps (socket buffers, kernel objects) would otherwise make the largest task of the job,
+ * the launcher, the OOM killer's choice.
+ */
+export const SANDBOX_OVERHEAD = {
+  memoryBytes: 32 * MiB,
+  /** A pooled stage that leaves more than this charged at its end (page cache, negative
+   *  dentries) has it reclaimed then, on the runner's time, before its cgroup goes and
+   *  the charges move to the job, where the next stage (another account's) would pay for
+   *  their reclaim in its own CPU time. Most stages leave a megabyte or two, and a
+   *  reclaim costs 0.2-4 ms even then. */
+  drainAboveBytes: 8 * MiB,
+  /** A pooled sandbox is reused only while its job, once a stage's charges have been
+   *  reclaimed, holds at most this much more than before its first stage: stages' small
+   *  leftovers add up, and what cannot be reclaimed would be paid for by a later stage. */
+  settledSlackBytes: 16 * MiB,
+} as const;
+
 /** The lowest per-stage limits a request may ask for (the compatible routes accept lower
  *  timeouts and memory than RUN_LIMITS; below these a runtime cannot even start). */
 export const STAGE_LIMIT_FLOORS = {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as os } from 'node:os';
+import { SANDBOX_OVERHEAD } from '../limits.js';
 import type { StageCgroup } from './cgroups/types.js';
 
 // Launchers are started by runbox-forkserver (native/forkserver/), a small process
@@ -76,7 +77,7 @@ export class StageProcess extends EventEmitter {
   enterFields: readonly string[] | null = null;
   /** A pooled stage's end as the server reported it: its counter files' texts at its
    *  start and at its end, and whether its cgroup directories are gone. */
-  report: { before: string[]; after: string[]; removed: boolean } | null = null;
+  report: { before: string[]; after: string[]; removed: boolean; settled: string } | null = null;
 
   constructor(
     /** 0 for a stage of a pooled sandbox: its processes are in the sandbox's namespaces. */
@@ -341,11 +342,12 @@ export class ForkServer {
         const stage = this.stages.get(text(1));
         if (!stage) return;
         this.stages.delete(text(1));
-        const counts = (f.length - 4) / 2;
+        const counts = (f.length - 5) / 2;
         stage.report = {
           removed: text(3) === '1',
-          before: f.slice(4, 4 + counts).map((b) => b.toString('latin1')),
-          after: f.slice(4 + counts).map((b) => b.toString('latin1')),
+          settled: text(4),
+          before: f.slice(5, 5 + counts).map((b) => b.toString('latin1')),
+          after: f.slice(5 + counts).map((b) => b.toString('latin1')),
         };
         // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
         const status = num(2);
@@ -432,15 +434,17 @@ export class ForkServer {
   /** A stage in the pooled sandbox `env` (started with `pooled`), sent with its run in
    *  one `enter` request: the server makes the stage's cgroup directories `dirs`, writes
    *  `writes`, reads `counterFiles` before (but those in the new directories) and after
-   *  the stage (StageProcess.report), and passes the stage's pipes, the directories'
+   *  the stage (StageProcess.report), writes `drains` at its end (when `usageFile` reads
+   *  more than SANDBOX_OVERHEAD.drainAboveBytes) before removing the directories and then
+   *  reads `settleFile` (report.settled), and passes the stage's pipes, the directories'
    *  cgroup.procs and `joins` to the sandbox's init. The stage's 'exit' is its end, once
    *  nothing of it is left in the sandbox. */
-  stage(env: StageProcess, user: { uid: number; gid: number }, cgroup: Pick<StageCgroup, 'dirs' | 'joins' | 'writes' | 'counterFiles'>): StageProcess {
+  stage(env: StageProcess, user: { uid: number; gid: number }, cgroup: Pick<StageCgroup, 'dirs' | 'joins' | 'writes' | 'counterFiles' | 'drains' | 'usageFile' | 'settleFile'>): StageProcess {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
     const stage = new StageProcess(0, id, this);
     const list = (items: readonly string[]) => [String(items.length), ...items];
-    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(cgroup.dirs), ...list(cgroup.joins), ...list(cgroup.writes.flat()), ...list(cgroup.counterFiles)];
+    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(cgroup.dirs), ...list(cgroup.joins), ...list(cgroup.writes.flat()), ...list(cgroup.counterFiles), ...list(cgroup.drains.flat()), cgroup.usageFile, String(SANDBOX_OVERHEAD.drainAboveBytes), cgroup.settleFile];
     this.holds++;
     this.byId.set(id, stage);
     this.stages.set(id, stage);

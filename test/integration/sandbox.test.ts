@@ -235,14 +235,32 @@ for (const launcher of LAUNCHERS) {
         console.log('      SKIPPED: cgroup v2 host: the job is measured as a whole');
         return this.skip();
       }
-      // The cgroup namespace is rooted at the job: the launcher stays there, uncounted. A
-      // pooled sandbox gives each stage a memory cgroup of its own below the job (a fresh
-      // one: its peak is the stage's) and counts its CPU in the job's program cgroup.
-      const lines = r.stdout.toString().trim().split('\n');
-      const own = lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
-      const name = own[0]?.split('/')[1] ?? '';
-      expect(name).to.match(sb.pooled ? /^stage-\d+$/ : /^program$/);
-      expect(own).to.deep.equal([`memory:/${name}`, 'cpuacct:/program']);
+      // The launcher stays in the job, uncounted. A pooled sandbox gives each stage a memory
+      // cgroup of its own below the job (a fresh one: its peak is the stage's) and counts its
+      // CPU in the job's program cgroup; the stage's cgroup namespace is rooted there, so the
+      // program reads "/" (the host shows where it is).
+      const inside = r.stdout.toString().trim().split('\n').filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
+      const marker = `runbox-where-${process.pid}`;
+      const running = run(['python3.9', '-c', `import time\n# ${marker}\ntime.sleep(3)`]);
+      let host: string[] = [];
+      for (let i = 0; i < 100 && host.length === 0; i++) {
+        await new Promise((res) => setTimeout(res, 50));
+        for (const pid of processesOf([uidOfSlot(SLOT)])) {
+          try {
+            if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+            host = readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+      expect((await running).status).to.equal('exited');
+      // controller:path below the runner's own cgroup
+      const paths = host.map((l) => `${l.split(':')[0]}:${l.slice(l.indexOf('/job-') + 1)}`);
+      expect(paths, `host view ${host}`).to.have.length(2);
+      expect(paths[0]).to.match(sb.pooled ? /^memory:job-[\d-]+\/stage-\d+$/ : /^memory:job-[\d-]+\/program$/);
+      expect(paths[1]).to.match(/^cpuacct:job-[\d-]+\/program$/);
+      if (sb.pooled) expect(inside).to.deep.equal(['memory:/', 'cpuacct:/']);
       // Each stage's CPU is its own, not the sum of the stages before it in that cgroup.
       const busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass";
       const first = await run(['python3.9', '-c', busy]);
