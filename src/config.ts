@@ -147,6 +147,12 @@ export const CONFIG_VARS = {
     1024,
     1024 * 1024 * 1024,
   ),
+  RUNBOX_WS_STDIN_WRITES_PER_SECOND: int(
+    "Statements storing an interactive run's stdin, per WebSocket connection (its runs together) and second; what the client sends meanwhile joins the next one. Each is a NOTIFY every runner hears.",
+    50,
+    1,
+    10_000,
+  ),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
   RUNBOX_PUBLIC_URL: str(
     'Address people reach the service at, e.g. https://runbox.example.com: links in portal emails and invites; https makes the session cookie Secure. Empty: http://RUNBOX_HOST:RUNBOX_PORT.',
