@@ -52,8 +52,9 @@ export async function deploymentAvailability(db: Db, config: AvailabilityConfig)
     // The version and the libraries come from the same runner: the first live one that has the id.
     const row = rows.find((r) => typeof r.compilers[entry.id] === 'string');
     if (!row) return availabilityOf(entry, null);
-    const libraries = row.compilers[LIBRARIES_KEY];
-    return availabilityOf(entry, row.compilers[entry.id] as string, librariesOf(typeof libraries === 'object' && libraries !== null ? (libraries as Record<string, unknown>)[entry.id] : undefined));
+    const published = row.compilers[LIBRARIES_KEY];
+    const libraries = published && typeof published === 'object' ? librariesOf(published[entry.id]) : {};
+    return availabilityOf(entry, row.compilers[entry.id] as string, libraries);
   });
 }
 
