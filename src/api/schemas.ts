@@ -222,6 +222,9 @@ export const CompilerList = Type.Array(
       description: "The language name Piston's clients send for it (POST /piston/api/v2/execute); null: not offered there (another id of its version is).",
     }),
     judge0: Type.Union([Type.Integer(), Type.Null()], { description: 'Its Judge0 CE language id (POST /judge0/submissions); null where Judge0 has none.' }),
+    libraries: Type.Record(Type.String(), Type.String(), {
+      description: 'Libraries a program can use with no install step (numpy, Boost, Gson, ggplot2…): name → the version installed, probed when the image was built. Empty when it has none or is not installed.',
+    }),
     successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),
 );

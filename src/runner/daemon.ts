@@ -83,7 +83,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
@@ -131,7 +131,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     try {
       // Only claims made before the heartbeat are checked against its answer.
       const before = [...active.values()];
-      info.compilers = installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR);
+      Object.assign(info, installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR));
       const held = new Set((await heartbeat(db, info, leaseSeconds, before.map((a) => claimKey(a.job)))).map((c) => `${c.id}/${c.attempt}`));
       for (const a of before) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.

@@ -249,6 +249,13 @@ describe('api contract', () => {
       expect(list.filter((c) => c.available)).to.have.length(2);
     });
 
+    it("gives each identifier the libraries installed with it: none for the ten, none where not installed", async () => {
+      const list = (await (await fetch(`${api.url}/api/compilers/`)).json()) as { id: string; available: boolean; libraries: Record<string, string> }[];
+      for (const c of list) expect(c.libraries, c.id).to.be.an('object');
+      expect(list.find((c) => c.id === 'python-3.9.7')).to.deep.include({ available: true, libraries: {} });
+      expect(list.find((c) => c.id === 'python-3.13')).to.deep.include({ available: false, libraries: {} });
+    });
+
     it("gives each identifier its Piston language name and Judge0 id", async () => {
       const list = (await (await fetch(`${api.url}/api/compilers/`)).json()) as { id: string; piston: string; judge0: number | null }[];
       expect(list.find((c) => c.id === 'python-3.9.7')).to.include({ piston: 'python', judge0: 71 });
