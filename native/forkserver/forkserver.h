@@ -119,6 +119,8 @@ void start(char **f, int nf, int env);
 // stage.c: a stage in a pooled sandbox (enter), its end (on_control), its process count
 void enter(char **f, const size_t *len, int nf);
 void on_control(struct job *env);
+int reclaim_fd(void);
+void on_reclaimed(void);
 int watch_processes(void);
 
 // streams.c: the bytes of each job's pipes

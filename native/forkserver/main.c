@@ -52,8 +52,10 @@
 //                               the stage ID of a pooled sandbox has ended, and everything
 //                               in its PID namespace (STATUS: its wait status); its
 //                               counter files as read at its start and at its end; REMOVED
-//                               "1" when its cgroup directories are gone ("0": still busy);
-//                               SETTLED the SETTLE file's text once they are
+//                               "1" when its cgroup directories are gone ("0": still busy;
+//                               "2": being reclaimed, a `settled` reply follows); SETTLED
+//                               the SETTLE file's text once they are gone
+//   settled ID REMOVED SETTLED  the reclaim of stage ID has ended, as done would have said
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
@@ -156,10 +158,10 @@ static void reap(void) {
   }
 }
 
-static struct pollfd pfds[2 + MAX_JOBS * PIPES];
+static struct pollfd pfds[3 + MAX_JOBS * PIPES];
 static struct {
   int job, pipe;
-} owner[2 + MAX_JOBS * PIPES];
+} owner[3 + MAX_JOBS * PIPES];
 
 int main(void) {
   // Dies with the runner; if the runner is already gone, do not start serving.
@@ -179,6 +181,7 @@ int main(void) {
     int n = 0;
     pfds[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
     pfds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    pfds[n++] = (struct pollfd){.fd = reclaim_fd(), .events = POLLIN};
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
       if (j->used && j->env && j->fd[STAGE_IN] >= 0) {
@@ -203,7 +206,8 @@ int main(void) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    for (int k = 2; k < n; k++) {
+    if (pfds[2].revents) on_reclaimed();
+    for (int k = 3; k < n; k++) {
       if (!pfds[k].revents) continue;
       struct job *j = &jobs[owner[k].job];
       int i = owner[k].pipe;

@@ -190,14 +190,15 @@ function newConfigPath(): string {
 /** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
  *  `onOver` is called once the stage's processes are gone, before its counters are read.
  *  A pooled sandbox that is still clean after the stage is handed to `keep` (for the
- *  slot's next stage) instead of being removed. */
+ *  slot's next stage) instead of being removed; with `ready`, it may be used once that
+ *  settles true (what its stage left charged is being reclaimed) and goes if false. */
 export async function runStage(
   ctx: RunContext,
   spec: SandboxSpec,
   prepared?: Prepared,
   key: LaunchKey = launchKey(spec),
   onOver?: () => void,
-  keep?: (p: Prepared) => void,
+  keep?: (p: Prepared, ready?: Promise<boolean>) => void,
 ): Promise<SandboxOutcome> {
   const { limits } = key;
   let p = prepared;
@@ -215,13 +216,18 @@ export async function runStage(
     if (p.stages === 0) p.baselineBytes = readNumber(cgroup.settleFile);
     p.stages++;
     const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
-    if (!target.child.report?.removed) removeLater(cgroup);
+    const report = target.child.report;
+    // Charges being reclaimed by the fork server: the cgroup is its until that has ended.
+    if (report?.reclaim) void report.reclaim.then((r) => (r?.removed ? undefined : removeLater(cgroup)));
+    else if (!report?.removed) removeLater(cgroup);
     // A stage that ended by itself or was stopped leaves its sandbox clean; one whose
-    // runbox-init failed says nothing good of the sandbox, which goes.
+    // runbox-init failed says nothing good of the sandbox, which goes. One whose job
+    // kept much more memory than it started with goes too, once that is known.
     const failed = outcome.status === 'internal_error' && outcome.diagnostic !== 'aborted';
-    if (keep && clean() && !failed && settled(p, target.child.report?.settled)) {
+    if (keep && clean() && !failed && report && (report.reclaim || settled(p, report.settled))) {
+      const sandbox = p;
       p.child.unref();
-      keep(p);
+      keep(p, report.reclaim?.then((r) => r !== null && settled(sandbox, r.settled)));
       p = undefined;
     }
     onOver?.();

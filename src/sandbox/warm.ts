@@ -26,15 +26,29 @@ export class WarmPool {
     return (await entry) ?? undefined;
   }
 
-  /** Gives the slot a pooled sandbox back after its stage (it waits for the next). */
-  put(p: Prepared): void {
+  /** Gives the slot a pooled sandbox back after its stage (it waits for the next); with
+   *  `ready`, the slot's next stage waits for it to settle, and the sandbox goes if false. */
+  put(p: Prepared, ready?: Promise<boolean>): void {
     const soon = this.soon.get(p.key.slot);
     if (soon) {
       clearImmediate(soon);
       this.soon.delete(p.key.slot);
     }
     const old = this.ready.get(p.key.slot);
-    this.ready.set(p.key.slot, Promise.resolve(p));
+    const usable = !ready
+      ? Promise.resolve(p)
+      : ready.then(
+          async (ok) => {
+            if (ok) return p;
+            await discard(p).catch(() => {});
+            return null;
+          },
+          async () => {
+            await discard(p).catch(() => {});
+            return null;
+          },
+        );
+    this.ready.set(p.key.slot, usable);
     if (old) void old.then((o) => (o ? discard(o) : undefined)).catch(() => {});
   }
 

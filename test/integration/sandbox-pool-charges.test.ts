@@ -163,7 +163,10 @@ for (const launcher of LAUNCHERS) {
         const before = jobMemoryInUse();
         const storm = await bin(STORM, slot + 4, { limits });
         expect([storm.status, storm.stdout.toString()]).to.deep.equal(['exited', '1200000\n']);
-        // Every job (the storm's: launcher, init, the next stage's child made ahead) is back near where it was.
+        // The slot's next stage starts once the storm's charges are reclaimed (off the
+        // stage's path, on a thread of the fork server's): then every job (the storm's:
+        // launcher, init, the next stage's child made ahead) is back near where it was.
+        expect((await sb.run({ rootfs, argv: ['/bin/true'], slot: slot + 4, limits })).status).to.equal('exited');
         for (const [job, bytes] of jobMemoryInUse()) {
           if (before.has(job)) expect(bytes, `${job} after the storm (before: ${before.get(job)})`).to.be.at.most(before.get(job)! + SANDBOX_OVERHEAD.settledSlackBytes);
         }
