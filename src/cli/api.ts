@@ -1,6 +1,6 @@
 import { startApi } from '../api/server.js';
 import { loadConfig } from '../config.js';
-import { connect } from '../db/connect.js';
+import { connectFor } from '../db/connections.js';
 import { createLogger } from '../log.js';
 import { watchQueue } from '../metrics/registry.js';
 import { systemClock } from '../util/clock.js';
@@ -10,7 +10,7 @@ import { systemClock } from '../util/clock.js';
 // it accepts connections; RUNBOX_PORT=0 picks a free port.
 
 const config = loadConfig();
-const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20, applicationName: 'runbox-api' });
+const handle = connectFor(config, { api: true }, 'runbox-api');
 // Logs go to stderr: stdout carries only the line announcing the port.
 const log = createLogger(config, 'runbox-api', 2);
 watchQueue(handle.db);

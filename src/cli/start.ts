@@ -1,7 +1,7 @@
 import { startApi } from '../api/server.js';
 import { startSender } from '../callbacks/sender.js';
 import { loadConfig, publicUrl } from '../config.js';
-import { connect } from '../db/connect.js';
+import { connectFor } from '../db/connections.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
 import { startAdminListener } from '../metrics/listener.js';
@@ -24,7 +24,7 @@ interface Component {
 const config = loadConfig();
 const log = processLogger(config, 'runbox');
 const wanted = new Set(config.RUNBOX_COMPONENTS.split(','));
-const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20 + (wanted.has('runner') ? config.RUNBOX_RUNNER_SLOTS : 0), applicationName: 'runbox' });
+const handle = connectFor(config, { api: wanted.has('api'), sender: wanted.has('sender'), runner: wanted.has('runner') }, 'runbox');
 const started: Component[] = [];
 
 async function shutdown(): Promise<void> {

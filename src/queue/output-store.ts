@@ -33,6 +33,18 @@ export async function storedOutput(db: Db, ids: string[], from = 0): Promise<Out
   return rows.map((r) => (r.s === null ? { i: r.i, n: r.n, end: true as const } : { i: r.i, n: r.n, s: r.s, d: r.d }));
 }
 
+/** The stored messages of each run from its own sequence number on (polling without LISTEN), in order. */
+export async function storedOutputFrom(db: Db, from: Map<string, number>): Promise<OutputMessage[]> {
+  if (from.size === 0) return [];
+  const { rows } = await sql<{ i: string; n: number; s: 'stdout' | 'stderr' | null; d: string }>`
+    SELECT o.submission_id::text AS i, o.seq AS n, o.stream AS s, o.data AS d
+      FROM unnest(${[...from.keys()]}::uuid[], ${[...from.values()]}::int[]) AS w(id, from_seq)
+      JOIN submission_output o ON o.submission_id = w.id AND o.seq >= w.from_seq
+     ORDER BY o.submission_id, o.seq
+  `.execute(db);
+  return rows.map((r) => (r.s === null ? { i: r.i, n: r.n, end: true as const } : { i: r.i, n: r.n, s: r.s, d: r.d }));
+}
+
 /** Drops chunks old enough that no one can still be waiting for them. */
 export async function pruneOutput(db: Db): Promise<number> {
   const res = await sql`DELETE FROM submission_output WHERE created_at < now() - make_interval(mins => ${KEEP_MINUTES})`.execute(db);

@@ -4,6 +4,7 @@ import { installedCompilers } from '../compilers/deployment.js';
 import type { Config } from '../config.js';
 import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
+import { listenUrl } from '../db/connections.js';
 import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
@@ -99,15 +100,18 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   // Registers the runner before claiming, so its row exists while it holds jobs.
   await heartbeat(db, info, leaseSeconds, []);
 
+  // One LISTEN connection for the process (src/queue/listen.ts), or none: then every watcher polls.
+  const listenAt = listenUrl(config);
   const waker: Waker = createWaker({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
     pollMs: config.RUNBOX_POLL_MS,
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
   });
   // A caller that went away stops its run (the job is completed as cancelled, so its slot frees).
   const cancellations = watchCancellations({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
+    pollMs: config.RUNBOX_POLL_MS,
     db,
     running: () => [...active.values()].map((a) => a.job.id),
     onCancel: (subId) => {
@@ -117,7 +121,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   });
   // What callers of interactive runs type, forwarded to their programs' stdin.
   const inputs = watchInput({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
     db,
     onError: (err) => rlog.warn({ err: err.message }, 'reading interactive input failed'),
   });
