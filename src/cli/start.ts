@@ -1,6 +1,7 @@
 import { startApi } from '../api/server.js';
 import { startSender } from '../callbacks/sender.js';
 import { loadConfig, publicUrl } from '../config.js';
+import { databaseClock } from '../db/clock.js';
 import { connectFor } from '../db/connections.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
@@ -10,7 +11,6 @@ import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
 import { claimForRunner } from '../runner/uid-range.js';
-import { systemClock } from '../util/clock.js';
 
 // `npm start`: the API, the runner and the callback sender in one process, as chosen
 // by RUNBOX_COMPONENTS. Stops gracefully on SIGINT/SIGTERM: the API stops taking
@@ -64,8 +64,16 @@ try {
   }
 
   if (wanted.has('api')) {
-    const api = await startApi({ db: handle.db, config, clock: systemClock, log });
-    started.push({ name: 'api', stop: () => api.close() });
+    // Admission and usage go by the database's time, whatever this host's clock says.
+    const clock = await databaseClock(handle.db);
+    const api = await startApi({ db: handle.db, config, clock, log });
+    started.push({
+      name: 'api',
+      stop: async () => {
+        clock.close();
+        await api.close();
+      },
+    });
     const base = `http://${api.host.includes(':') ? `[${api.host}]` : api.host}:${api.port}`;
     log.info({ url: base }, `API listening on ${base}/api/`);
     log.info({ url: publicUrl({ ...config, RUNBOX_PORT: api.port }) }, `web portal: open ${publicUrl({ ...config, RUNBOX_PORT: api.port })}/ to sign up and create keys`);

@@ -174,7 +174,18 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       let problem: Error | undefined;
       // WebSocket jobs stream their output to the API host as it is written.
       const publisher =
-        job.mode === 'ws' ? createOutputPublisher(db, job.id, (err) => jlog.warn({ err: err.message }, 'output streaming failed')) : undefined;
+        job.mode === 'ws'
+          ? createOutputPublisher(
+              db,
+              { runnerId: id, submissionId: job.id, attempt: job.attempts },
+              (err) => jlog.warn({ err: err.message }, 'output streaming failed'),
+              // The claim is gone (another runner has the job): stop at once, as a lost heart-beat would.
+              () => {
+                jlog.warn('output refused: the lease is gone; abandoning the run');
+                abort.abort('lease_lost' satisfies Stop);
+              },
+            )
+          : undefined;
       try {
         const interactive = job.mode === 'ws' && job.run_options?.interactive === true;
         result = await execute(job, {
