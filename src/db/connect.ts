@@ -21,6 +21,21 @@ export function poolOf(db: Db): { pool: pg.Pool; named: boolean } | undefined {
   return pools.get(db);
 }
 
+/**
+ * One statement on a pooled connection. Unlike pool.query, an error the server answered
+ * (a deadlock to retry, a constraint) keeps the connection: pool.query closes it on any
+ * error, and the next statement pays a new connection and its planning again. A broken
+ * connection is still dropped (the pool checks it on release).
+ */
+export async function poolQuery<R extends pg.QueryResultRow>(pool: pg.Pool, query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+  const client = await pool.connect();
+  try {
+    return await client.query<R>(query);
+  } finally {
+    client.release();
+  }
+}
+
 export interface ConnectOptions {
   max?: number;
   applicationName?: string;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RawBuilder } from 'kysely';
-import { type Db, poolOf } from './connect.js';
+import { type Db, poolOf, poolQuery } from './connect.js';
 
 // The queue's hot statements (claim, complete-and-claim) are large CTEs: Postgres spent
 // more time parsing and planning them (about 2 ms) than running them (about 0.6 ms).
@@ -28,6 +28,6 @@ export async function executePrepared<R>(db: Db, label: string, query: RawBuilde
   // Behind a pooler in transaction mode the statement is parsed and planned each time.
   if (!known?.named) return query.execute(db);
   const { sql: text, parameters } = query.compile(db);
-  const res = await known.pool.query({ name: nameFor(label, text), text, values: parameters as unknown[] });
+  const res = await poolQuery(known.pool, { name: nameFor(label, text), text, values: parameters as unknown[] });
   return { rows: res.rows as R[] };
 }
