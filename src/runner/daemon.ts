@@ -17,6 +17,7 @@ import { requeueDeadSiblings } from './dead-siblings.js';
 import { executeJob } from './execute.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
+import { recordOutcome } from './record-outcome.js';
 
 // The runner: claims up to RUNBOX_RUNNER_SLOTS jobs, runs each in its own slot,
 // heart-beats their leases, and writes results back. Jobs it could not start are
@@ -169,6 +170,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const ref = { id: job.id, attempt: job.attempts };
     jlog.info({ compiler: job.compiler }, 'job started');
     const startedAt = performance.now();
+    // Each outcome's statement is tried again while the database cannot be reached (src/runner/record-outcome.ts).
+    const record = <T>(write: () => Promise<T>) =>
+      recordOutcome(write, {
+        forMs: 2 * leaseSeconds * 1000,
+        onRetry: (err) => jlog.warn({ err: err.message }, 'could not record the outcome of a job yet; trying again'),
+      });
     try {
       let result: RunResult | undefined;
       let problem: Error | undefined;
@@ -203,7 +210,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (why === 'lease_lost') return none;
       if (why === 'cancelled') {
         // Counted (it started); the slot frees with the job's end.
-        const ok = await complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled'));
+        const ok = await record(() => complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled')));
         if (ok) jlog.info('job stopped: its caller went away');
         return none;
       }
@@ -215,10 +222,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       }
       if (result) {
         // The result and the slot's next job in one statement (none once stopping).
-        const claimNext = !stopping;
-        const { completed, next, lostRace } = claimNext
-          ? await completeAndClaim(db, id, ref, result, leaseSeconds)
-          : { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+        let claimNext = false;
+        const { completed, next, lostRace } = await record(async () => {
+          claimNext = !stopping;
+          return claimNext
+            ? completeAndClaim(db, id, ref, result, leaseSeconds)
+            : { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+        });
         if (completed) {
           jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
           observeRun(job.compiler, result, (performance.now() - startedAt) / 1000);
@@ -232,10 +242,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
       // Either way the user got no run: nothing is billed.
-      await fail(db, id, ref, message, { refund: true, result: internalErrorResult(job, notStarted ? message : 'internal error') });
+      await record(() => fail(db, id, ref, message, { refund: true, result: internalErrorResult(job, notStarted ? message : 'internal error') }));
       runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
-      // The database is unreachable: the lease runs out and the reaper requeues the job.
+      // The database stayed unreachable: the lease runs out and the reaper requeues the job.
       jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
     }
     return none;
