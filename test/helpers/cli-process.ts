@@ -32,7 +32,7 @@ function testLockDir(): string {
 
 /**
  * Starts dist/src/cli/<entry> with info-level logs and `env` over this process's
- * environment; `wrap` is a command that runs it (`ip netns exec NAME`, `faketime …`).
+ * environment; `wrap` is a command that execs it (`nsenter --net=…`).
  */
 export function spawnCli(entry: string, env: Record<string, string>, wrap: string[] = []): CliProcess {
   const argv = [...wrap, process.execPath, join(PROJECT_ROOT, 'dist/src/cli', entry)];

@@ -23,6 +23,8 @@ export interface PgBouncerOptions {
 
 export interface PgBouncer {
   port: number;
+  /** The pgbouncer process (its CPU, for benchmarks). */
+  pid: number;
   /** A URL of database `db` through PgBouncer. */
   url(db: string): string;
   /** What PgBouncer logged (its errors say why a client was refused). */
@@ -86,6 +88,7 @@ export async function startPgBouncer(o: PgBouncerOptions): Promise<PgBouncer> {
   }
   return {
     port,
+    pid: child.pid!,
     url: (db) => `postgresql://postgres@127.0.0.1:${port}/${db}`,
     log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') + stderr,
     stop: async () => {

@@ -10,7 +10,7 @@ export interface Proc extends CliProcess {
 export class Processes {
   readonly all: Proc[] = [];
 
-  /** Starts dist/src/cli/<entry>; `wrap` puts a command in front (ip netns exec NAME, faketime …). */
+  /** Starts dist/src/cli/<entry>; `wrap` puts a command in front that execs it (nsenter), never one that forks it: the kill goes to the wrapper. */
   launch(name: string, entry: string, env: Record<string, string>, wrap: string[] = []): Proc {
     const p = { name, ...spawnCli(entry, { RUNBOX_POLL_MS: '200', ...env }, wrap) };
     this.all.push(p);

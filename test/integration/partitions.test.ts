@@ -307,7 +307,10 @@ describe('partitions and failures: hosts in network namespaces', function () {
 
 describe('clock skew: hosts whose clocks are off bill, limit and lease by the database\'s time', function () {
   this.timeout(90_000);
-  const FAKETIME = '/usr/bin/faketime';
+  // libfaketime preloaded into the process itself (the faketime command would run it as
+  // a child of its own, which a test's kill would leave behind).
+  const arch = process.arch === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu';
+  const FAKETIME = `/usr/lib/${arch}/faketime/libfaketime.so.1`;
   let t: TestDatabase;
   const procs = new Processes();
 
@@ -335,12 +338,11 @@ describe('clock skew: hosts whose clocks are off bill, limit and lease by the da
     await setAccountLimits(t.db, account.id, { perMinute, pending: 1000, running: 4 });
     const key = await createKey(t.db, { accountId: account.id, appName: 'skew' });
     // libfaketime shifts what the process reads as the time of day; its monotonic clock stays true.
-    const skew = (days: string) => [FAKETIME, '-f', days];
-    const skewEnv = { FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+    const skew = (days: string) => ({ LD_PRELOAD: FAKETIME, FAKETIME: days, FAKETIME_DONT_FAKE_MONOTONIC: '1' });
     const env = { RUNBOX_DATABASE_URL: t.url, RUNBOX_LEASE_SECONDS: String(LEASE_SECONDS) };
-    const behind = procs.launch('api-behind', 'api.js', { ...env, ...skewEnv, RUNBOX_PORT: '0' }, skew('-45d'));
+    const behind = procs.launch('api-behind', 'api.js', { ...env, ...skew('-45d'), RUNBOX_PORT: '0' });
     const right = procs.launch('api-right', 'api.js', { ...env, RUNBOX_PORT: '0' });
-    const ahead = procs.launch('runner-ahead', 'start.js', { ...env, ...skewEnv, RUNBOX_COMPONENTS: 'runner', RUNBOX_RUNNER_ID: 'ahead', RUNBOX_RUNNER_SLOTS: '2' }, skew('+45d'));
+    const ahead = procs.launch('runner-ahead', 'start.js', { ...env, ...skew('+45d'), RUNBOX_COMPONENTS: 'runner', RUNBOX_RUNNER_ID: 'ahead', RUNBOX_RUNNER_SLOTS: '2' });
     const [behindUrl, rightUrl] = await Promise.all([apiUrlOf(behind), apiUrlOf(right)]);
     await waitForLine(ahead, (l) => l['msg'] === 'runner started');
     // The skew is real: each process's own clock reads 45 days off (its log lines' times).
