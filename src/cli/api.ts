@@ -13,7 +13,7 @@ const config = loadConfig();
 const handle = connectFor(config, { api: true }, 'runbox-api');
 // Logs go to stderr: stdout carries only the line announcing the port.
 const log = createLogger(config, 'runbox-api', 2);
-watchQueue(handle.db);
+watchQueue(handle.db, config.RUNBOX_LEASE_SECONDS);
 // Admission and usage go by the database's time, whatever this host's clock says.
 const clock = await databaseClock(handle.db);
 const api = await startApi({ db: handle.db, config, clock, log });

@@ -42,7 +42,7 @@ async function shutdown(): Promise<void> {
 
 try {
   await migrateToLatest(handle.db);
-  watchQueue(handle.db);
+  watchQueue(handle.db, config.RUNBOX_LEASE_SECONDS);
 
   if (wanted.has('runner')) {
     // The sandbox uids of this runner's slots, claimed against every other runner on the host.

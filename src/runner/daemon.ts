@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { installedCompilers } from '../compilers/deployment.js';
 import type { Config } from '../config.js';
-import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
+import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
 import { RUN_LIMITS } from '../limits.js';
@@ -225,9 +225,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         let claimNext = false;
         const { completed, next, lostRace } = await record(async () => {
           claimNext = !stopping;
-          return claimNext
-            ? completeAndClaim(db, id, ref, result, leaseSeconds)
-            : { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+          if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+          const end = claimSeconds.startTimer();
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds);
+          end();
+          return turned;
         });
         if (completed) {
           jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
@@ -256,6 +258,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const abort = new AbortController();
     const a: Active = { job, slot, abort, done: Promise.resolve() };
     active.set(claimKey(job), a);
+    if (job.queued_seconds !== undefined) queueWait.observe(job.queued_seconds);
     // Its caller went away before the runner had registered it.
     if (cancellations.has(job.id)) abort.abort('cancelled' satisfies Stop);
     a.done = runJob(job, slot, abort).then(async ({ claimed, next }) => {
@@ -276,7 +279,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (freeSlots.length > 0) {
         let jobs: ClaimedJob[] = [];
         try {
+          const end = claimSeconds.startTimer();
           jobs = await claim(db, id, freeSlots.length, leaseSeconds);
+          end();
           failures = 0;
         } catch (err) {
           failures++;

@@ -241,15 +241,30 @@ describe('through PgBouncer in transaction pooling mode', function () {
     const db = own.db;
     const account = await makeAccount(db, { running: 16 });
     const ids = await Promise.all(Array.from({ length: 32 }, () => enqueue(db, account, { code: 'import time\ntime.sleep(0.3)\nprint(1)\n' })));
-    const runner = procs.launch('runner-16', 'runner.js', { RUNBOX_DATABASE_URL: cluster!.url('runners'), RUNBOX_RUNNER_SLOTS: '16', RUNBOX_RUNNER_ID: 'sixteen' });
+    // As the runner unit starts it, with its admin listener for /metrics.
+    const runner = procs.launch('runner-16', 'start.js', {
+      RUNBOX_DATABASE_URL: cluster!.url('runners'),
+      RUNBOX_COMPONENTS: 'runner',
+      RUNBOX_RUNNER_SLOTS: '16',
+      RUNBOX_RUNNER_ID: 'sixteen',
+      RUNBOX_ADMIN_HOST: '127.0.0.1',
+      RUNBOX_ADMIN_PORT: '0',
+    });
+    const metricsAt = `http://127.0.0.1:${(await waitForLine(runner, (l) => String(l['msg']).startsWith('metrics on')))['port'] as number}/metrics`;
+    const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
     await waitForLine(runner, (l) => l['msg'] === 'runner started');
+    // While half the jobs wait: the deployment-wide gauges an autoscaler reads.
+    await until('slots full', async () => {
+      const text = await (await fetch(metricsAt)).text();
+      return metric(text, 'runbox_queue_oldest_seconds') > 0 && metric(text, 'runbox_runners_live') === 1 && metric(text, 'runbox_runner_slots_live') === 16;
+    }, 20_000);
     let most = 0;
     let listeners = 0;
     let running = 0;
     const watch = (async () => {
       for (;;) {
         const now = await backends(db, 'runners');
-        most = Math.max(most, now.get('runbox-runner') ?? 0);
+        most = Math.max(most, now.get('runbox') ?? 0);
         listeners = Math.max(listeners, now.get(LISTEN_APPLICATION_NAME) ?? 0);
         const r = await db.selectFrom('submissions').select(sql<number>`count(*)::int`.as('n')).where('state', '=', 'running').executeTakeFirstOrThrow();
         running = Math.max(running, r.n);
@@ -267,5 +282,10 @@ describe('through PgBouncer in transaction pooling mode', function () {
     await own.close();
     expect(most).to.be.within(1, RUNNER_POOL);
     expect(listeners).to.equal(1);
+    // Each job's wait in the queue and each claim's round trip, counted by the runner.
+    const text = await (await fetch(metricsAt)).text();
+    expect(metric(text, 'runbox_queue_wait_seconds_count')).to.equal(32);
+    expect(metric(text, 'runbox_claim_seconds_count')).to.be.at.least(16);
+    expect(metric(text, 'runbox_queue_oldest_seconds')).to.equal(0);
   });
 });
