@@ -51,7 +51,7 @@ export const CONFIG_VARS = {
     Type.Union([Type.Literal('session'), Type.Literal('transaction')]),
   ),
   RUNBOX_DATABASE_LISTEN_URL: str(
-    'A direct connection to PostgreSQL (not through a pooler in transaction mode) for LISTEN: each process holds one, for every channel. Empty: RUNBOX_DATABASE_URL with `session` pooling; with `transaction` pooling none, and new jobs, run ends, cancellations and live output are polled for every RUNBOX_POLL_MS.',
+    'A direct connection to PostgreSQL (not through a pooler in transaction mode) for LISTEN: each process holds one, for every channel. Empty: RUNBOX_DATABASE_URL with `session` pooling; with `transaction` pooling none. `none`: no LISTEN (runner hosts of a large fleet: every admission wakes every listening runner). Without LISTEN, new jobs, run ends and cancellations are polled for every RUNBOX_POLL_MS, live output every 250 ms.',
     '',
   ),
   RUNBOX_DATABASE_POOL: int(

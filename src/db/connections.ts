@@ -27,8 +27,12 @@ export function poolSize(config: Pick<Config, 'RUNBOX_DATABASE_POOL'>, c: Compon
   return (c.api || c.sender ? config.RUNBOX_DATABASE_POOL : 0) + (c.runner ? RUNNER_POOL : 0);
 }
 
-/** Where the process LISTENs: null when nothing can be listened to (transaction pooling, no direct URL), and everything polls. */
+/**
+ * Where the process LISTENs: null when it does not (`none`, or transaction pooling and no
+ * direct URL), and everything polls.
+ */
 export function listenUrl(config: Pick<Config, 'RUNBOX_DATABASE_URL' | 'RUNBOX_DATABASE_LISTEN_URL' | 'RUNBOX_DATABASE_POOLING'>): string | null {
+  if (config.RUNBOX_DATABASE_LISTEN_URL === 'none') return null;
   if (config.RUNBOX_DATABASE_LISTEN_URL) return config.RUNBOX_DATABASE_LISTEN_URL;
   return config.RUNBOX_DATABASE_POOLING === 'transaction' ? null : config.RUNBOX_DATABASE_URL;
 }
