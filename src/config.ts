@@ -68,6 +68,12 @@ export const CONFIG_VARS = {
     Type.String({ pattern: '^(api|runner|sender)(,(api|runner|sender))*$' }),
   ),
   RUNBOX_RUNNER_SLOTS: int('Runs at once on this runner host.', () => Math.max(1, cpus().length), 1, 1024),
+  RUNBOX_RUNNER_RESERVED_SLOTS: int(
+    "Slots of this runner one account's runs never take, kept for other accounts (a runner of one slot keeps none): runs waiting on their users' input hold a slot with no CPU. 0: one account may take them all.",
+    1,
+    0,
+    1024,
+  ),
   RUNBOX_RUNNER_ID: str('Name of this runner in leases and health (default: hostname and pid).', ''),
   RUNBOX_LEASE_SECONDS: int('A running job whose runner stopped heart-beating this long goes back to the queue.', 60, 5, 3600),
   RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),

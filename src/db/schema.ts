@@ -145,6 +145,8 @@ export interface RunnersTable {
   id: string;
   hostname: string;
   slots: number;
+  /** How many of its slots one account may hold (migration 0021); null: all of them. */
+  account_slots: number | null;
   launcher: string;
   started_at: Generated<Date>;
   last_seen: Generated<Date>;

@@ -6,7 +6,7 @@ import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
 import { RUN_LIMITS } from '../limits.js';
-import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import { accountSlots, claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
@@ -85,7 +85,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
+  // One account's runs keep off the slots reserved for the others (src/queue/claim.ts).
+  const share = { runnerId: id, accountSlots: accountSlots(slots, config.RUNBOX_RUNNER_RESERVED_SLOTS) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, accountSlots: share.accountSlots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
@@ -227,7 +229,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           claimNext = !stopping;
           if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
           const end = claimSeconds.startTimer();
-          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds);
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share);
           end();
           return turned;
         });
@@ -280,7 +282,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         let jobs: ClaimedJob[] = [];
         try {
           const end = claimSeconds.startTimer();
-          jobs = await claim(db, id, freeSlots.length, leaseSeconds);
+          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share);
           end();
           failures = 0;
         } catch (err) {
