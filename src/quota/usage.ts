@@ -119,13 +119,27 @@ export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: Usa
   return { record, rate };
 }
 
-/** Runs admitted per UTC day of the month (refunded runs excluded), for the dashboard's chart. */
+/**
+ * Runs admitted per UTC day of the month (refunded runs excluded), for the dashboard's
+ * chart: the submissions still kept, plus the per-day totals the retention purge wrote
+ * for those it deleted (in the same transaction as the delete, so one statement's
+ * snapshot counts each run exactly once).
+ */
 export async function runsPerDay(db: Db, accountId: string, month: string): Promise<{ day: number; runs: number }[]> {
+  const first = `${month}-01`;
   const { rows } = await sql<{ day: number; runs: number }>`
-    SELECT extract(day FROM created_at AT TIME ZONE 'UTC')::int AS day, sum(units)::int AS runs
-      FROM submissions
-     WHERE account_id = ${accountId} AND month = ${month} AND NOT refunded
-     GROUP BY 1 ORDER BY 1
+    SELECT day, sum(runs)::int AS runs FROM (
+      SELECT extract(day FROM created_at AT TIME ZONE 'UTC')::int AS day, sum(units) AS runs
+        FROM submissions
+       WHERE account_id = ${accountId} AND month = ${month} AND NOT refunded
+       GROUP BY 1
+      UNION ALL
+      SELECT extract(day FROM d.day)::int, sum(d.runs)
+        FROM usage_days d
+       WHERE d.account_id = ${accountId} AND d.day >= ${first}::date AND d.day < (${first}::date + interval '1 month')
+       GROUP BY 1
+    ) x
+    GROUP BY day HAVING sum(runs) > 0 ORDER BY day
   `.execute(db);
   return rows;
 }
