@@ -1,10 +1,14 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/keys.js';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
+import { pino } from 'pino';
+import { startRunner } from '../../src/runner/daemon.js';
 import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
+import { successResult } from '../helpers/run-result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, stateOf, waitForStates } from '../helpers/queue-rows.js';
 import { WsClient } from '../helpers/ws-client.js';
@@ -127,6 +131,46 @@ describe('draining on SIGTERM', function () {
     await expectNoDrift(t.db);
     await t.db.deleteFrom('submissions').where('id', '=', long).execute();
     await t.db.updateTable('account_usage').set({ submissions: 0 }).where('account_id', '=', acct).execute();
+  });
+
+  it('a runner hands back, unstarted, a job its claim took as the stop began', async () => {
+    const acct = await makeAccount(t.db);
+    const started: string[] = [];
+    const r = await startRunner({
+      db: t.db,
+      config: { ...base, RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_SLOTS: 1, RUNBOX_RUNNER_ID: 'drain-claim', RUNBOX_POLL_MS: 100 },
+      sandbox: { launcher: 'none', run: () => Promise.reject(new Error('no sandbox here')) },
+      log: pino({ level: 'silent' }),
+      execute: async (job) => {
+        started.push(job.id);
+        return successResult(job.id);
+      },
+    });
+    // The account row held (not against the job's insert): the runner's claim waits on it.
+    const holder = await t.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [acct]);
+      const id = await enqueue(t.db, acct);
+      // (Polled on another connection: inside the holder's transaction the activity view is a snapshot.)
+      for (;;) {
+        const { rows } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'
+        `.execute(t.db);
+        if (rows[0]!.n > 0) break;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      const stopping = r.stop();
+      await holder.query('COMMIT');
+      await stopping;
+      expect(started).to.deep.equal([]);
+      expect(await stateOf(t.db, id)).to.include({ state: 'queued', attempts: 0, locked_by: null });
+      await expectNoDrift(t.db);
+      await t.db.deleteFrom('submissions').where('id', '=', id).execute();
+    } finally {
+      holder.release();
+    }
   });
 
   it('an API stops accepting, finishes a synchronous run and WebSocket runs, closes WebSockets with 1012, and exits 0', async () => {
