@@ -5,7 +5,7 @@ import { ensureOnlineIndexes } from '../src/db/online-indexes.js';
 import { PAGE_SIZE, listSubmissions } from '../src/portal/submission-list.js';
 import { admitSubmission } from '../src/quota/admit.js';
 import { runsPerDay } from '../src/quota/usage.js';
-import { PURGE_BATCH_ROWS, PURGE_PAUSE_MS, purgeBatch, retentionCutoff } from '../src/retention/purge.js';
+import { pauseAfter, PURGE_BATCH_ROWS, PURGE_PAUSE_MS, purgeBatch, retentionCutoff } from '../src/retention/purge.js';
 import { freshDatabase } from '../test/helpers/db.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Stats } from './common.js';
 
@@ -14,7 +14,8 @@ import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutco
 // on average), each with code, input and a result, one in five asynchronous with its
 // delivered callback, spread over 200 accounts. The retention's index on created_at is
 // built on them as an upgrade builds it (concurrently). Then, before and after the retention
-// purge at the default 90 days (src/retention/purge.ts, batches of 1,000):
+// purge at the default 90 days (src/retention/purge.ts, batches of 1,000, each followed by
+// a pause as long as it took):
 // - admission latency (the real runbox_admit, one request at a time), lookup latency
 //   (GET /api/v2/submissions/:id's reads), the portal's first page of a busy account and
 //   its dashboard's runs per day;
@@ -144,70 +145,101 @@ interface Latencies {
   dashboardPerDayMs: Stats;
 }
 
+interface Side {
+  db: Db;
+  accounts: string[];
+  keys: string[];
+  /** An account with room for every admission the benchmark makes. */
+  admitter: string;
+}
+
+/** The accounts of the year, each with a key; and one account the benchmark admits with. */
+async function prepare(db: Db): Promise<Side> {
+  const { rows: made } = await sql<{ id: string; key: string }>`
+    WITH a AS (
+      INSERT INTO accounts (email, plan) SELECT 'year-' || g || '@example.com', 'free' FROM generate_series(1, ${ACCOUNTS}) g RETURNING id
+    )
+    INSERT INTO api_keys (account_id, key_hash, key_prefix, app_name, redirect_url, kind, signing_secret)
+    SELECT a.id, sha256(a.id::text::bytea), 'rbx_year', 'year', 'https://hooks.example.com/runbox', 'api', 'secret' FROM a
+    RETURNING account_id::text AS id, id::text AS key
+  `.execute(db);
+  const admitter = (await sql<{ id: string }>`
+    INSERT INTO accounts (email, plan, monthly_limit, per_minute, pending) VALUES ('admitter@example.com', 'free', 4000000, 1000000, 1000000) RETURNING id::text AS id
+  `.execute(db)).rows[0]!.id;
+  return { db, accounts: made.map((m) => m.id), keys: made.map((m) => m.key), admitter };
+}
+
+const admitOne = (side: Side) =>
+  admitSubmission(side.db, { accountId: side.admitter, keyId: null, compiler: 'python-3.9.7', code: CODE, input: 'x', tests: null, extraParams: null, maxAttempts: 3, now: new Date() });
+
+/** Ended submissions picked at random pages of the table, about SAMPLES of them. */
+async function sampleIds(db: Db): Promise<{ id: string; account_id: string }[]> {
+  const { rows: n } = await sql<{ n: number }>`SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class WHERE relname = 'submissions'`.execute(db);
+  const percent = Math.min(100, (100 * SAMPLES * 20) / n[0]!.n);
+  const { rows } = await sql<{ id: string; account_id: string }>`
+    SELECT id, account_id::text AS account_id FROM submissions TABLESAMPLE SYSTEM (${percent}) WHERE state = 'finished' LIMIT ${SAMPLES}
+  `.execute(db);
+  if (rows.length === 0) throw new Error('no submissions to look up');
+  return rows;
+}
+
+/** The same operations on both sides, one after the other in turn, so both see the same load. */
+async function measurePair(a: Side, b: Side, month: string): Promise<{ year: Latencies; baseline: Latencies }> {
+  const out = [a, b].map(() => ({ admission: [] as number[], lookup: [] as number[], page: [] as number[], perDay: [] as number[] }));
+  const samples = await Promise.all([sampleIds(a.db), sampleIds(b.db)]);
+  for (let i = 0; i < SAMPLES; i++) {
+    for (const [n, side] of [a, b].entries()) {
+      const [ms, admitted] = await timed(() => admitOne(side));
+      if (!admitted.admitted) throw new Error(`admission refused: ${admitted.reason}`);
+      out[n]!.admission.push(ms);
+      const s = samples[n]![i % samples[n]!.length]!;
+      const [lookupMs, found] = await timed(() => lookupSubmission(side.db, s.account_id, s.id));
+      if (!found || !('json' in found)) throw new Error(`lookup of ${s.id} found nothing`);
+      out[n]!.lookup.push(lookupMs);
+      if (i < 50) {
+        // A busy account's portal page and dashboard chart.
+        out[n]!.page.push((await timed(() => listSubmissions(side.db, side.accounts[0]!, { limit: PAGE_SIZE })))[0]);
+        out[n]!.perDay.push((await timed(() => runsPerDay(side.db, side.accounts[0]!, month)))[0]);
+      }
+    }
+  }
+  const latencies = (o: (typeof out)[number]): Latencies => ({
+    admissionMs: stats(o.admission),
+    lookupMs: stats(o.lookup),
+    portalFirstPageMs: stats(o.page),
+    dashboardPerDayMs: stats(o.perDay),
+  });
+  return { year: latencies(out[0]!), baseline: latencies(out[1]!) };
+}
+
 export async function benchYear(): Promise<BenchOutcome> {
   const say = (s: string) => console.error(`year: ${s}`);
   const loadBefore = loadAverage();
   const t = await freshDatabase('bench_year');
+  // The baseline: the same schema and accounts with one day of submissions, measured
+  // interleaved with the year's database so both see the same load.
+  const b = await freshDatabase('bench_year_base');
   try {
     const db = t.db;
-    // The accounts of the year, each with a key; and one account the benchmark admits with.
-    const { rows: made } = await sql<{ id: string; key: string }>`
-      WITH a AS (
-        INSERT INTO accounts (email, plan) SELECT 'year-' || g || '@example.com', 'free' FROM generate_series(1, ${ACCOUNTS}) g RETURNING id
-      )
-      INSERT INTO api_keys (account_id, key_hash, key_prefix, app_name, redirect_url, kind, signing_secret)
-      SELECT a.id, sha256(a.id::text::bytea), 'rbx_year', 'year', 'https://hooks.example.com/runbox', 'api', 'secret' FROM a
-      RETURNING account_id::text AS id, id::text AS key
-    `.execute(db);
-    const accounts = made.map((m) => m.id);
-    const keys = made.map((m) => m.key);
-    const admitter = (await sql<{ id: string }>`
-      INSERT INTO accounts (email, plan, monthly_limit, per_minute, pending) VALUES ('admitter@example.com', 'free', 4000000, 1000000, 1000000) RETURNING id::text AS id
-    `.execute(db)).rows[0]!.id;
-
     const now = Date.now();
     const yearStart = new Date(now - 365 * DAY_MS);
+    const year = await prepare(db);
+    const base = await prepare(b.db);
     say(`filling ${ROWS.toLocaleString('en-US')} submissions over a year (${Math.round(ROWS / 365).toLocaleString('en-US')} a day)`);
-    const fillSeconds = await fill(db, accounts, keys, yearStart, 365 * DAY_MS, ROWS, say);
+    const fillSeconds = await fill(db, year.accounts, year.keys, yearStart, 365 * DAY_MS, ROWS, say);
+    await fill(b.db, base.accounts, base.keys, new Date(now - DAY_MS), DAY_MS, Math.round(ROWS / 365), () => {});
     await sql`ANALYZE`.execute(db);
+    await sql`ANALYZE`.execute(b.db);
     // The retention's index as an upgrade builds it on a year of rows: concurrently, writes going on.
     await sql`DROP INDEX submissions_created`.execute(db);
     const [indexMs, built] = await timed(() => ensureOnlineIndexes(db));
     if (!built.includes('submissions_created')) throw new Error('the index was not rebuilt');
     const before = await sizes(db);
     say(`filled in ${fillSeconds.toFixed(0)} s: ${JSON.stringify(before)}`);
-
-    // A busy account (the most rows): its portal page and dashboard.
-    const busy = accounts[0]!;
-    const sampleIds = async () =>
-      (await sql<{ id: string; account_id: string }>`SELECT id, account_id::text AS account_id FROM submissions TABLESAMPLE SYSTEM (1) WHERE state = 'finished' LIMIT ${SAMPLES}`.execute(db)).rows;
     const month = new Date(now).toISOString().slice(0, 7);
 
-    const measure = async (): Promise<Latencies> => {
-      const admission: number[] = [];
-      for (let i = 0; i < SAMPLES; i++) {
-        const [ms, a] = await timed(() =>
-          admitSubmission(db, { accountId: admitter, keyId: null, compiler: 'python-3.9.7', code: CODE, input: 'x', tests: null, extraParams: null, maxAttempts: 3, now: new Date() }),
-        );
-        if (!a.admitted) throw new Error(`admission refused: ${a.reason}`);
-        admission.push(ms);
-      }
-      const lookup: number[] = [];
-      for (const s of await sampleIds()) {
-        const [ms, found] = await timed(() => lookupSubmission(db, s.account_id, s.id));
-        if (!found || !('json' in found)) throw new Error(`lookup of ${s.id} found nothing`);
-        lookup.push(ms);
-      }
-      const page: number[] = [];
-      const perDay: number[] = [];
-      for (let i = 0; i < Math.min(SAMPLES, 50); i++) {
-        page.push((await timed(() => listSubmissions(db, busy, { limit: PAGE_SIZE })))[0]);
-        perDay.push((await timed(() => runsPerDay(db, busy, month)))[0]);
-      }
-      return { admissionMs: stats(admission), lookupMs: stats(lookup), portalFirstPageMs: stats(page), dashboardPerDayMs: stats(perDay) };
-    };
-    const latencyBefore = await measure();
-    say(`before the purge: ${JSON.stringify(latencyBefore)}`);
+    const latencyBefore = await measurePair(year, base, month);
+    say(`with a year: ${JSON.stringify(latencyBefore)}`);
 
     // The alternative: the same rows in monthly partitions (narrow copy).
     say('copying the rows into monthly partitions (the alternative)');
@@ -224,7 +256,7 @@ export async function benchYear(): Promise<BenchOutcome> {
       await sql`CREATE INDEX ON bench_parts (account_id, created_at)`.execute(db);
       await sql`ANALYZE bench_parts`.execute(db);
     });
-    const ids = await sampleIds();
+    const ids = await sampleIds(db);
     const plainLookup: number[] = [];
     const partLookup: number[] = [];
     for (const s of ids) {
@@ -232,16 +264,17 @@ export async function benchYear(): Promise<BenchOutcome> {
       partLookup.push((await timed(() => sql`SELECT id, state FROM bench_parts WHERE id = ${s.id}`.execute(db)))[0]);
     }
 
-    // The purge at the default retention, batch by batch, with admissions alongside.
+    // The purge at the default retention, batch by batch, with admissions alongside (and
+    // on the baseline in turn, which sees the same load but no purge).
     const cutoff = await retentionCutoff(db, RETENTION_DAYS);
     const batchMs: number[] = [];
     const during: number[] = [];
+    const duringBase: number[] = [];
     let purging = true;
     const admitting = (async () => {
       while (purging) {
-        during.push(
-          (await timed(() => admitSubmission(db, { accountId: admitter, keyId: null, compiler: 'python-3.9.7', code: CODE, input: 'x', tests: null, extraParams: null, maxAttempts: 3, now: new Date() })))[0],
-        );
+        during.push((await timed(() => admitOne(year)))[0]);
+        duringBase.push((await timed(() => admitOne(base)))[0]);
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
@@ -249,13 +282,13 @@ export async function benchYear(): Promise<BenchOutcome> {
     let deliveries = 0;
     const [purgeMs] = await timed(async () => {
       for (;;) {
-        const [ms, b] = await timed(() => purgeBatch(db, cutoff));
-        if (b.submissions > 0) batchMs.push(ms);
-        purged += b.submissions;
-        deliveries += b.deliveries;
+        const [ms, batch] = await timed(() => purgeBatch(db, cutoff));
+        if (batch.submissions > 0) batchMs.push(ms);
+        purged += batch.submissions;
+        deliveries += batch.deliveries;
         if (purged > 0 && purged % 200_000 < PURGE_BATCH_ROWS) say(`  purged ${purged.toLocaleString('en-US')}`);
-        if (b.submissions < PURGE_BATCH_ROWS) break;
-        await new Promise((r) => setTimeout(r, PURGE_PAUSE_MS));
+        if (batch.submissions < PURGE_BATCH_ROWS) break;
+        await new Promise((r) => setTimeout(r, pauseAfter(ms)));
       }
     });
     purging = false;
@@ -263,7 +296,7 @@ export async function benchYear(): Promise<BenchOutcome> {
     const afterPurge = await sizes(db);
     const [vacuumMs] = await timed(() => sql`VACUUM (ANALYZE) submissions, callback_deliveries`.execute(db));
     const afterVacuum = await sizes(db);
-    const latencyAfter = await measure();
+    const latencyAfter = await measurePair(year, base, month);
     say(`after the purge: ${JSON.stringify(latencyAfter)}`);
 
     // Dropping the months past the retention instead: whole months only.
@@ -278,7 +311,7 @@ export async function benchYear(): Promise<BenchOutcome> {
     await sql`DROP TABLE bench_parts`.execute(db);
 
     // Another month of submissions: the space the purge freed is reused.
-    const [refillMs] = await timed(() => fill(db, accounts, keys, new Date(now), 30 * DAY_MS, Math.round(ROWS / 12), say));
+    const [refillMs] = await timed(() => fill(db, year.accounts, year.keys, new Date(now), 30 * DAY_MS, Math.round(ROWS / 12), say));
     const afterRefill = await sizes(db);
 
     const batches = stats(batchMs);
@@ -291,7 +324,7 @@ export async function benchYear(): Promise<BenchOutcome> {
       fillSeconds: +fillSeconds.toFixed(0),
       createdAtIndexConcurrentlySeconds: +(indexMs / 1000).toFixed(1),
       sizes: { before, afterPurge, afterVacuum, afterRefillOfAMonth: afterRefill },
-      latency: { before: latencyBefore, after: latencyAfter, admissionDuringPurgeMs: stats(during) },
+      latency: { withAYear: latencyBefore, afterThePurge: latencyAfter, admissionDuringPurgeMs: stats(during), baselineAdmissionDuringPurgeMs: stats(duringBase) },
       purge: {
         submissions: purged,
         deliveries,
@@ -313,21 +346,27 @@ export async function benchYear(): Promise<BenchOutcome> {
       refillSeconds: +(refillMs / 1000).toFixed(0),
       loadAverage: { before: loadBefore, after: loadAverage() },
     };
-    console.error(`year: written to ${writeResult('year', result)}`);
+    console.error(`year: written to ${writeResult(QUICK ? 'year-quick' : 'year', result)}`);
     const growth = afterRefill.totalMB - afterVacuum.totalMB;
     return {
       result,
       rows: [
-        row({ benchmark: 'year', figure: `admission p50 with a year (${(ROWS / 1e6).toFixed(1)} M rows) vs after the ${RETENTION_DAYS}-day purge`, unit: 'ms', value: latencyBefore.admissionMs.median, baseline: latencyAfter.admissionMs.median, baselineIs: 'after the purge', target: 'report', met: null }),
-        row({ benchmark: 'year', figure: 'admission p99 during the purge vs before it', unit: 'ms', value: stats(during).p99, baseline: latencyBefore.admissionMs.p99, baselineIs: 'before the purge', target: 'report', met: null }),
-        row({ benchmark: 'year', figure: 'lookup p50 with a year vs after the purge', unit: 'ms', value: latencyBefore.lookupMs.median, baseline: latencyAfter.lookupMs.median, baselineIs: 'after the purge', target: 'report', met: null }),
-        row({ benchmark: 'year', figure: `purge batch of ${PURGE_BATCH_ROWS} rows, p99 (locks held)`, unit: 'ms', value: batches.p99, baseline: null, baselineIs: '', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: `admission p50, a year (${(ROWS / 1e6).toFixed(1)} M rows) vs one day`, unit: 'ms', value: latencyBefore.year.admissionMs.median, baseline: latencyBefore.baseline.admissionMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: 'lookup p50, a year vs one day', unit: 'ms', value: latencyBefore.year.lookupMs.median, baseline: latencyBefore.baseline.lookupMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: "portal's first page of submissions p50, a year vs one day", unit: 'ms', value: latencyBefore.year.portalFirstPageMs.median, baseline: latencyBefore.baseline.portalFirstPageMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: 'dashboard runs per day p50, a year vs one day', unit: 'ms', value: latencyBefore.year.dashboardPerDayMs.median, baseline: latencyBefore.baseline.dashboardPerDayMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: `admission p99 during the ${RETENTION_DAYS}-day purge vs one day's database meanwhile`, unit: 'ms', value: stats(during).p99, baseline: stats(duringBase).p99, baselineIs: 'one day, no purge', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: `purge batch of ${PURGE_BATCH_ROWS} rows (its locks held), p99; p50 ${batches.median.toFixed(0)} ms`, unit: 'ms', value: batches.p99, baseline: null, baselineIs: '', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: `purge of ${(purged / 1e6).toFixed(1)} M rows in batches vs dropping ${oldMonths.length} monthly partitions`, unit: 's', value: purgeMs / 1000, baseline: dropMs / 1000, baselineIs: 'partitions dropped', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: 'admission p50 after the purge vs one day', unit: 'ms', value: latencyAfter.year.admissionMs.median, baseline: latencyAfter.baseline.admissionMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
+        row({ benchmark: 'year', figure: 'lookup p50 after the purge vs one day', unit: 'ms', value: latencyAfter.year.lookupMs.median, baseline: latencyAfter.baseline.lookupMs.median, baselineIs: 'one day of rows', target: 'report', met: null }),
         row({ benchmark: 'year', figure: 'submissions, callbacks, tombstones: a year vs after purge, VACUUM and a new month', unit: 'MB', value: before.totalMB, baseline: afterRefill.totalMB, baselineIs: `after (the new month grew it ${growth.toFixed(0)} MB)`, target: 'report', met: null }),
         row({ benchmark: 'year', figure: `lookup by id p50, ${monthStarts.length} monthly partitions vs one table`, unit: 'ms', value: stats(partLookup).median, baseline: stats(plainLookup).median, baselineIs: 'one table', target: 'report', met: null }),
       ],
     };
   } finally {
     await t.drop();
+    await b.drop();
   }
 }
 

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 
 // Deleting submissions older than the retention (RUNBOX_RETENTION_DAYS), oldest first, in
-// batches of one statement each, so no lock is held longer than one batch (about 40 ms
-// for 1,000 rows here, bench/year.ts) and admission never waits on the purge: the rows it
-// deletes are ended ones that nothing else writes, taken with SKIP LOCKED.
+// batches of one statement each, so no lock is held longer than one batch and admission
+// never waits on the purge: the rows it deletes are ended ones that nothing else writes,
+// taken with SKIP LOCKED. Batched deletes rather than monthly partitions: measured in
+// bench/year.ts, reasoned in docs/operating.md#retention.
 //
 // One batch, in one statement (one transaction):
 // - picks the oldest ended submissions made before the cutoff whose callback is not still
@@ -17,10 +18,19 @@ import type { Db } from '../db/connect.js';
 // Queued and running submissions are never touched, and neither are the replay tables
 // of live runs (submission_output, submission_input), which keep 10 minutes anyway.
 
-/** Rows per batch: at this size a batch took 30–60 ms on the year's bench, admission's p99 unchanged. */
+/** Rows per batch (bench/year.ts: about 0.1 s a batch on a year of rows on a busy 2-core host). */
 export const PURGE_BATCH_ROWS = 1000;
-/** Between batches, so a long purge leaves the database to the service most of the time. */
+/**
+ * Between batches, at least this long and at least as long as the batch took, so a long
+ * purge (the first one after an upgrade, of months of rows) uses at most half of one
+ * database backend's time and leaves the rest to the service.
+ */
 export const PURGE_PAUSE_MS = 50;
+
+/** The pause after a batch that took `batchMs`. */
+export function pauseAfter(batchMs: number, minMs: number = PURGE_PAUSE_MS): number {
+  return Math.max(minMs, Math.round(batchMs));
+}
 
 export interface PurgeCounts {
   submissions: number;
@@ -90,12 +100,13 @@ export async function purgeOlderThan(db: Db, cutoff: Date, opts: PurgeOptions = 
   const total: PurgeCounts = { submissions: 0, deliveries: 0 };
   const pauseMs = opts.pauseMs ?? PURGE_PAUSE_MS;
   while (!opts.signal?.aborted) {
+    const t0 = performance.now();
     const batch = await purgeBatch(db, cutoff, opts.rows);
     total.submissions += batch.submissions;
     total.deliveries += batch.deliveries;
     if (batch.submissions > 0) opts.onBatch?.(batch, total);
     if (batch.submissions < (opts.rows ?? PURGE_BATCH_ROWS)) break;
-    if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+    if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseAfter(performance.now() - t0, pauseMs)));
   }
   return total;
 }
