@@ -198,10 +198,13 @@ describe('draining on SIGTERM', function () {
       await new Promise((res) => setTimeout(res, 50));
     }
 
+    // Piston's WebSocket, before its init: closed the same way.
+    const piston = await WsClient.open(`${url.replace(/^http/, 'ws')}/piston/api/v2/connect`, { Authorization: key });
     const t0 = performance.now();
     api.child.kill('SIGTERM');
     // The idle connection goes at once, with the retryable code.
     expect(await idle.untilClosed()).to.deep.equal({ code: 1012, reason: 'service restart' });
+    expect(await piston.untilClosed()).to.deep.equal({ code: 1012, reason: 'service restart' });
     const idleMs = performance.now() - t0;
     // New connections are refused.
     let refused: unknown;
