@@ -8,9 +8,10 @@ import type { Db } from './connect.js';
 // cannot run in a transaction, so these are not migrations; each is named and made
 // idempotently, and its migration's down drops it.
 //
-// Every process runs this at start, one at a time (a session advisory lock): the first
-// builds, the others find the index valid. A build that was interrupted leaves an
-// invalid index behind, which is dropped and built again.
+// Every process runs this at start. No lock is held across the statements (a session lock
+// would not survive PgBouncer's transaction pooling): an index valid already is left
+// alone, one another process is building now (pg_stat_progress_create_index) too, and
+// one left invalid by a build that was cut short is dropped and built again.
 
 export interface OnlineIndex {
   name: string;
@@ -23,30 +24,28 @@ export const ONLINE_INDEXES: OnlineIndex[] = [
   { name: 'submissions_created', on: 'ON submissions (created_at)' },
 ];
 
-/** Arbitrary but fixed, beside the reaper's one-key lock (src/queue/reap.ts). */
-const BUILD_LOCK = 7_316_002;
-
 /** Builds the indexes that are missing or invalid; returns the names built. */
 export async function ensureOnlineIndexes(db: Db, indexes: OnlineIndex[] = ONLINE_INDEXES): Promise<string[]> {
   const built: string[] = [];
-  // One session for the lock and the builds: a session lock is held by its connection.
-  await db.connection().execute(async (conn) => {
-    await sql`SELECT pg_advisory_lock(${BUILD_LOCK})`.execute(conn);
+  for (const index of indexes) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(index.name)) throw new Error(`bad index name ${index.name}`);
+    const { rows } = await sql<{ valid: boolean; building: boolean }>`
+      SELECT i.indisvalid AS valid,
+             EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid) AS building
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = ${index.name} AND c.relnamespace = current_schema()::regnamespace
+    `.execute(db);
+    const found = rows[0];
+    if (found && (found.valid || found.building)) continue;
+    if (found) await sql.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${index.name}`).execute(db);
     try {
-      for (const index of indexes) {
-        if (!/^[a-z_][a-z0-9_]*$/.test(index.name)) throw new Error(`bad index name ${index.name}`);
-        const { rows } = await sql<{ valid: boolean }>`
-          SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-          WHERE c.relname = ${index.name} AND c.relnamespace = current_schema()::regnamespace
-        `.execute(conn);
-        if (rows[0]?.valid) continue;
-        if (rows[0]) await sql.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${index.name}`).execute(conn);
-        await sql.raw(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${index.name} ${index.on}`).execute(conn);
-        built.push(index.name);
-      }
-    } finally {
-      await sql`SELECT pg_advisory_unlock(${BUILD_LOCK})`.execute(conn);
+      await sql.raw(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${index.name} ${index.on}`).execute(db);
+    } catch (err) {
+      // Another process began the same build a moment earlier.
+      if ((err as { code?: string }).code === '42P07') continue;
+      throw err;
     }
-  });
+    built.push(index.name);
+  }
   return built;
 }

@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js';
 // taken with SKIP LOCKED. Batched deletes rather than monthly partitions: measured in
 // bench/year.ts, reasoned in docs/operating.md#retention.
 //
-// One batch, in one statement (one transaction):
+// One batch, in one statement (one transaction), while no other process's batch runs:
 // - picks the oldest ended submissions made before the cutoff whose callback is not still
 //   pending (a delivery waiting or being tried keeps its submission until it is delivered
 //   or dead);
@@ -37,6 +37,14 @@ export interface PurgeCounts {
   deliveries: number;
 }
 
+/** One batch at a time across the deployment: a transaction-scoped advisory lock (it holds through PgBouncer's transaction pooling). */
+const PURGE_LOCK = 7_316_003;
+
+export interface PurgeBatch extends PurgeCounts {
+  /** Another process's batch held the purge: nothing was done. */
+  busy: boolean;
+}
+
 /** The cutoff for a retention of `days`, by the database's clock (the same for every host). */
 export async function retentionCutoff(db: Db, days: number): Promise<Date> {
   const { rows } = await sql<{ cutoff: Date }>`SELECT now() - make_interval(days => ${days}) AS cutoff`.execute(db);
@@ -44,13 +52,14 @@ export async function retentionCutoff(db: Db, days: number): Promise<Date> {
 }
 
 /** Deletes one batch of submissions made before `cutoff`; 0 submissions: nothing is left to purge. */
-export async function purgeBatch(db: Db, cutoff: Date, rows: number = PURGE_BATCH_ROWS): Promise<PurgeCounts> {
+export async function purgeBatch(db: Db, cutoff: Date, rows: number = PURGE_BATCH_ROWS): Promise<PurgeBatch> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const { rows: out } = await sql<PurgeCounts>`
-        WITH doomed AS (
-          SELECT s.id FROM submissions s
-          WHERE s.created_at < ${cutoff} AND s.state IN ('finished', 'failed')
+      const { rows: out } = await sql<PurgeBatch>`
+        WITH gate AS (SELECT pg_try_advisory_xact_lock(${PURGE_LOCK}) AS ok),
+        doomed AS (
+          SELECT s.id FROM submissions s, gate
+          WHERE gate.ok AND s.created_at < ${cutoff} AND s.state IN ('finished', 'failed')
             AND NOT EXISTS (SELECT 1 FROM callback_deliveries c WHERE c.submission_id = s.id AND c.state = 'pending')
           ORDER BY s.created_at
           LIMIT ${rows}
@@ -76,7 +85,8 @@ export async function purgeBatch(db: Db, cutoff: Date, rows: number = PURGE_BATC
           ON CONFLICT (account_id, key_id, day) DO UPDATE
           SET runs = usage_days.runs + excluded.runs, last_at = greatest(usage_days.last_at, excluded.last_at)
         )
-        SELECT (SELECT count(*) FROM gone)::int AS submissions, (SELECT count(*) FROM deliveries)::int AS deliveries
+        SELECT (SELECT count(*) FROM gone)::int AS submissions, (SELECT count(*) FROM deliveries)::int AS deliveries,
+               NOT (SELECT ok FROM gate) AS busy
       `.execute(db);
       return out[0]!;
     } catch (err) {
@@ -95,13 +105,20 @@ export interface PurgeOptions {
   onBatch?: (batch: PurgeCounts, total: PurgeCounts) => void;
 }
 
-/** Purges batch after batch until nothing made before `cutoff` is left (or `signal` stops it). */
-export async function purgeOlderThan(db: Db, cutoff: Date, opts: PurgeOptions = {}): Promise<PurgeCounts> {
-  const total: PurgeCounts = { submissions: 0, deliveries: 0 };
+/**
+ * Purges batch after batch until nothing made before `cutoff` is left, `signal` stops it,
+ * or another process holds the purge (busy: that one goes on).
+ */
+export async function purgeOlderThan(db: Db, cutoff: Date, opts: PurgeOptions = {}): Promise<PurgeBatch> {
+  const total: PurgeBatch = { submissions: 0, deliveries: 0, busy: false };
   const pauseMs = opts.pauseMs ?? PURGE_PAUSE_MS;
   while (!opts.signal?.aborted) {
     const t0 = performance.now();
     const batch = await purgeBatch(db, cutoff, opts.rows);
+    if (batch.busy) {
+      total.busy = true;
+      break;
+    }
     total.submissions += batch.submissions;
     total.deliveries += batch.deliveries;
     if (batch.submissions > 0) opts.onBatch?.(batch, total);

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Logger } from '../log.js';
@@ -7,13 +6,11 @@ import { purgeOlderThan, retentionCutoff, type PurgeCounts } from './purge.js';
 
 // The background purge, part of the sender component (the API unit): soon after start
 // and then every hour, submissions older than RUNBOX_RETENTION_DAYS go, batch by batch
-// (src/retention/purge.ts). With several API hosts one purges at a time: each pass
-// holds a session advisory lock and a host that finds it taken skips its turn.
+// (src/retention/purge.ts). With several API hosts one batch runs at a time: a host
+// whose batch finds another's running ends its pass and leaves the purge to that one.
 
 export const PURGE_EVERY_MS = 60 * 60 * 1000;
 const FIRST_PASS_MS = 60 * 1000;
-/** Arbitrary but fixed, beside the reaper's and the index builds' one-key locks. */
-const PURGE_LOCK = 7_316_003;
 
 export interface Purger {
   /** One pass now; null when another process holds the purge. */
@@ -21,26 +18,22 @@ export interface Purger {
   stop(): Promise<void>;
 }
 
-/** One pass under the deployment-wide purge lock; null when another process is purging. */
+/** One pass; null when another process was purging (its batch held the purge when this one began). */
 export async function purgeOnce(db: Db, days: number, signal?: AbortSignal, log?: Logger, onBatch?: () => void): Promise<PurgeCounts | null> {
-  return db.connection().execute(async (conn) => {
-    const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${PURGE_LOCK}) AS ok`.execute(conn);
-    if (!rows[0]?.ok) return null;
-    try {
-      const cutoff = await retentionCutoff(conn, days);
-      const t0 = performance.now();
-      const counts = await purgeOlderThan(conn, cutoff, { ...(signal ? { signal } : {}), onBatch: (b) => {
-          purgedSubmissions.inc(b.submissions);
-          onBatch?.();
-        } });
-      if (counts.submissions > 0) {
-        log?.info({ ...counts, older_than: cutoff.toISOString(), ms: Math.round(performance.now() - t0) }, 'purged submissions past the retention');
-      }
-      return counts;
-    } finally {
-      await sql`SELECT pg_advisory_unlock(${PURGE_LOCK})`.execute(conn);
-    }
+  const cutoff = await retentionCutoff(db, days);
+  const t0 = performance.now();
+  const counts = await purgeOlderThan(db, cutoff, {
+    ...(signal ? { signal } : {}),
+    onBatch: (b) => {
+      purgedSubmissions.inc(b.submissions);
+      onBatch?.();
+    },
   });
+  if (counts.submissions > 0) {
+    log?.info({ submissions: counts.submissions, deliveries: counts.deliveries, older_than: cutoff.toISOString(), ms: Math.round(performance.now() - t0) }, 'purged submissions past the retention');
+  }
+  if (counts.busy && counts.submissions === 0) return null;
+  return { submissions: counts.submissions, deliveries: counts.deliveries };
 }
 
 export function startPurger(deps: { db: Db; config: Config; log: Logger }): Purger {

@@ -129,7 +129,7 @@ describe('retention: purging old submissions', function () {
     const cutoff = await retentionCutoff(t.db, RETENTION_DAYS);
     const batches: number[] = [];
     const counts = await purgeOlderThan(t.db, cutoff, { rows: 2, pauseMs: 0, onBatch: (b) => batches.push(b.submissions) });
-    expect(counts).to.deep.equal({ submissions: 5, deliveries: 2 });
+    expect(counts).to.deep.equal({ submissions: 5, deliveries: 2, busy: false });
     expect(batches).to.deep.equal([2, 2, 1]);
     const left = (await t.db.selectFrom('submissions').select('id').execute()).map((r) => r.id).sort();
     expect(left).to.deep.equal([ids.pending, ids.stuck, ids.recent].sort());
@@ -139,7 +139,7 @@ describe('retention: purging old submissions', function () {
     const tombstones = await t.db.selectFrom('submissions_expired').select(['id', 'account_id']).execute();
     expect(tombstones.map((r) => r.id).sort()).to.deep.equal([ids.delivered, ids.refunded, ids.dead, ids.noKey, ids.othersOld].sort());
     // Nothing more to do: a second pass finds nothing.
-    expect(await purgeOlderThan(t.db, cutoff)).to.deep.equal({ submissions: 0, deliveries: 0 });
+    expect(await purgeOlderThan(t.db, cutoff)).to.deep.equal({ submissions: 0, deliveries: 0, busy: false });
   });
 
   it('keeps the dashboard, the usage record and the keys\' last use exactly as they were', async () => {
