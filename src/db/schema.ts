@@ -274,6 +274,24 @@ export interface SignupAttemptsTable {
   at: Generated<Date>;
 }
 
+/** A submission the retention purge deleted (migration 0030): its lookup answers 410. */
+export interface SubmissionsExpiredTable {
+  id: string;
+  account_id: Id;
+  created_at: Timestamp;
+  purged_at: Generated<Date>;
+}
+
+/** Per-day totals of purged submissions (migration 0030), read beside the rows still kept. */
+export interface UsageDaysTable {
+  account_id: Id;
+  /** 0: runs made without a key. */
+  key_id: Id;
+  day: ColumnType<Date, string, string>;
+  runs: number;
+  last_at: Timestamp;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -293,6 +311,8 @@ export interface Database {
   account_tokens: AccountTokensTable;
   login_attempts: LoginAttemptsTable;
   signup_attempts: SignupAttemptsTable;
+  submissions_expired: SubmissionsExpiredTable;
+  usage_days: UsageDaysTable;
 }
 
 export type Account = Selectable<AccountsTable>;

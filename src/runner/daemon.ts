@@ -5,7 +5,6 @@ import type { Config } from '../config.js';
 import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
-import { RUN_LIMITS } from '../limits.js';
 import { accountSlots, claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
@@ -42,7 +41,7 @@ export interface RunnerOptions {
   log: Logger;
   /** Replaces executeJob (benchmarks of the queue alone). */
   execute?: Executor;
-  /** How long stop() lets running jobs finish before handing them back. */
+  /** How long stop() lets running jobs finish before handing them back (default RUNBOX_DRAIN_SECONDS). */
   drainMs?: number;
 }
 
@@ -52,9 +51,6 @@ export interface Runner {
   readonly running: number;
   stop(): Promise<void>;
 }
-
-/** Long enough for a compile stage and a run stage that use their whole budgets. */
-const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
 
 type Stop = 'shutdown' | 'lease_lost' | 'cancelled';
 
@@ -310,15 +306,21 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
+      // Draining: no more claims (the loop ends, a finished run's statement no longer
+      // claims the slot's next job, a claim that raced the stop is handed back unstarted);
+      // the runs going finish within the bound, heart-beats keeping their leases.
+      const t0 = performance.now();
+      const drainMs = options.drainMs ?? config.RUNBOX_DRAIN_SECONDS * 1000;
       stopping = true;
       wakeStopped();
       await waker.close();
       await loop;
+      rlog.info({ running: active.size, bound_ms: drainMs }, 'draining: no more claims; letting the runs going finish');
       const drained = Promise.all([...active.values()].map((a) => a.done));
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         drained.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), options.drainMs ?? DEFAULT_DRAIN_MS))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), drainMs))),
       ]);
       clearTimeout(timer);
       if (timedOut) {
@@ -326,6 +328,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         for (const a of active.values()) a.abort.abort('shutdown' satisfies Stop);
         await drained;
       }
+      rlog.info({ ms: Math.round(performance.now() - t0), handed_back: timedOut }, 'drained');
       clearInterval(beatTimer);
       await cancellations.close();
       await inputs.close();
