@@ -125,10 +125,6 @@ export const RETURN_FILES_LIMITS = {
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
   checkerMessageMaxBytes: 4 * KiB,
-  /** A checker's or interactor's files (decoded), all together (testlib.h alone is about 200 KB). */
-  programFilesMaxBytes: 1_000_000,
-  /** Files of a checker or interactor. */
-  programFilesMax: 100,
 } as const;
 
 /**
