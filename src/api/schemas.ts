@@ -240,6 +240,15 @@ export const LimitsDocument = Type.Object({
     monthly_period: Type.String(),
     per_key_monthly_limit: Type.String(),
   }),
+  problems: Type.Object(
+    {
+      test_file_max_bytes: Type.Integer({ description: "A stored problem's test input or expected output." }),
+      tests_max: Type.Integer({ description: 'Tests of one stored problem.' }),
+      upload_max_bytes: Type.Integer({ description: 'A problem as sent: its JSON body or its zip package.' }),
+      checker_message_max_bytes: Type.Integer({ description: "A checker's or interactor's message kept in a test's result." }),
+    },
+    { description: 'Judged runs and stored problems (the account storage figure is account.problem_storage_bytes).' },
+  ),
   websocket_runs_per_second_per_connection: Type.Integer(),
 });
 

@@ -234,6 +234,7 @@ describe('api contract', () => {
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });
       expect(body.websocket_runs_per_second_per_connection).to.equal(WEBSOCKET_RUNS_PER_SECOND);
+      expect(body.problems).to.deep.equal({ test_file_max_bytes: 16 * 1024 * 1024, tests_max: 1000, upload_max_bytes: 64 * 1024 * 1024, checker_message_max_bytes: 4096 });
     });
   });
 
