@@ -34,9 +34,9 @@ function published(runner: RunnerInfo): PublishedCompilers | null {
  * Returns the claims still held (job id and attempt): a run whose claim is missing was
  * taken away (its lease ran out and the job was requeued) and should be abandoned.
  * `running` ("<id>/<attempt>" of the runs the runner is busy with) limits the renewal
- * to those: a job whose outcome could not be recorded (database down at that moment),
- * or one claimed by an earlier process under the same runner id, must not be kept
- * alive by heart-beats; its lease runs out and the reaper requeues it.
+ * to those: a job whose outcome the runner gave up recording (the database stayed down
+ * for twice the lease), or one claimed by an earlier process under the same runner id,
+ * must not be kept alive by heart-beats; its lease runs out and the reaper requeues it.
  */
 export async function heartbeat(
   db: Db,

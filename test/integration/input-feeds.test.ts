@@ -42,7 +42,7 @@ describe('interactive input through Postgres (runner side)', function () {
     feeds = watchInput({ url: t.url, db: t.db });
     // The listener is in place once its backend shows up.
     for (;;) {
-      const { rows } = await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_input'`);
+      const { rows } = await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen'`);
       if (rows.length > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }

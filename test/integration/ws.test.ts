@@ -55,10 +55,10 @@ describe('WebSocket runs', function () {
     }
   }
 
-  /** Backends of this database LISTENing for live output (the API hosts' output feeds). */
+  /** Backends of this database LISTENing (the process's one LISTEN connection, the output feed's among them). */
   async function listenerPids(): Promise<number[]> {
     const { rows } = await sql<{ pid: number }>`
-      SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_output'
+      SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen'
     `.execute(s.db.db);
     return rows.map((r) => r.pid);
   }
