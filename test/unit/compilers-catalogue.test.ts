@@ -93,12 +93,12 @@ describe('every built-in recipe', () => {
     for (const [id, names] of Object.entries(expected)) expect(Object.keys(allCompilers.find((x) => x.id === id)!.c.libraries!), id).to.include.members(names);
   });
 
-  it("puts every Java library's jar on the class path of both javac and java, after the program's own classes", () => {
+  it("puts every Java library's jar on the class path of both javac and java, after the program's own classes (classes/)", () => {
     const java = allCompilers.find((x) => x.id === 'openjdk-21')!.c;
     const classPath = (argv: string[]) => argv[argv.indexOf('-cp') + 1]!.split(':');
     for (const argv of [java.compile!, java.run]) {
       const cp = classPath(argv);
-      expect(cp[0]).to.equal('.');
+      expect(cp[0]).to.equal('classes');
       expect(cp).to.include.members(['/usr/share/java/gson.jar', '/usr/share/java/guava.jar', '/usr/share/java/commons-lang3.jar', '/usr/share/java/commons-math3.jar', '/usr/share/java/jackson-databind.jar']);
     }
     expect(classPath(java.compile!)).to.deep.equal(classPath(java.run));
