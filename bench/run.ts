@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { benchAcks } from './acks.js';
 import { benchFleet } from './fleet.js';
 import { benchFloor } from './floor.js';
+import { benchJudge } from './judge.js';
 import { loadAverage, markdownTable, QUICK, resultsDir, row, type BenchOutcome, type Row } from './common.js';
 import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
@@ -60,6 +61,7 @@ async function benchCompilersRows(): Promise<BenchOutcome> {
 const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   sandbox: benchSandbox,
   floor: benchFloor,
+  judge: benchJudge,
   latency: benchLatency,
   throughput: benchThroughput,
   acks: benchAcks,

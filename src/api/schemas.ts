@@ -1,5 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
+import { PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
+import { ProgramFields } from '../program/fields.js';
+import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
 // their types and are published as-is in GET /api/openapi.json.
@@ -30,11 +32,31 @@ export const ExtraParams = Type.Refine(
     `must be at most ${REQUEST_LIMITS.extraParamsMaxBytes} bytes as JSON (it has ${utf8Bytes(JSON.stringify(v))})`,
 );
 
-export const TestCase = Type.Object({ input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test.') }, { additionalProperties: false });
+const ExpectedOutput = Utf8Text(REQUEST_LIMITS.inputMaxBytes, "What the program must print (same rules as input): the run is judged, and its result gets a verdict, a score and the checker's message.");
+
+export const TestCase = Type.Object(
+  {
+    input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test (with an interactor: the interactor\'s input).'),
+    expected_output: Type.Optional(ExpectedOutput),
+    weight: Type.Optional(Type.Number({ minimum: 0, description: "A judged test's weight in the request's score (default 1)." })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "A judged test's name, shown in its result." })),
+  },
+  { additionalProperties: false },
+);
+
+/** The judging fields of a run request (src/judge/request.ts reads them). */
+export const JudgingFields = {
+  expected_output: Type.Optional(ExpectedOutput),
+  checker: Type.Optional(CheckerSchema),
+  interactor: Type.Optional(InteractorSchema),
+  stop_on_failure: Type.Optional(Type.Boolean({ description: 'End at the first test that is not accepted (ICPC style): the rest are skipped, and not counted or billed.' })),
+  problem: Type.Optional(Type.String({ description: "A stored problem of the account (POST /api/v2/problems): its current version's tests, checker, interactor and limits, instead of input or tests." })),
+};
 
 export const RunCodeRequest = Type.Object(
   {
-    code: Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code.'),
+    code: Type.Optional(Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code (one file, written under the name the compiler expects); or files instead.')),
+    ...ProgramFields,
     input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input; lines separated by newlines.')),
     compiler: CompilerIdSchema,
     extra_params: Type.Optional(ExtraParams),
@@ -45,6 +67,7 @@ export const RunCodeRequest = Type.Object(
           "Instead of input: several inputs run against the same program. At most the plan's tests per request; each test counts as one submission.",
       }),
     ),
+    ...JudgingFields,
   },
   {
     description:
@@ -54,8 +77,7 @@ export const RunCodeRequest = Type.Object(
 );
 export type RunCodeRequest = Static<typeof RunCodeRequest>;
 
-const TIMEOUT = `${RUN_LIMITS.timeoutMs / 1000} s`;
-const NO_LIMIT_OPTION = `there is no such option: every stage (compile, run) has the service's ${TIMEOUT} timeout and ${RUN_LIMITS.memoryBytes / 1024 / 1024} MB (the Piston and Judge0 compatible routes take their own, lower, limits)`;
+const LIMITS = `runbox takes limits: {"time": CPU seconds, "wall_time": seconds, "memory": KB} for each run, at most the service's ${RUN_LIMITS.timeoutMs / 1000} s and ${RUN_LIMITS.memoryBytes / 1024} KB`;
 const COMPILER = 'runbox calls it compiler: an id that names language and version, such as python-3.9.7 (GET /api/compilers/ lists them)';
 
 /** Other services' names (Piston, Judge0 and the like) for runbox's fields or options, with what to send instead. */
@@ -67,18 +89,18 @@ const FOREIGN_FIELD_NAMES: Record<string, string> = {
   version: COMPILER,
   source_code: 'runbox calls it code',
   source: 'runbox calls it code',
-  files: 'runbox calls it code (one source file)',
-  timeout: NO_LIMIT_OPTION,
-  time_limit: NO_LIMIT_OPTION,
-  run_timeout: NO_LIMIT_OPTION,
-  compile_timeout: NO_LIMIT_OPTION,
-  cpu_time_limit: NO_LIMIT_OPTION,
-  wall_time_limit: NO_LIMIT_OPTION,
-  memory_limit: NO_LIMIT_OPTION,
-  run_memory_limit: NO_LIMIT_OPTION,
-  compile_memory_limit: NO_LIMIT_OPTION,
+  additional_files: `runbox takes files: [{"name", "content", "encoding"}], at most ${PROGRAM_LIMITS.filesMax}`,
+  command_line_arguments: 'runbox calls it args: an array of strings',
+  timeout: LIMITS,
+  time_limit: LIMITS,
+  run_timeout: LIMITS,
+  cpu_time_limit: LIMITS,
+  wall_time_limit: LIMITS,
+  memory_limit: LIMITS,
+  run_memory_limit: LIMITS,
+  compile_timeout: "there is no such option: the compile stage has the service's limits",
+  compile_memory_limit: "there is no such option: the compile stage has the service's limits",
   callback_url: "there is no such option: results go to the key's Redirect Url (the callback URL), set in the portal",
-  expected_output: 'there is no such option: runbox runs the program and returns its output for you to compare',
 };
 
 interface WalkedSchema {
@@ -195,6 +217,14 @@ export const LimitsDocument = Type.Object({
     input_max_bytes: Type.Integer(),
     extra_params_max_bytes: Type.Integer(),
     body_max_bytes: Type.Integer(),
+    files_max: Type.Integer({ description: "Files of one program (a request's files)." }),
+    files_max_bytes: Type.Integer({ description: 'Their decoded bytes together.' }),
+    file_name_max_bytes: Type.Integer(),
+    args_max: Type.Integer(),
+    arg_max_bytes: Type.Integer(),
+    compiler_options_max: Type.Integer(),
+    return_files_max: Type.Integer({ description: 'Files a run brings back from /box/out/ (return_files).' }),
+    return_files_max_bytes: Type.Integer(),
   }),
   account: Type.Object({
     plan: Type.String(),
@@ -204,11 +234,21 @@ export const LimitsDocument = Type.Object({
     runs_at_once: Type.Integer(),
     tests_per_request: Type.Integer(),
     sandbox_seconds_per_request: Type.Integer({ description: "Most sandbox time one request may ask for: its compile stage's timeout plus tests x its run stage's timeout." }),
+    problem_storage_bytes: Type.Integer({ description: "Test data the account's stored problems may keep, each distinct file counted once." }),
     monthly_submissions: Type.Integer(),
     max_monthly_submissions_any_plan: Type.Integer(),
     monthly_period: Type.String(),
     per_key_monthly_limit: Type.String(),
   }),
+  problems: Type.Object(
+    {
+      test_file_max_bytes: Type.Integer({ description: "A stored problem's test input or expected output." }),
+      tests_max: Type.Integer({ description: 'Tests of one stored problem.' }),
+      upload_max_bytes: Type.Integer({ description: 'A problem as sent: its JSON body or its zip package.' }),
+      checker_message_max_bytes: Type.Integer({ description: "A checker's or interactor's message kept in a test's result." }),
+    },
+    { description: 'Judged runs and stored problems (the account storage figure is account.problem_storage_bytes).' },
+  ),
   websocket_runs_per_second_per_connection: Type.Integer(),
 });
 
@@ -225,6 +265,44 @@ export const CompilerList = Type.Array(
     libraries: Type.Record(Type.String(), Type.String(), {
       description: 'Libraries a program can use with no install step (numpy, Boost, Gson, ggplot2…): name → the version installed, probed when the image was built. Empty when it has none or is not installed.',
     }),
+    compiler_options: Type.Array(Type.String(), {
+      description: 'The forms of compiler_options it takes, each a pattern an option must match whole; empty: none (an interpreter, or a compiler without options).',
+    }),
     successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),
 );
+
+const TestWeight = Type.Number({ minimum: 0, description: "The test's weight in the request's score (default 1)." });
+
+/** A stored problem as JSON (POST and PUT /api/v2/problems; a zip package is the other form). */
+export const ProblemBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: PROBLEM_LIMITS.nameMaxBytes, description: "The problem's name (default: Untitled problem)." })),
+    tests: Type.Array(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ description: 'Segments of letters, digits and ._+- joined by / (default: its number from 1).' })),
+          input: Utf8Text(PROBLEM_LIMITS.testFileMaxBytes, "The test's standard input."),
+          expected_output: Utf8Text(PROBLEM_LIMITS.testFileMaxBytes, 'What the program must print (compared by the checker).'),
+          weight: Type.Optional(TestWeight),
+          sample: Type.Optional(Type.Boolean({ description: 'A sample test: its content is shown with the problem (others only by size).' })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: PROBLEM_LIMITS.testsMax },
+    ),
+    checker: Type.Optional(CheckerSchema),
+    interactor: Type.Optional(InteractorSchema),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          time: Type.Optional(Type.Number({ description: `CPU seconds per test, at most ${RUN_LIMITS.timeoutMs / 1000}.` })),
+          memory: Type.Optional(Type.Integer({ description: `KB per test, at most ${RUN_LIMITS.memoryBytes / 1024}.` })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'A problem: its tests, checker, interactor and limits.' },
+);
+export type ProblemBody = Static<typeof ProblemBody>;

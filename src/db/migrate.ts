@@ -65,6 +65,7 @@ export async function migrate(db: Db): Promise<MigrationOutcome> {
       running: FREE_PLAN.running,
       tests_per_request: FREE_PLAN.testsPerRequest,
       sandbox_seconds_per_request: FREE_PLAN.sandboxSecondsPerRequest,
+      problem_storage_bytes: FREE_PLAN.problemStorageBytes,
     })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();

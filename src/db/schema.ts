@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { JudgeSettings } from '../judge/settings.js';
 
 // Typed tables for Kysely, mirroring src/db/migrations.
 
@@ -18,6 +19,8 @@ export interface PlansTable {
   tests_per_request: number;
   /** Most sandbox time one request may ask for (migration 0013). */
   sandbox_seconds_per_request: number;
+  /** Test data of stored problems per account (migration 0050); int8, read as a string. */
+  problem_storage_bytes: ColumnType<string, string | number | undefined, string | number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -35,6 +38,7 @@ export interface AccountsTable {
   running: number | null;
   tests_per_request: number | null;
   sandbox_seconds_per_request: number | null;
+  problem_storage_bytes: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   running_now: Generated<number>;
   created_at: Generated<Date>;
   /** argon2id hash; null until a password is set (portal sign-up or a reset/invite link). */
@@ -77,27 +81,43 @@ export interface KeyUsageTable {
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
 export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
 
-/** A file written beside the main source (content base64: any bytes). */
+/** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {
+  /** A relative path in the workspace (src/program/paths.ts). */
   name: string;
   content_base64: string;
 }
 
-/** One stage's limits, below RUN_LIMITS (the API clamps them). */
+/** One stage's limits, below RUN_LIMITS (the API checks or clamps them). */
 export interface StageLimits {
   timeout_ms?: number;
   memory_bytes?: number;
+  /** CPU time of the stage, all its processes together (a request's limits.time). */
+  cpu_ms?: number;
 }
 
-/** Options of a run beyond code and input (migration 0010; set by the compatible routes). */
+/**
+ * The program beyond its main file's text (`code`) and what a run asks for beyond code
+ * and input (migration 0010; jsonb, so new members need no migration). Read into stage
+ * files and argv by src/program/plan.ts.
+ */
 export interface RunOptions {
+  /** The program's other files, written beside the main one in both stages. */
   files?: RunFile[];
+  /** The main file's name (a request's files); absent: the recipe's source name (code). */
+  main?: string;
   /** Passed to the program after its run command. */
   args?: string[];
+  /** Added to the compile stage where its recipe says ({options}); checked against its allowed forms. */
+  compiler_options?: string[];
   compile?: StageLimits;
   run?: StageLimits;
+  /** Bring back the files the program writes under /box/out/ with each run's result. */
+  return_files?: boolean;
   /** The caller types input while the program runs (WebSocket runs; src/queue/input-channel.ts). */
   interactive?: boolean;
+  /** A judged run: its checker, interactor, stop_on_failure, or the stored problem it runs (src/judge/settings.ts). */
+  judge?: JudgeSettings;
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */
@@ -108,6 +128,14 @@ export interface CallbackTarget {
   format: string;
 }
 
+/** A test of a multi-test request as stored: its input, and for a judged run its expected output, weight and name. */
+export interface TestCaseRow {
+  input: string;
+  expected_output?: string;
+  weight?: number;
+  name?: string;
+}
+
 export interface SubmissionsTable {
   id: Generated<string>;
   account_id: Id;
@@ -115,7 +143,7 @@ export interface SubmissionsTable {
   compiler: string;
   code: string;
   input: string | null;
-  tests: Json<{ input: string }[] | null>;
+  tests: Json<TestCaseRow[] | null>;
   extra_params: Json<Record<string, unknown> | null>;
   run_options: Json<RunOptions | null>;
   callback: Json<CallbackTarget | null>;
@@ -274,6 +302,50 @@ export interface SignupAttemptsTable {
   at: Generated<Date>;
 }
 
+/** Content-addressed test data (migration 0050): sha-256 of the content. */
+export interface TestDataTable {
+  hash: Buffer;
+  size: number;
+  content: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface ProblemsTable {
+  id: Generated<string>;
+  account_id: Id;
+  name: string;
+  /** The current version. */
+  version: number;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ProblemVersionsTable {
+  problem_id: string;
+  version: number;
+  checker: Json<unknown>;
+  interactor: Json<unknown | null>;
+  limits: Json<unknown>;
+  tests: number;
+  data_bytes: ColumnType<string, string | number, string | number>;
+  created_at: Generated<Date>;
+  superseded_at: NullableTimestamp;
+}
+
+export interface ProblemTestsTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  name: string;
+  input_hash: Buffer;
+  answer_hash: Buffer;
+  input_size: number;
+  answer_size: number;
+  weight: number;
+  sample: boolean;
+}
+
 /** A submission the retention purge deleted (migration 0030): its lookup answers 410. */
 export interface SubmissionsExpiredTable {
   id: string;
@@ -311,6 +383,10 @@ export interface Database {
   account_tokens: AccountTokensTable;
   login_attempts: LoginAttemptsTable;
   signup_attempts: SignupAttemptsTable;
+  test_data: TestDataTable;
+  problems: ProblemsTable;
+  problem_versions: ProblemVersionsTable;
+  problem_tests: ProblemTestsTable;
   submissions_expired: SubmissionsExpiredTable;
   usage_days: UsageDaysTable;
 }

@@ -1,7 +1,7 @@
 import { chownSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_LIMITS, SANDBOX_OVERHEAD, VERDICT_CODES } from '../limits.js';
-import { decodeStageOut, encodeStageIn } from './archive.js';
+import { decodeStageOut, encodeStageIn, PATH_MAX_BYTES, WALK_MAX_ENTRIES } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageIo, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
 import { readNumber } from './cgroups/v1.js';
@@ -43,8 +43,10 @@ export interface RunContext {
 const DIAGNOSTIC_BYTES = 4096;
 /** How long a launcher may take to exit once its sandbox is gone. */
 const LAUNCHER_GRACE_MS = 2000;
-/** Headers around collected files on fd 4, on top of limits.collectBytes. */
-const STAGE_OUT_SLACK_BYTES = 64 * 1024;
+/** Headers around collected and omitted files on fd 4, on top of limits.collectBytes:
+ *  one per file a directory walk may find (and the few named ones), each path at most
+ *  PATH_MAX_BYTES long. */
+const STAGE_OUT_SLACK_BYTES = (WALK_MAX_ENTRIES + 64) * (11 + PATH_MAX_BYTES);
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
@@ -56,6 +58,8 @@ export interface LaunchKey {
   rootfsId: string;
   limits: SandboxLimits;
   slot: number;
+  /** Which of the slot's sandboxes (SandboxSpec.lane). */
+  lane: number;
 }
 
 /** A job cgroup with a launcher in it, whose runbox-init waits for its stage. */
@@ -83,8 +87,8 @@ export function jobLimits(limits: JobLimits): JobLimits {
 }
 
 /** The launch key of a stage: its image, its limits (RUN_LIMITS where it sets none), its slot. */
-export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot'>): LaunchKey {
-  return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
+export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot' | 'lane'>): LaunchKey {
+  return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot, lane: spec.lane ?? 0 };
 }
 
 function directoryId(path: string): string {
@@ -98,7 +102,7 @@ function directoryId(path: string): string {
 
 /** Whether a sandbox built for `a` is the one a stage with key `b` needs. */
 export const sameLaunchKey = (a: LaunchKey, b: LaunchKey) =>
-  a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot &&
+  a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot && a.lane === b.lane &&
   (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
 
 /** Makes the job cgroup and starts the launcher in it for `key`; its runbox-init then
@@ -171,9 +175,12 @@ function removeConfig(path: string | undefined): void {
 }
 
 function rlimits(limits: SandboxLimits): NonNullable<StartRequest['rlimits']> {
-  const cpu = limits.cpuTimeRlimitSeconds;
+  // A lowered CPU time stops each process at the next whole second past it (SIGXCPU, then
+  // SIGKILL a second later); the stage's own CPU time, all processes together, gives the verdict.
+  const lowered = limits.cpuTimeMs < RUN_LIMITS.cpuTimeMs;
+  const cpu = lowered ? Math.max(1, Math.ceil(limits.cpuTimeMs / 1000)) : limits.cpuTimeRlimitSeconds;
   return [
-    { resource: 'cpu', soft: cpu, hard: cpu },
+    { resource: 'cpu', soft: cpu, hard: lowered ? cpu + 1 : cpu },
     { resource: 'fsize', soft: limits.fileSizeBytes, hard: limits.fileSizeBytes },
     { resource: 'nofile', soft: limits.openFiles, hard: limits.openFiles },
     { resource: 'core', soft: 0, hard: 0 },
@@ -204,8 +211,9 @@ export async function runStage(
   let p = prepared;
   try {
     // Checked before anything starts: a bad argv, environment or name is the caller's error.
-    const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits));
-    const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
+    const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits), spec.dirs ?? []);
+    // A linked stage's stdin is its partner's output, nothing else.
+    const stdin = spec.link ? Buffer.alloc(0) : typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
     if (p && !usable(p, key)) {
       await discard(p).catch(() => {});
       p = undefined;
@@ -233,6 +241,8 @@ export async function runStage(
     onOver?.();
     return outcome;
   } finally {
+    // Its partner's stdin ends with it, however it ended (or if it never started).
+    spec.link?.ended();
     if (p?.pooled) {
       await discard(p).catch(() => {});
     } else if (p) {
@@ -402,17 +412,21 @@ async function supervise(
   const streams = target.run({
     stdin,
     stageIn,
-    keepBytes: limits.outputKeepBytes,
-    floodBytes: limits.outputFloodBytes,
+    // A judged run keeps its whole output (both streams together stay within the flood
+    // bound); what the result shows is cut to the kept bytes below.
+    keepBytes: spec.judged ? spec.judged.floodBytes : limits.outputKeepBytes,
+    floodBytes: spec.judged ? spec.judged.floodBytes : limits.outputFloodBytes,
     stageOutBytes: limits.collectBytes + STAGE_OUT_SLACK_BYTES,
     logBytes: DIAGNOSTIC_BYTES,
-    ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
+    ...(spec.onOutput ? { onChunk: spec.judged ? keptChunks(spec.onOutput, limits.outputKeepBytes) : spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
-    ...(spec.stdinFeed ? { holdStdin: true } : {}),
+    // A linked stage's stdin is held open for its partner's output.
+    ...(spec.stdinFeed || spec.link ? { holdStdin: true } : {}),
     ...(target.processWatch
       ? { processes: { file: target.processWatch, max: limits.maxProcesses + 1, everyMs: limits.processPollMs, onOver: () => stop('process_limit') } }
       : {}),
   });
+  spec.link?.started(child);
   // The stage process drops input once its streams are over; the feed is detached then too.
   const detachFeed = spec.stdinFeed?.attach(
     (chunk) => child.writeStdin(chunk),
@@ -469,8 +483,9 @@ async function supervise(
   const stageOutOverflow = io.stageOutOverflow;
 
   const base = {
-    stdout: io.stdout,
-    stderr: io.stderr,
+    stdout: io.stdout.subarray(0, limits.outputKeepBytes),
+    stderr: io.stderr.subarray(0, limits.outputKeepBytes),
+    ...(spec.judged ? { wholeStdout: io.stdout } : {}),
     stdoutTruncated: io.stdoutTotal > limits.outputKeepBytes,
     stderrTruncated: io.stderrTotal > limits.outputKeepBytes,
     outputBytes: io.stdoutTotal + io.stderrTotal,
@@ -478,6 +493,7 @@ async function supervise(
     wallMs,
     memoryPeakBytes: counters.memoryPeakBytes,
     collected: [] as SandboxOutcome['collected'],
+    omitted: [] as SandboxOutcome['omitted'],
   };
   const verdict = (status: SandboxStatus, exitCode: number | null, signal: number | null, diagnostic?: string): SandboxOutcome =>
     diagnostic === undefined ? { ...base, status, exitCode, signal } : { ...base, status, exitCode, signal, diagnostic };
@@ -498,6 +514,8 @@ async function supervise(
       break;
   }
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
+  // Past its CPU time (a lowered one: the default is out of reach within the timeout).
+  if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return verdict('timeout', killedExitCode, killedSignal);
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
@@ -505,7 +523,20 @@ async function supervise(
     return verdict('internal_error', null, null, `${why}; ${launcher}; ${text.trim()}`);
   }
   base.collected = out.files;
+  base.omitted = out.omitted;
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
+}
+
+/** Streams a judged run's output as any run's: the first kept bytes of each stream. */
+function keptChunks(onOutput: NonNullable<SandboxSpec['onOutput']>, keepBytes: number): NonNullable<SandboxSpec['onOutput']> {
+  const sent = { stdout: 0, stderr: 0 };
+  return (stream, chunk) => {
+    const room = keepBytes - sent[stream];
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    sent[stream] += part.length;
+    onOutput(stream, part);
+  };
 }

@@ -36,7 +36,7 @@ export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof 
 
 /** A file placed in the workspace before the program starts, or brought back after it. */
 export interface StageFile {
-  /** A plain name in the workspace: no slashes, no dot-dot. */
+  /** A relative path in the workspace (its directories are made): no dot or dot-dot segments. */
   name: string;
   mode: number;
   content: Buffer;
@@ -51,20 +51,45 @@ export interface SandboxSpec {
   stdin?: Buffer | string;
   /** Placed in the workspace before the program starts. */
   files?: StageFile[];
-  /** Names of workspace files to bring back when the program ends (a compile stage's output). */
+  /** Directories made in the workspace (empty, with their parents) before the files. */
+  dirs?: string[];
+  /** Workspace paths to bring back when the program ends (a compile stage's output, a
+   *  run's /box/out): a file, or a directory ending in / for every regular file below it
+   *  (./ the whole workspace), in order of their paths while within the bounds. */
   collect?: string[];
+  /** Lower bounds than limits.collectBytes and collectFiles for what comes back; the rest is listed in `omitted`. */
+  collectBounds?: { bytes: number; files: number };
   /** Defaults to RUN_LIMITS. */
   limits?: Partial<SandboxLimits>;
   /** Runner slot: the program runs as uid/gid RUNBOX_SANDBOX_UID_BASE + slot. */
   slot: number;
+  /** A second sandbox of the slot, beside its own (1: an interactive test's interactor,
+   *  which runs at the same time as the program). Same uid, its own job cgroup, its own
+   *  pooled sandbox. Default 0. */
+  lane?: 0 | 1;
+  /** Joins this stage's stdin and stdout to another stage's (StageLink): an interactive
+   *  test's program and its interactor, each run in its own lane. `stdin` is not written. */
+  link?: StageLinkSide;
   /** Called as output arrives (WebSocket streaming); chunks are within the kept 64 KB per stream. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** A judged run: its whole stdout is kept for the comparison (outcome.wholeStdout), up to
+   *  the flood limit, which may be raised past the service's for a test whose answer is
+   *  larger (judgedFloodBytes). stdout and stderr in the outcome stay cut at the kept bytes. */
+  judged?: { floodBytes: number };
   /** Aborts the run (client gone, runner shutting down): reported as internal_error. */
   signal?: AbortSignal;
   /** Input while the program runs (an interactive run): stdin stays open after `stdin`
    *  is written, takes each chunk the feed writes, and closes when the feed ends it (or
    *  with the stage). The program's stdin is still a pipe, never a terminal. */
   stdinFeed?: StdinFeed;
+}
+
+/** One side of two stages joined by their stdio (src/sandbox/link.ts). */
+export interface StageLinkSide {
+  /** The stage has been sent: its process, to be joined with the other side's. */
+  started(stage: { linkWith(other: unknown): void; endStdin(): void }): void;
+  /** The stage is over (or never started): the other side's stdin ends. */
+  ended(): void;
 }
 
 /** A source of input for a running program. */
@@ -94,6 +119,10 @@ export interface SandboxOutcome {
   memoryPeakBytes: number | null;
   /** Files named in spec.collect that were found (regular files only). */
   collected: StageFile[];
+  /** A judged run's whole stdout (spec.judged). */
+  wholeStdout?: Buffer;
+  /** Files to collect that were left out past the bounds, with their sizes. */
+  omitted: { name: string; size: number }[];
   /** Launcher or runner diagnostics on internal_error; never shown to users verbatim. */
   diagnostic?: string;
 }

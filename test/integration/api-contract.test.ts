@@ -230,10 +230,12 @@ describe('api contract', () => {
         pending_submissions: 8,
         runs_at_once: 2,
         sandbox_seconds_per_request: 330,
+        problem_storage_bytes: 64 * 1024 * 1024,
         monthly_submissions: 100_000,
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });
       expect(body.websocket_runs_per_second_per_connection).to.equal(WEBSOCKET_RUNS_PER_SECOND);
+      expect(body.problems).to.deep.equal({ test_file_max_bytes: 16 * 1024 * 1024, tests_max: 1000, upload_max_bytes: 64 * 1024 * 1024, checker_message_max_bytes: 4096 });
     });
   });
 
@@ -308,7 +310,8 @@ describe('api contract', () => {
       };
       expect(doc.openapi).to.equal('3.1.0');
       const schema = doc.paths['/api/v2/run-code/']!.post!.requestBody!.content['application/json']!.schema;
-      expect(schema.required).to.include.members(['code', 'compiler']);
+      expect(schema.required).to.deep.equal(['compiler']);
+      expect(Object.keys(schema.properties)).to.include.members(['code', 'files', 'main', 'args', 'compiler_options', 'limits', 'return_files']);
       expect(schema.properties.compiler!.enum!.slice(0, INTERFACE_IDS.length)).to.deep.equal([...INTERFACE_IDS]);
       expect(Object.keys(doc.paths)).to.include.members(['/api/usage/', '/api/limits/', '/api/compilers/']);
     });

@@ -54,6 +54,35 @@ for (const launcher of LAUNCHERS) {
       expect(r.collected[1]!.content.toString()).to.match(/^import os,sys/);
     });
 
+    it('stages files in directories and empty directories; collects a directory\'s regular files in path order, within the bounds', async () => {
+      const r = await run(
+        ['python3.9', 'src/app/main.py'],
+        {
+          files: [
+            { name: 'src/app/main.py', mode: 0o644, content: Buffer.from(['import os', 'print(sorted(os.listdir("src")), os.listdir("out"), open("src/lib/data.txt").read())', 'os.makedirs("out/z/deep", exist_ok=True)', 'for n in ["b", "a", "z/deep/c", "d"]:', '    open("out/" + n, "w").write(n * 3)', 'os.symlink("/etc/passwd", "out/aa-link")', 'os.mkfifo("out/ab-fifo")', 'os.symlink("/etc", "out/ac-dir")'].join('\n')) },
+            { name: 'src/lib/data.txt', mode: 0o600, content: Buffer.from('data') },
+          ],
+          dirs: ['out'],
+          collect: ['out/'],
+          collectBounds: { bytes: 1 << 20, files: 3 },
+        },
+      );
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.stdout.toString()).to.equal("['app', 'lib'] [] data\n");
+      // Byte order of the paths; the symlinks and the FIFO are not files; the fourth is left out.
+      expect(r.collected.map((f) => [f.name, f.content.toString()])).to.deep.equal([['out/a', 'aaa'], ['out/b', 'bbb'], ['out/d', 'ddd']]);
+      expect(r.omitted).to.deep.equal([{ name: 'out/z/deep/c', size: 24 }]);
+    });
+
+    it('never follows a symlink the program leaves where a path to collect goes, nor one in a directory it walks', async () => {
+      const r = await run(['python3.9', '-c', 'import os\nos.rmdir("out")\nos.symlink("/etc", "out")\nos.symlink("/etc", "cls")\n'], {
+        dirs: ['out'],
+        collect: ['out/', 'cls/', 'out/passwd', 'cls/passwd', './'],
+      });
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.collected.map((f) => f.name)).to.deep.equal([]);
+    });
+
     it('gives the program real pipes for stdin, stdout and stderr, which it can open by name', async () => {
       const r = await run(
         ['python3.9', '-c', 'import os,stat,sys\nprint([stat.S_ISFIFO(os.fstat(f).st_mode) for f in (0, 1, 2)], flush=True)\nprint(open("/proc/self/fd/0").read(), end="", flush=True)\nopen("/proc/self/fd/1", "w").write("out\\n")\nopen("/proc/self/fd/2", "w").write("err\\n")'],

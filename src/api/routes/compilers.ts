@@ -23,6 +23,7 @@ export const compilersRoute: RouteDef = {
         piston: entry.piston?.language ?? null,
         judge0: entry.judge0?.id ?? null,
         libraries,
+        compiler_options: entry.compile ? (entry.options ?? []) : [],
         ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));
     },
