@@ -69,6 +69,21 @@ export const REQUEST_LIMITS = {
   jsonMaxDepth: 16,
 } as const;
 
+/** Judged runs: comparisons, checker programs and interactors. */
+export const JUDGE_LIMITS = {
+  /** A checker's or interactor's message kept in a test's result. */
+  checkerMessageMaxBytes: 4 * KiB,
+} as const;
+
+/**
+ * The output flood limit of a judged test: the service's, or twice the answer's size when
+ * that is more (a 16 MB answer needs room for a 16 MB output, and a little more for
+ * whitespace a comparison forgives). The whole stdout up to it is kept for the comparison.
+ */
+export function judgedFloodBytes(answerBytes: number): number {
+  return Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
+}
+
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */
 export const VERDICT_CODES = {
   outputLimitExitCode: 153,

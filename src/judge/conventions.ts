@@ -1,0 +1,110 @@
+import { SANDBOX_LAYOUT } from '../sandbox/spec.js';
+import type { CheckResult } from './checkers/index.js';
+import { verdictForScore } from './verdict.js';
+
+// The two conventions problem setters write checkers and interactors in, taken as they
+// are so that existing files work unchanged:
+// - testlib (Codeforces, Polygon): a checker gets `input output answer`, an interactor
+//   `input output` (output: a file it may write for a checker); exit 0 ok, 1 wrong
+//   answer, 2 presentation error, 3 failure of the checker itself, 7 points (the score
+//   is the first number of its message); the message on stderr as testlib writes it.
+// - Kattis / ICPC output validators: `input answer feedback_dir`, the program's output
+//   on stdin (an interactor: the program's output on stdin, its stdout to the program);
+//   exit 42 accepted, 43 wrong answer; the message in feedback_dir/judgemessage.txt, a
+//   score (scoring problems) in feedback_dir/score.txt.
+
+export const CONVENTIONS = ['testlib', 'kattis'] as const;
+export type Convention = (typeof CONVENTIONS)[number];
+
+/** Where a checker stage finds the test's files (in its workspace) and writes its feedback. */
+export const CHECK_FILES = {
+  input: 'judge-input',
+  output: 'judge-output',
+  answer: 'judge-answer',
+  /** testlib interactors write this (their "tout"); it is not read. */
+  interactorOutput: 'judge-interactor-output',
+  /** Kattis' feedback_dir: the workspace itself, so its files come back as any stage's do. */
+  feedbackDir: SANDBOX_LAYOUT.workspace,
+  judgeMessage: 'judgemessage.txt',
+  score: 'score.txt',
+} as const;
+
+const inWorkspace = (name: string) => `${SANDBOX_LAYOUT.workspace}/${name}`;
+
+/** The checker's arguments (after its run command) and whether the output goes to its stdin. */
+export function checkerArguments(convention: Convention): { args: string[]; outputOnStdin: boolean } {
+  if (convention === 'testlib') return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.output), inWorkspace(CHECK_FILES.answer)], outputOnStdin: false };
+  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), CHECK_FILES.feedbackDir], outputOnStdin: true };
+}
+
+/** The interactor's arguments (after its run command). */
+export function interactorArguments(convention: Convention): string[] {
+  if (convention === 'testlib') return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.interactorOutput)];
+  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), CHECK_FILES.feedbackDir];
+}
+
+/** Files a Kattis checker or interactor may leave for the judge. */
+export function feedbackFiles(convention: Convention): string[] {
+  return convention === 'kattis' ? [CHECK_FILES.judgeMessage, CHECK_FILES.score] : [];
+}
+
+/** How a checker or interactor stage ended, as far as its verdict goes. */
+export interface ConventionOutcome {
+  /** 'exited' with exitCode; anything else (a signal, a limit) is a failure of the checker. */
+  how: 'exited' | 'signaled' | 'timeout' | 'memory_limit' | 'output_limit' | 'process_limit';
+  exitCode: number | null;
+  signal: number | null;
+  stderr: Buffer;
+  /** Feedback files it wrote (Kattis), by name. */
+  feedback: Record<string, Buffer>;
+}
+
+const TESTLIB = { ok: 0, wrongAnswer: 1, presentationError: 2, fail: 3, points: 7 } as const;
+const KATTIS = { accepted: 42, wrongAnswer: 43 } as const;
+
+/** The first number of a message ("points 0.75 three of four", "0.5"). */
+export function firstNumber(text: string): number | null {
+  const m = /[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/.exec(text);
+  return m ? Number(m[0]) : null;
+}
+
+function failed(what: string, o: ConventionOutcome, message: string): CheckResult {
+  const how =
+    o.how === 'exited' ? `exited with code ${o.exitCode}` :
+    o.how === 'signaled' ? `was killed by signal ${o.signal}` :
+    `was stopped: ${o.how.replace('_', ' ')}`;
+  return { verdict: 'checker_error', score: 0, message: message === '' ? `the ${what} ${how}` : `the ${what} ${how}: ${message}` };
+}
+
+/** What a checker's (or interactor's) end says of the program's output. */
+export function conventionVerdict(convention: Convention, o: ConventionOutcome, what: 'checker' | 'interactor' = 'checker'): CheckResult {
+  const stderr = o.stderr.toString('utf8').trim();
+  if (convention === 'testlib') {
+    if (o.how !== 'exited') return failed(what, o, stderr);
+    switch (o.exitCode) {
+      case TESTLIB.ok:
+        return { verdict: 'accepted', score: 1, message: stderr };
+      case TESTLIB.wrongAnswer:
+        return { verdict: 'wrong_answer', score: 0, message: stderr };
+      case TESTLIB.presentationError:
+        return { verdict: 'presentation_error', score: 0, message: stderr };
+      case TESTLIB.points: {
+        const points = firstNumber(stderr.replace(/^points\s+/, ''));
+        if (points === null) return failed(what, o, `no score in its message (${stderr || 'empty'})`);
+        return { ...verdictForScore(points), message: stderr };
+      }
+      default:
+        return failed(what, o, stderr);
+    }
+  }
+  const judgeMessage = o.feedback[CHECK_FILES.judgeMessage]?.toString('utf8').trim() ?? '';
+  const message = judgeMessage || stderr;
+  if (o.how !== 'exited') return failed(what, o, message);
+  if (o.exitCode === KATTIS.wrongAnswer) return { verdict: 'wrong_answer', score: 0, message };
+  if (o.exitCode !== KATTIS.accepted) return failed(what, o, message);
+  const scoreText = o.feedback[CHECK_FILES.score]?.toString('utf8').trim();
+  if (scoreText === undefined || scoreText === '') return { verdict: 'accepted', score: 1, message };
+  const score = firstNumber(scoreText);
+  if (score === null) return failed(what, o, `${CHECK_FILES.score} holds no number (${JSON.stringify(scoreText.slice(0, 40))})`);
+  return { ...verdictForScore(score), message };
+}

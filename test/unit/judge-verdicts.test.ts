@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { checkerArguments, conventionVerdict, firstNumber, interactorArguments, type ConventionOutcome } from '../../src/judge/conventions.js';
+import { checkerMessage, interactiveVerdict, overallVerdict, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
+
+// Verdicts computed in one place: a test's from its run and its comparison, the
+// request's from its tests', and what a testlib or Kattis checker's end means.
+
+const exited = (exitCode: number, stderr = '', feedback: Record<string, string> = {}): ConventionOutcome => ({
+  how: 'exited',
+  exitCode,
+  signal: null,
+  stderr: Buffer.from(stderr),
+  feedback: Object.fromEntries(Object.entries(feedback).map(([k, v]) => [k, Buffer.from(v)])),
+});
+
+describe('judge: verdicts', () => {
+  it('a run that did not succeed keeps its status as its verdict and is not compared', () => {
+    for (const status of ['timeout', 'memory_limit', 'runtime_error', 'output_limit', 'process_limit'] as const) {
+      expect(testVerdict(status, null)).to.deep.equal({ verdict: status, score: 0, checker_message: null });
+    }
+    expect(() => testVerdict('success', null)).to.throw();
+  });
+
+  it("a successful run takes the comparison's verdict, score and message (at most 4 KB, whole characters)", () => {
+    expect(testVerdict('success', { verdict: 'accepted', score: 1, message: '' })).to.deep.equal({ verdict: 'accepted', score: 1, checker_message: null });
+    expect(testVerdict('success', { verdict: 'partial', score: 2 / 3, message: 'two of three\n' })).to.deep.equal({ verdict: 'partial', score: 0.666667, checker_message: 'two of three' });
+    const long = checkerMessage('é'.repeat(3000))!;
+    expect(Buffer.byteLength(long)).to.equal(4096);
+    expect(checkerMessage('ab\u0000')).to.equal('ab\uFFFD');
+  });
+
+  it('the request: the first test not accepted, and the weighted score as a fraction', () => {
+    const ac = { verdict: 'accepted' as const, score: 1, checker_message: null };
+    const wa = { verdict: 'wrong_answer' as const, score: 0, checker_message: 'x' };
+    expect(overallVerdict([ac, ac])).to.deep.equal({ verdict: 'accepted', score: 1 });
+    expect(overallVerdict([ac, wa, { ...SKIPPED }])).to.deep.equal({ verdict: 'wrong_answer', score: 0.333333 });
+    expect(overallVerdict([{ ...ac, weight: 3 }, { ...wa, weight: 1 }])).to.deep.equal({ verdict: 'wrong_answer', score: 0.75 });
+    expect(overallVerdict([{ ...ac, weight: 0 }, { ...ac, weight: 0 }])).to.deep.equal({ verdict: 'accepted', score: 0 });
+    expect(overallVerdict([{ verdict: 'partial', score: 0.5, checker_message: null }, ac])).to.deep.equal({ verdict: 'partial', score: 0.75 });
+  });
+
+  it('interactive: a limit the program hit wins, then a failed interactor, its rejection, the runtime error', () => {
+    const wa = { verdict: 'wrong_answer' as const, score: 0, message: 'guessed 7 times too many' };
+    const ok = { verdict: 'accepted' as const, score: 1, message: 'found in 10 guesses' };
+    const fail = { verdict: 'checker_error' as const, score: 0, message: 'the interactor exited with code 3' };
+    expect(interactiveVerdict('timeout', wa).verdict).to.equal('timeout');
+    expect(interactiveVerdict('runtime_error', fail).verdict).to.equal('checker_error');
+    expect(interactiveVerdict('runtime_error', wa)).to.deep.equal({ verdict: 'wrong_answer', score: 0, checker_message: 'guessed 7 times too many' });
+    expect(interactiveVerdict('runtime_error', ok)).to.deep.equal({ verdict: 'runtime_error', score: 0, checker_message: 'found in 10 guesses' });
+    expect(interactiveVerdict('success', ok)).to.deep.equal({ verdict: 'accepted', score: 1, checker_message: 'found in 10 guesses' });
+  });
+});
+
+describe('judge: checker conventions', () => {
+  it('testlib: input output answer; Kattis: input answer feedback_dir with the output on stdin', () => {
+    expect(checkerArguments('testlib')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-output', '/box/judge-answer'], outputOnStdin: false });
+    expect(checkerArguments('kattis')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-answer', '/box'], outputOnStdin: true });
+    expect(interactorArguments('testlib')).to.deep.equal(['/box/judge-input', '/box/judge-interactor-output']);
+    expect(interactorArguments('kattis')).to.deep.equal(['/box/judge-input', '/box/judge-answer', '/box']);
+  });
+
+  it('testlib exit codes: 0 ok, 1 wrong answer, 2 presentation error, 3 failure, 7 points', () => {
+    expect(conventionVerdict('testlib', exited(0, 'ok 3 numbers\n'))).to.deep.equal({ verdict: 'accepted', score: 1, message: 'ok 3 numbers' });
+    expect(conventionVerdict('testlib', exited(1, "wrong answer 2nd numbers differ - expected: '5', found: '6'"))).to.include({ verdict: 'wrong_answer', score: 0 });
+    expect(conventionVerdict('testlib', exited(2, 'presentation error extra spaces'))).to.include({ verdict: 'presentation_error' });
+    expect(conventionVerdict('testlib', exited(3, 'FAIL answer file is broken'))).to.deep.equal({ verdict: 'checker_error', score: 0, message: 'the checker exited with code 3: FAIL answer file is broken' });
+    expect(conventionVerdict('testlib', exited(7, 'points 0.25 one of four'))).to.deep.equal({ verdict: 'partial', score: 0.25, message: 'points 0.25 one of four' });
+    expect(conventionVerdict('testlib', exited(7, '1 all four'))).to.include({ verdict: 'accepted', score: 1 });
+    expect(conventionVerdict('testlib', exited(7, 'points 0'))).to.include({ verdict: 'wrong_answer', score: 0 });
+    expect(conventionVerdict('testlib', exited(7, 'points 40 of 100 (Polygon points are clamped)'))).to.include({ verdict: 'accepted', score: 1 });
+    expect(conventionVerdict('testlib', exited(7, 'no number here')).verdict).to.equal('checker_error');
+    expect(conventionVerdict('testlib', exited(5, 'huh')).message).to.equal('the checker exited with code 5: huh');
+  });
+
+  it('a checker that crashed or hit a limit failed', () => {
+    expect(conventionVerdict('testlib', { ...exited(0), how: 'signaled', exitCode: 139, signal: 11 }).message).to.equal('the checker was killed by signal 11');
+    expect(conventionVerdict('kattis', { ...exited(0), how: 'timeout', exitCode: 137 }, 'interactor').message).to.equal('the interactor was stopped: timeout');
+  });
+
+  it('Kattis: 42 accepted, 43 wrong answer, judgemessage.txt as the message, score.txt as a partial score', () => {
+    expect(conventionVerdict('kattis', exited(42, '', { 'judgemessage.txt': 'fine\n' }))).to.deep.equal({ verdict: 'accepted', score: 1, message: 'fine' });
+    expect(conventionVerdict('kattis', exited(43, 'stderr words', { 'judgemessage.txt': 'line 2 is wrong' }))).to.deep.equal({ verdict: 'wrong_answer', score: 0, message: 'line 2 is wrong' });
+    expect(conventionVerdict('kattis', exited(43, 'only stderr'))).to.include({ message: 'only stderr' });
+    expect(conventionVerdict('kattis', exited(42, '', { 'score.txt': '0.4\n' }))).to.include({ verdict: 'partial', score: 0.4 });
+    expect(conventionVerdict('kattis', exited(42, '', { 'score.txt': 'lots' })).verdict).to.equal('checker_error');
+    expect(conventionVerdict('kattis', exited(0)).message).to.equal('the checker exited with code 0');
+  });
+
+  it('firstNumber reads signs, points and exponents', () => {
+    expect(firstNumber('points 0.75 x')).to.equal(0.75);
+    expect(firstNumber('score: .5')).to.equal(0.5);
+    expect(firstNumber('1e-1')).to.equal(0.1);
+    expect(firstNumber('none')).to.equal(null);
+  });
+});
