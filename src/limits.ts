@@ -84,6 +84,23 @@ export function judgedFloodBytes(answerBytes: number): number {
   return Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
 }
 
+/** Stored problems (POST /api/v2/problems): their tests and packages. */
+export const PROBLEM_LIMITS = {
+  /** One test's input or expected output. */
+  testFileMaxBytes: 16 * MiB,
+  /** Tests of one problem (a run of it is bounded by the plan's tests per request too). */
+  testsMax: 1000,
+  /** A problem as sent: its JSON body, or its zip package. */
+  uploadMaxBytes: 64 * MiB,
+  /** Entries of a zip package, directories included. */
+  zipEntriesMax: 10_000,
+  /** A problem's name, and a test's. */
+  nameMaxBytes: 200,
+  /** A replaced version or a deleted problem stays at least this long, and while a queued
+   *  or running submission names it: a run admitted a moment before still finds its data. */
+  versionGraceMs: 10 * 60_000,
+} as const;
+
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */
 export const VERDICT_CODES = {
   outputLimitExitCode: 153,
@@ -105,6 +122,8 @@ export interface PlanLimits {
    *  its run stage's timeout (requestSandboxMs), so one request cannot hold a runner slot
    *  for tests x 30 s. */
   sandboxSecondsPerRequest: number;
+  /** Test data the account's stored problems may keep, each distinct file counted once. */
+  problemStorageBytes: number;
 }
 
 export const FREE_PLAN_NAME = 'free';
@@ -117,6 +136,7 @@ export const FREE_PLAN: PlanLimits = {
   testsPerRequest: 10,
   /** A compile and the plan's 10 tests at the 30 s timeout. */
   sandboxSecondsPerRequest: 330,
+  problemStorageBytes: 64 * MiB,
 };
 
 /** The highest monthly allowance any plan may have (4,000,000 runs, the public contract's). */

@@ -40,12 +40,14 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       'a.running',
       'a.tests_per_request',
       'a.sandbox_seconds_per_request',
+      'a.problem_storage_bytes',
       'p.monthly_limit as plan_monthly_limit',
       'p.per_minute as plan_per_minute',
       'p.pending as plan_pending',
       'p.running as plan_running',
       'p.tests_per_request as plan_tests_per_request',
       'p.sandbox_seconds_per_request as plan_sandbox_seconds_per_request',
+      'p.problem_storage_bytes as plan_problem_storage_bytes',
     ])
     .where('a.id', '=', accountId)
     .executeTakeFirst();
@@ -62,6 +64,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       running: row.running,
       testsPerRequest: row.tests_per_request,
       sandboxSecondsPerRequest: row.sandbox_seconds_per_request,
+      problemStorageBytes: row.problem_storage_bytes === null ? null : Number(row.problem_storage_bytes),
     },
     limits: {
       monthlyLimit: row.monthly_limit ?? row.plan_monthly_limit,
@@ -70,6 +73,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountView
       running: row.running ?? row.plan_running,
       testsPerRequest: row.tests_per_request ?? row.plan_tests_per_request,
       sandboxSecondsPerRequest: row.sandbox_seconds_per_request ?? row.plan_sandbox_seconds_per_request,
+      problemStorageBytes: Number(row.problem_storage_bytes ?? row.plan_problem_storage_bytes),
     },
     created_at: row.created_at.toISOString(),
   };
@@ -223,6 +227,7 @@ export async function setAccountLimits(
     running: overrides.running,
     tests_per_request: overrides.testsPerRequest,
     sandbox_seconds_per_request: overrides.sandboxSecondsPerRequest,
+    problem_storage_bytes: overrides.problemStorageBytes,
   };
   const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
   if (Object.keys(given).length > 0) {

@@ -7,16 +7,18 @@ import { AccountInputError } from './errors.js';
 // figures for anything not given, but for its sandbox seconds per request, which leave
 // its tests per request room (a compile and every test at the 30 s timeout).
 
-const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request', 'sandbox_seconds_per_request'] as const;
+const planColumns = ['name', 'monthly_limit', 'per_minute', 'pending', 'running', 'tests_per_request', 'sandbox_seconds_per_request', 'problem_storage_bytes'] as const;
 
-/** A plan as read and listed: its table's row without the timestamps. */
-export type PlanRow = Pick<Plan, (typeof planColumns)[number]>;
+/** A plan as read and listed: its table's row without the timestamps (its storage figure as a number). */
+export type PlanRow = Omit<Pick<Plan, (typeof planColumns)[number]>, 'problem_storage_bytes'> & { problem_storage_bytes: number };
+
+const planRow = (row: Pick<Plan, (typeof planColumns)[number]>): PlanRow => ({ ...row, problem_storage_bytes: Number(row.problem_storage_bytes) });
 
 export function checkPlanFigures(figures: Partial<PlanLimits>): void {
   for (const [name, value] of Object.entries(figures)) {
     if (value === undefined) continue;
     const min = name === 'testsPerRequest' || name === 'sandboxSecondsPerRequest' ? 1 : 0;
-    const max = name === 'monthlyLimit' ? MAX_MONTHLY_LIMIT : 2_147_483_647;
+    const max = name === 'monthlyLimit' ? MAX_MONTHLY_LIMIT : name === 'problemStorageBytes' ? Number.MAX_SAFE_INTEGER : 2_147_483_647;
     if (!Number.isSafeInteger(value) || value < min || value > max) {
       // Named as the admin API's fields and the CLI's JSON name them.
       throw new AccountInputError(`${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)} must be a whole number from ${min} to ${max}`);
@@ -34,9 +36,10 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
     running: figures.running,
     tests_per_request: figures.testsPerRequest,
     sandbox_seconds_per_request: figures.sandboxSecondsPerRequest,
+    problem_storage_bytes: figures.problemStorageBytes,
   };
   const given = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
-  return db
+  const row = await db
     .insertInto('plans')
     .values({
       name,
@@ -46,12 +49,14 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
       running: figures.running ?? FREE_PLAN.running,
       tests_per_request: figures.testsPerRequest ?? FREE_PLAN.testsPerRequest,
       sandbox_seconds_per_request: figures.sandboxSecondsPerRequest ?? sandboxSecondsFor(figures.testsPerRequest ?? FREE_PLAN.testsPerRequest),
+      problem_storage_bytes: figures.problemStorageBytes ?? FREE_PLAN.problemStorageBytes,
     })
     .onConflict((oc) => oc.column('name').doUpdateSet({ ...given, updated_at: new Date() }))
     .returning(planColumns)
     .executeTakeFirstOrThrow();
+  return planRow(row);
 }
 
 export async function listPlans(db: Db): Promise<PlanRow[]> {
-  return db.selectFrom('plans').select(planColumns).orderBy('name').execute();
+  return (await db.selectFrom('plans').select(planColumns).orderBy('name').execute()).map(planRow);
 }

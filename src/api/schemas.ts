@@ -204,6 +204,7 @@ export const LimitsDocument = Type.Object({
     runs_at_once: Type.Integer(),
     tests_per_request: Type.Integer(),
     sandbox_seconds_per_request: Type.Integer({ description: "Most sandbox time one request may ask for: its compile stage's timeout plus tests x its run stage's timeout." }),
+    problem_storage_bytes: Type.Integer({ description: "Test data the account's stored problems may keep, each distinct file counted once." }),
     monthly_submissions: Type.Integer(),
     max_monthly_submissions_any_plan: Type.Integer(),
     monthly_period: Type.String(),

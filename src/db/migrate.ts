@@ -18,6 +18,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       running: FREE_PLAN.running,
       tests_per_request: FREE_PLAN.testsPerRequest,
       sandbox_seconds_per_request: FREE_PLAN.sandboxSecondsPerRequest,
+      problem_storage_bytes: FREE_PLAN.problemStorageBytes,
     })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();

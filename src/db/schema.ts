@@ -18,6 +18,8 @@ export interface PlansTable {
   tests_per_request: number;
   /** Most sandbox time one request may ask for (migration 0013). */
   sandbox_seconds_per_request: number;
+  /** Test data of stored problems per account (migration 0050); int8, read as a string. */
+  problem_storage_bytes: ColumnType<string, string | number | undefined, string | number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -35,6 +37,7 @@ export interface AccountsTable {
   running: number | null;
   tests_per_request: number | null;
   sandbox_seconds_per_request: number | null;
+  problem_storage_bytes: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   running_now: Generated<number>;
   created_at: Generated<Date>;
   /** argon2id hash; null until a password is set (portal sign-up or a reset/invite link). */
@@ -272,6 +275,50 @@ export interface SignupAttemptsTable {
   at: Generated<Date>;
 }
 
+/** Content-addressed test data (migration 0050): sha-256 of the content. */
+export interface TestDataTable {
+  hash: Buffer;
+  size: number;
+  content: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface ProblemsTable {
+  id: Generated<string>;
+  account_id: Id;
+  name: string;
+  /** The current version. */
+  version: number;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ProblemVersionsTable {
+  problem_id: string;
+  version: number;
+  checker: Json<unknown>;
+  interactor: Json<unknown | null>;
+  limits: Json<unknown>;
+  tests: number;
+  data_bytes: ColumnType<string, string | number, string | number>;
+  created_at: Generated<Date>;
+  superseded_at: NullableTimestamp;
+}
+
+export interface ProblemTestsTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  name: string;
+  input_hash: Buffer;
+  answer_hash: Buffer;
+  input_size: number;
+  answer_size: number;
+  weight: number;
+  sample: boolean;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -291,6 +338,10 @@ export interface Database {
   account_tokens: AccountTokensTable;
   login_attempts: LoginAttemptsTable;
   signup_attempts: SignupAttemptsTable;
+  test_data: TestDataTable;
+  problems: ProblemsTable;
+  problem_versions: ProblemVersionsTable;
+  problem_tests: ProblemTestsTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -1,4 +1,4 @@
-import { FREE_PLAN, MAX_MONTHLY_LIMIT, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
+import { FREE_PLAN, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
 
 // The limits table of docs/limits.md, generated from src/limits.ts so the two cannot drift
 // (a unit test compares them).
@@ -27,6 +27,7 @@ export function limitsTableMarkdown(): string {
     ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
     ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
+    ['Stored problems', `${mib(FREE_PLAN.problemStorageBytes)} of test data per account (Free plan), each distinct file counted once; a test's input or expected output at most ${mib(PROBLEM_LIMITS.testFileMaxBytes)}, at most ${n(PROBLEM_LIMITS.testsMax)} tests per problem, a problem sent (JSON or zip) at most ${mib(PROBLEM_LIMITS.uploadMaxBytes)}`],
     ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
   ];
   return ['| limit | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');

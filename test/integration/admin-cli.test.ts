@@ -74,7 +74,7 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
 
   it('plan upsert creates and updates plans, within the maximum monthly limit', async () => {
     const created = await ok('plan', 'upsert', '--name', 'pro', '--monthly-limit', '200000', '--per-minute', '120', '--tests-per-request', '50');
-    expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50, sandbox_seconds_per_request: 30 + 50 * 30 });
+    expect(created).to.deep.equal({ name: 'pro', monthly_limit: 200000, per_minute: 120, pending: 8, running: 2, tests_per_request: 50, sandbox_seconds_per_request: 30 + 50 * 30, problem_storage_bytes: 64 * 1024 * 1024 });
     const updated = await ok('plan', 'upsert', '--name', 'pro', '--running', '6', '--sandbox-seconds-per-request', '1530');
     expect(updated).to.include({ monthly_limit: 200000, running: 6, sandbox_seconds_per_request: 1530 });
     await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthly_?[lL]imit must be a whole number from 0 to 4000000/);

@@ -229,6 +229,7 @@ describe('api contract', () => {
         pending_submissions: 8,
         runs_at_once: 2,
         sandbox_seconds_per_request: 330,
+        problem_storage_bytes: 64 * 1024 * 1024,
         monthly_submissions: 100_000,
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });

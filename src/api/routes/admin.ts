@@ -31,6 +31,7 @@ const AccountPatch = Type.Object(
     running: Type.Optional(Limit(1_000_000)),
     tests_per_request: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
     sandbox_seconds_per_request: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+    problem_storage_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -102,6 +103,7 @@ const figures: [keyof PlanLimits, keyof typeof AccountPatch.properties][] = [
   ['running', 'running'],
   ['testsPerRequest', 'tests_per_request'],
   ['sandboxSecondsPerRequest', 'sandbox_seconds_per_request'],
+  ['problemStorageBytes', 'problem_storage_bytes'],
 ];
 
 export const adminRoutes: RouteDef[] = [

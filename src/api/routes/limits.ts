@@ -34,6 +34,7 @@ export function limitsDocument(): Static<typeof LimitsDocument> {
       runs_at_once: FREE_PLAN.running,
       tests_per_request: FREE_PLAN.testsPerRequest,
       sandbox_seconds_per_request: FREE_PLAN.sandboxSecondsPerRequest,
+      problem_storage_bytes: FREE_PLAN.problemStorageBytes,
       monthly_submissions: FREE_PLAN.monthlyLimit,
       max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       monthly_period: 'calendar month, UTC',

@@ -27,6 +27,7 @@ const figureOptions = {
   running: { type: 'string' },
   'tests-per-request': { type: 'string' },
   'sandbox-seconds-per-request': { type: 'string' },
+  'problem-storage-bytes': { type: 'string' },
 } as const;
 
 const figureNames: [keyof PlanLimits, string][] = [
@@ -36,6 +37,7 @@ const figureNames: [keyof PlanLimits, string][] = [
   ['running', 'running'],
   ['testsPerRequest', 'tests-per-request'],
   ['sandboxSecondsPerRequest', 'sandbox-seconds-per-request'],
+  ['problemStorageBytes', 'problem-storage-bytes'],
 ];
 
 const figureHelp = (none: boolean) =>
@@ -46,6 +48,7 @@ const figureHelp = (none: boolean) =>
     '  --running N            runs in a sandbox at once',
     '  --tests-per-request N  tests in one multi-test request',
     '  --sandbox-seconds-per-request N  sandbox time one request may ask for (compile timeout + tests x run timeout)',
+    "  --problem-storage-bytes N  test data the account's stored problems may keep",
     ...(none ? ["  (each also takes `none`: back to the plan's figure)"] : []),
   ].join('\n');
 
