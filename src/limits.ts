@@ -73,6 +73,10 @@ export const REQUEST_LIMITS = {
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
   checkerMessageMaxBytes: 4 * KiB,
+  /** A checker's or interactor's files (decoded), all together (testlib.h alone is about 200 KB). */
+  programFilesMaxBytes: 1_000_000,
+  /** Files of a checker or interactor. */
+  programFilesMax: 100,
 } as const;
 
 /**
@@ -96,9 +100,6 @@ export const PROBLEM_LIMITS = {
   zipEntriesMax: 10_000,
   /** A problem's name, and a test's. */
   nameMaxBytes: 200,
-  /** A replaced version or a deleted problem stays at least this long, and while a queued
-   *  or running submission names it: a run admitted a moment before still finds its data. */
-  versionGraceMs: 10 * 60_000,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
+import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
+import { PROBLEM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
 // their types and are published as-is in GET /api/openapi.json.
@@ -226,3 +227,38 @@ export const CompilerList = Type.Array(
     successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),
 );
+
+const TestWeight = Type.Number({ minimum: 0, description: "The test's weight in the request's score (default 1)." });
+
+/** A stored problem as JSON (POST and PUT /api/v2/problems; a zip package is the other form). */
+export const ProblemBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: PROBLEM_LIMITS.nameMaxBytes, description: "The problem's name (default: Untitled problem)." })),
+    tests: Type.Array(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ description: 'Segments of letters, digits and ._+- joined by / (default: its number from 1).' })),
+          input: Utf8Text(PROBLEM_LIMITS.testFileMaxBytes, "The test's standard input."),
+          expected_output: Utf8Text(PROBLEM_LIMITS.testFileMaxBytes, 'What the program must print (compared by the checker).'),
+          weight: Type.Optional(TestWeight),
+          sample: Type.Optional(Type.Boolean({ description: 'A sample test: its content is shown with the problem (others only by size).' })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: PROBLEM_LIMITS.testsMax },
+    ),
+    checker: Type.Optional(CheckerSchema),
+    interactor: Type.Optional(InteractorSchema),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          time: Type.Optional(Type.Number({ description: `CPU seconds per test, at most ${RUN_LIMITS.timeoutMs / 1000}.` })),
+          memory: Type.Optional(Type.Integer({ description: `KB per test, at most ${RUN_LIMITS.memoryBytes / 1024}.` })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'A problem: its tests, checker, interactor and limits.' },
+);
+export type ProblemBody = Static<typeof ProblemBody>;

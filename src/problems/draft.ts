@@ -1,0 +1,89 @@
+import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+
+// A problem as sent, checked and ready to store: its tests (their data read when it is
+// stored, one file at a time, so a package's megabytes are never all in memory at once),
+// its checker, interactor and limits. Made from a JSON body (json.ts) or a zip package
+// (package.ts).
+
+/** A refused problem: a 400 whose message says what to fix; nothing is stored. */
+export class ProblemInputError extends Error {
+  constructor(
+    message: string,
+    readonly code = 'invalid_problem',
+  ) {
+    super(message);
+  }
+}
+
+export interface DataSource {
+  /** Bytes, as declared (a zip's central directory) or known. */
+  size: number;
+  read(): Promise<Buffer>;
+}
+
+export interface DraftTest {
+  name: string;
+  input: DataSource;
+  answer: DataSource;
+  weight: number;
+  sample: boolean;
+}
+
+/** A problem's limits as a request gives them: CPU seconds and KB, as the result reports time and memory. */
+export interface ProblemLimits {
+  time?: number;
+  memory?: number;
+}
+
+export interface ProblemDraft {
+  name: string;
+  tests: DraftTest[];
+  checker: CheckerSetting;
+  interactor: ProgramSource | null;
+  limits: ProblemLimits;
+}
+
+export const bufferSource = (content: Buffer): DataSource => ({ size: content.length, read: async () => content });
+
+/** Test names: segments of letters, digits and ._+- joined by / (sample/1, secret/group1/03). */
+const TEST_NAME = /^[A-Za-z0-9._+-]+(?:\/[A-Za-z0-9._+-]+)*$/;
+
+/** Checks what every problem must be, whatever it came as; throws ProblemInputError. */
+export function checkDraft(draft: ProblemDraft): ProblemDraft {
+  if (draft.name.trim() === '' || Buffer.byteLength(draft.name) > PROBLEM_LIMITS.nameMaxBytes) {
+    throw new ProblemInputError(`the problem's name must be 1 to ${PROBLEM_LIMITS.nameMaxBytes} bytes`);
+  }
+  if (draft.tests.length === 0) throw new ProblemInputError('a problem needs at least one test');
+  if (draft.tests.length > PROBLEM_LIMITS.testsMax) throw new ProblemInputError(`a problem may have at most ${PROBLEM_LIMITS.testsMax} tests (it has ${draft.tests.length})`);
+  const names = new Set<string>();
+  for (const t of draft.tests) {
+    if (!TEST_NAME.test(t.name) || Buffer.byteLength(t.name) > PROBLEM_LIMITS.nameMaxBytes || t.name.split('/').some((s) => s === '.' || s === '..')) {
+      throw new ProblemInputError(`test name ${JSON.stringify(t.name)} must be segments of letters, digits and . _ + - joined by /, at most ${PROBLEM_LIMITS.nameMaxBytes} bytes`);
+    }
+    if (names.has(t.name)) throw new ProblemInputError(`test name ${JSON.stringify(t.name)} is given twice`);
+    names.add(t.name);
+    if (!Number.isFinite(t.weight) || t.weight < 0) throw new ProblemInputError(`test ${t.name}: weight must be a number of at least 0`);
+    for (const [what, source] of [['input', t.input], ['expected output', t.answer]] as const) {
+      if (source.size > PROBLEM_LIMITS.testFileMaxBytes) {
+        throw new ProblemInputError(`test ${t.name}: its ${what} is ${source.size} bytes; a test file may have at most ${PROBLEM_LIMITS.testFileMaxBytes} bytes (16 MiB)`, 'test_file_too_large');
+      }
+    }
+  }
+  checkLimits(draft.limits);
+  return draft;
+}
+
+/** A problem's limits within the service's and above the floors; throws naming the bound. */
+export function checkLimits(limits: ProblemLimits): void {
+  const maxTime = RUN_LIMITS.timeoutMs / 1000;
+  const minTime = STAGE_LIMIT_FLOORS.timeoutMs / 1000;
+  if (limits.time !== undefined && !(limits.time >= minTime && limits.time <= maxTime)) {
+    throw new ProblemInputError(`limits.time must be from ${minTime} to ${maxTime} seconds (the service's), got ${limits.time}`);
+  }
+  const maxKb = RUN_LIMITS.memoryBytes / 1024;
+  const minKb = STAGE_LIMIT_FLOORS.memoryBytes / 1024;
+  if (limits.memory !== undefined && !(Number.isInteger(limits.memory) && limits.memory >= minKb && limits.memory <= maxKb)) {
+    throw new ProblemInputError(`limits.memory must be a whole number of KB from ${minKb} to ${maxKb} (the service's), got ${limits.memory}`);
+  }
+}

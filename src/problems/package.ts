@@ -1,0 +1,244 @@
+import { parse as parseYaml } from 'yaml';
+import { DEFAULT_CHECKER, type BuiltinChecker } from '../judge/checkers/index.js';
+import type { Convention } from '../judge/conventions.js';
+import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import { JUDGE_LIMITS } from '../limits.js';
+import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { listZip, type ZipFileEntry } from './zip.js';
+
+// A problem package (a zip) as a problem draft. Two layouts:
+// - the ICPC/Kattis problem package: problem.yaml (name, limits.time_limit in seconds or
+//   a .timelimit file, limits.memory in MiB, validation: default | custom | custom
+//   interactive, validator_flags), data/sample/**.in + .ans (samples), data/secret/**.in +
+//   .ans, and output_validators/<name>/ (or output_validator/) with the checker's or
+//   interactor's files;
+// - a plain archive: tests/NAME.in + tests/NAME.out, with an optional problem.yaml and
+//   checker/ or interactor/ directory.
+// A package may sit in one top-level directory. A checker program's convention is
+// testlib when it includes testlib.h, else Kattis'; its compiler is the newest offered
+// one for its main file's extension.
+
+export interface PackageOptions {
+  /** The compiler identifier for a source file's extension (".cpp"), or null when none is offered. */
+  compilerFor(extension: string): string | null;
+}
+
+const bad = (message: string) => new ProblemInputError(message, 'invalid_package');
+
+const HEADER = /\.(h|hh|hpp|hxx|inc)$/i;
+const MAIN_NAMES = ['validator', 'checker', 'check', 'interactor', 'main'];
+/** Directories of a package's root, in either layout. */
+const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validator', 'checker', 'interactor'];
+
+/** The package as a draft whose tests read from the zip as they are stored; close() once stored. */
+export async function openPackage(zip: Buffer, options: PackageOptions): Promise<{ draft: ProblemDraft; close(): void }> {
+  const listing = await listZip(zip);
+  try {
+    return { draft: await readPackage(listing.files, options), close: listing.close };
+  } catch (err) {
+    listing.close();
+    throw err;
+  }
+}
+
+/** The package's files by path, without a single top-level directory they all share. */
+function rooted(files: ZipFileEntry[]): Map<string, ZipFileEntry> {
+  const tops = new Set(files.map((f) => (f.path.includes('/') ? f.path.slice(0, f.path.indexOf('/')) : '')));
+  const top = tops.size === 1 ? [...tops][0]! : '';
+  const strip = top !== '' && !ROOT_DIRECTORIES.includes(top) ? `${top}/` : '';
+  return new Map(files.map((f) => [f.path.slice(strip.length), f]));
+}
+
+async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Promise<ProblemDraft> {
+  const files = rooted(entries);
+  const yaml = await problemYaml(files);
+  const kattis = [...files.keys()].some((p) => p.startsWith('data/'));
+  const plain = [...files.keys()].some((p) => p.startsWith('tests/'));
+  if (!kattis && !plain) {
+    throw bad('the package has no tests: it holds data/sample/*.in + .ans and data/secret/*.in + .ans (the ICPC/Kattis layout), or tests/NAME.in + tests/NAME.out');
+  }
+  if (kattis && plain) throw bad('the package holds both data/ (the Kattis layout) and tests/ (the plain one): use one');
+  const tests = kattis ? kattisTests(files) : plainTests(files);
+
+  const validation = String(yaml.validation ?? 'default').trim();
+  const validatorDir = kattis ? validatorDirectory(files) : null;
+  let checker: CheckerSetting = defaultChecker(yaml, kattis ? 'tokens' : DEFAULT_CHECKER);
+  let interactor: ProgramSource | null = null;
+  if (kattis) {
+    if (validation === 'custom' || validation === 'custom interactive' || validation === 'custom score' || validation === 'custom interactive score') {
+      if (!validatorDir) throw bad(`problem.yaml says validation: ${validation}, but the package has no output_validators/<name>/ directory`);
+      const program = await programFrom(files, validatorDir, options);
+      if (validation.includes('interactive')) interactor = program;
+      else checker = { type: 'program', ...program };
+    } else if (validation !== 'default') {
+      throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
+    }
+  } else {
+    if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', options)) };
+    if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', options);
+  }
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+}
+
+const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
+
+async function problemYaml(files: Map<string, ZipFileEntry>): Promise<Record<string, unknown>> {
+  const file = files.get('problem.yaml');
+  if (!file) return {};
+  if (file.size > 1024 * 1024) throw bad('problem.yaml is larger than 1 MiB');
+  let value: unknown;
+  try {
+    // Aliases bounded: a few lines of YAML must not expand into gigabytes.
+    value = parseYaml((await file.read()).toString('utf8'), { maxAliasCount: 100 });
+  } catch (err) {
+    throw bad(`problem.yaml is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw bad('problem.yaml must be a mapping');
+  return value as Record<string, unknown>;
+}
+
+function problemName(yaml: Record<string, unknown>): string {
+  const name = yaml.name;
+  if (typeof name === 'string' && name.trim() !== '') return name.trim();
+  // Kattis names by language: {en: "...", sv: "..."}
+  if (name && typeof name === 'object') {
+    const byLanguage = name as Record<string, unknown>;
+    const first = typeof byLanguage.en === 'string' ? byLanguage.en : Object.values(byLanguage).find((v) => typeof v === 'string');
+    if (typeof first === 'string' && first.trim() !== '') return first.trim();
+  }
+  return 'Untitled problem';
+}
+
+async function limitsFrom(yaml: Record<string, unknown>, files: Map<string, ZipFileEntry>): Promise<ProblemLimits> {
+  const limits: ProblemLimits = {};
+  const section = yaml.limits;
+  if (section !== undefined && (typeof section !== 'object' || section === null || Array.isArray(section))) throw bad('problem.yaml: limits must be a mapping');
+  const l = (section ?? {}) as Record<string, unknown>;
+  const time = l.time_limit ?? l.time;
+  if (time !== undefined) {
+    if (typeof time !== 'number') throw bad('problem.yaml: limits.time_limit must be a number of seconds');
+    limits.time = time;
+  } else {
+    const dotTime = files.get('.timelimit');
+    if (dotTime) {
+      const seconds = Number((await dotTime.read()).toString('utf8').trim());
+      if (!Number.isFinite(seconds)) throw bad('.timelimit must hold a number of seconds');
+      limits.time = seconds;
+    }
+  }
+  if (l.memory !== undefined) {
+    if (typeof l.memory !== 'number' || !Number.isInteger(l.memory)) throw bad('problem.yaml: limits.memory must be a whole number of MiB');
+    limits.memory = l.memory * 1024;
+  }
+  return limits;
+}
+
+/**
+ * The built-in comparison problem.yaml's validator_flags ask for, as Kattis' default
+ * validator reads them (which compares tokens; a plain archive's default is runbox's).
+ */
+function defaultChecker(yaml: Record<string, unknown>, plain: 'tokens' | typeof DEFAULT_CHECKER): BuiltinChecker {
+  const flags = yaml.validator_flags === undefined ? [] : String(yaml.validator_flags).trim().split(/\s+/).filter(Boolean);
+  if (flags.length === 0) return { type: plain };
+  let absolute: number | undefined;
+  let relative: number | undefined;
+  let exact = false;
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i]!;
+    const value = () => {
+      const v = Number(flags[++i]);
+      if (!Number.isFinite(v) || v < 0) throw bad(`problem.yaml: validator_flags ${flag} needs a tolerance`);
+      return v;
+    };
+    if (flag === 'float_tolerance') absolute = relative = value();
+    else if (flag === 'float_absolute_tolerance') absolute = value();
+    else if (flag === 'float_relative_tolerance') relative = value();
+    else if (flag === 'space_change_sensitive') exact = true;
+    else if (flag === 'case_sensitive') continue;
+    else throw bad(`problem.yaml: validator flag ${JSON.stringify(flag)} is not one runbox knows (float_tolerance, float_absolute_tolerance, float_relative_tolerance, space_change_sensitive, case_sensitive)`);
+  }
+  if (absolute !== undefined || relative !== undefined) {
+    // Kattis: a flag not given is no tolerance of that kind.
+    return { type: 'floats', absolute: absolute ?? 0, relative: relative ?? 0 };
+  }
+  return { type: exact ? 'exact' : plain };
+}
+
+/** Tests of data/sample (samples first) and data/secret, each .in with its .ans, in path order. */
+function kattisTests(files: Map<string, ZipFileEntry>): DraftTest[] {
+  const tests: DraftTest[] = [];
+  for (const group of ['sample', 'secret']) {
+    const prefix = `data/${group}/`;
+    const paths = [...files.keys()].filter((p) => p.startsWith(prefix)).sort();
+    for (const path of paths.filter((p) => p.endsWith('.in'))) {
+      const stem = path.slice(0, -3);
+      const answer = files.get(`${stem}.ans`);
+      if (!answer) throw bad(`${path} has no ${stem}.ans beside it`);
+      tests.push({ name: stem.slice('data/'.length), input: source(files.get(path)!), answer: source(answer), weight: 1, sample: group === 'sample' });
+    }
+    for (const path of paths.filter((p) => p.endsWith('.ans'))) {
+      if (!files.has(`${path.slice(0, -4)}.in`)) throw bad(`${path} has no ${path.slice(0, -4)}.in beside it`);
+    }
+  }
+  if (tests.length === 0) throw bad('the package has no tests: data/sample/ and data/secret/ hold no .in files');
+  return tests;
+}
+
+function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
+  const paths = [...files.keys()].filter((p) => p.startsWith('tests/')).sort();
+  const tests: DraftTest[] = [];
+  for (const path of paths.filter((p) => p.endsWith('.in'))) {
+    const stem = path.slice(0, -3);
+    const answer = files.get(`${stem}.out`) ?? files.get(`${stem}.ans`);
+    if (!answer) throw bad(`${path} has no ${stem}.out beside it`);
+    tests.push({ name: stem.slice('tests/'.length), input: source(files.get(path)!), answer: source(answer), weight: 1, sample: false });
+  }
+  for (const path of paths.filter((p) => p.endsWith('.out'))) {
+    if (!files.has(`${path.slice(0, -4)}.in`)) throw bad(`${path} has no ${path.slice(0, -4)}.in beside it`);
+  }
+  if (tests.length === 0) throw bad('the package has no tests: tests/ holds no .in files');
+  return tests;
+}
+
+const source = (f: ZipFileEntry): DataSource => ({ size: f.size, read: () => f.read() });
+
+/** output_validators/<name>/ (the one directory there) or output_validator/. */
+function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {
+  if (hasDir(files, 'output_validator/')) return 'output_validator/';
+  const names = new Set([...files.keys()].filter((p) => p.startsWith('output_validators/')).map((p) => p.split('/')[1]!));
+  if (names.size > 1) throw bad(`output_validators/ holds ${names.size} validators (${[...names].join(', ')}); runbox takes one`);
+  return names.size === 1 ? `output_validators/${[...names][0]}/` : null;
+}
+
+/** The program in a directory of the package: its files, its main file, compiler and convention. */
+async function programFrom(files: Map<string, ZipFileEntry>, dir: string, options: PackageOptions): Promise<ProgramSource> {
+  const entries = [...files.entries()].filter(([p]) => p.startsWith(dir)).map(([p, f]) => ({ name: p.slice(dir.length), file: f }));
+  const nested = entries.find((e) => e.name.includes('/'));
+  if (nested) throw bad(`${dir}${nested.name}: a checker's files must lie directly in ${dir}`);
+  if (entries.length > JUDGE_LIMITS.programFilesMax) throw bad(`${dir} holds ${entries.length} files; at most ${JUDGE_LIMITS.programFilesMax}`);
+  const total = entries.reduce((n, e) => n + e.file.size, 0);
+  if (total > JUDGE_LIMITS.programFilesMaxBytes) throw bad(`${dir} holds ${total} bytes; a checker's files may hold at most ${JUDGE_LIMITS.programFilesMaxBytes}`);
+  const extension = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.')).toLowerCase() : '');
+  const sources = entries.filter((e) => !HEADER.test(e.name) && options.compilerFor(extension(e.name)) !== null);
+  const stem = (name: string) => name.replace(/\.[^.]*$/, '').toLowerCase();
+  const main = sources.length === 1 ? sources[0] : sources.find((e) => MAIN_NAMES.includes(stem(e.name)));
+  if (!main) {
+    throw bad(
+      sources.length === 0
+        ? `${dir} holds no source file in a language offered here (${entries.map((e) => e.name).join(', ') || 'nothing'})`
+        : `${dir} holds several sources (${sources.map((e) => e.name).join(', ')}); name the main one validator, checker, interactor or main`,
+    );
+  }
+  const read = await Promise.all(entries.map(async (e) => ({ name: e.name, content: await e.file.read() })));
+  const mainText = read.find((f) => f.name === main.name)!.content.toString('utf8');
+  if (mainText.includes('\u0000')) throw bad(`${dir}${main.name} must be text`);
+  const usesTestlib = read.some((f) => f.name === 'testlib.h') || /#\s*include\s*[<"]testlib\.h[>"]/.test(mainText);
+  const convention: Convention = usesTestlib ? 'testlib' : 'kattis';
+  return {
+    compiler: options.compilerFor(extension(main.name))!,
+    code: mainText,
+    files: read.filter((f) => f.name !== main.name).map((f) => ({ name: f.name, content_base64: f.content.toString('base64') })),
+    convention,
+  };
+}

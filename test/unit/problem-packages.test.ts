@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { checkDraft, ProblemInputError, type ProblemDraft } from '../../src/problems/draft.js';
+import { problemFromJson } from '../../src/problems/json.js';
+import { openPackage } from '../../src/problems/package.js';
+import { makeZip, type ZipEntryInput } from '../helpers/zip.js';
+import { builtinMembers } from '../../src/judge/settings.js';
+import { BUILTIN_CHECKER_TYPES } from '../../src/judge/checkers/index.js';
+
+// Problem packages read as a problem setter's tools write them (the ICPC/Kattis layout
+// and a plain tests/ archive), and refused with a message that says why when they are
+// incomplete, too large or hostile: nothing of such a package is ever read past its
+// zip directory.
+
+const compilerFor = (ext: string) => ({ '.cpp': 'g++-9', '.c': 'gcc-9', '.py': 'python-3.9.7' })[ext] ?? null;
+
+async function draftOf(entries: ZipEntryInput[]): Promise<ProblemDraft> {
+  const { draft, close } = await openPackage(makeZip(entries), { compilerFor });
+  try {
+    // Read every test, as storing it would.
+    for (const t of draft.tests) {
+      (t as unknown as { inputText: string }).inputText = (await t.input.read()).toString();
+      (t as unknown as { answerText: string }).answerText = (await t.answer.read()).toString();
+    }
+    return draft;
+  } finally {
+    close();
+  }
+}
+
+async function refusal(entries: ZipEntryInput[] | Buffer): Promise<ProblemInputError> {
+  try {
+    const { draft, close } = await openPackage(Buffer.isBuffer(entries) ? entries : makeZip(entries), { compilerFor });
+    try {
+      for (const t of draft.tests) await Promise.all([t.input.read(), t.answer.read()]);
+    } finally {
+      close();
+    }
+  } catch (err) {
+    expect(err).to.be.instanceOf(ProblemInputError);
+    return err as ProblemInputError;
+  }
+  throw new Error('the package was taken');
+}
+
+const tests = (d: ProblemDraft) => d.tests.map((t) => ({ name: t.name, sample: t.sample, input: (t as unknown as { inputText: string }).inputText, answer: (t as unknown as { answerText: string }).answerText }));
+
+describe('problems: packages', () => {
+  it('the Kattis layout: problem.yaml, samples first, secret tests in path order, a testlib validator', async () => {
+    const d = await draftOf([
+      { name: 'sum/problem.yaml', content: 'name: Sum\nvalidation: custom\nlimits:\n  time_limit: 2\n  memory: 256\n' },
+      { name: 'sum/data/secret/02.in', content: '5 6\n' },
+      { name: 'sum/data/secret/02.ans', content: '11\n' },
+      { name: 'sum/data/secret/01.in', content: '1 2\n' },
+      { name: 'sum/data/secret/01.ans', content: '3\n' },
+      { name: 'sum/data/sample/1.in', content: '2 2\n' },
+      { name: 'sum/data/sample/1.ans', content: '4\n' },
+      { name: 'sum/data/secret/testdata.yaml', content: 'ignored: true\n' },
+      { name: 'sum/output_validators/check/check.cpp', content: '#include "testlib.h"\nint main(int argc, char** argv) { registerTestlibCmd(argc, argv); }\n' },
+      { name: 'sum/output_validators/check/testlib.h', content: '// testlib\n' },
+    ]);
+    expect(d.name).to.equal('Sum');
+    expect(d.limits).to.deep.equal({ time: 2, memory: 256 * 1024 });
+    expect(tests(d)).to.deep.equal([
+      { name: 'sample/1', sample: true, input: '2 2\n', answer: '4\n' },
+      { name: 'secret/01', sample: false, input: '1 2\n', answer: '3\n' },
+      { name: 'secret/02', sample: false, input: '5 6\n', answer: '11\n' },
+    ]);
+    expect(d.checker).to.deep.include({ type: 'program', compiler: 'g++-9', convention: 'testlib' });
+    expect(d.checker.type === 'program' && d.checker.files.map((f) => f.name)).to.deep.equal(['testlib.h']);
+    expect(d.interactor).to.equal(null);
+  });
+
+  it('Kattis: a validator without testlib is Kattis-convention; custom interactive makes it the interactor', async () => {
+    const base = [{ name: 'data/secret/a.in', content: '1' }, { name: 'data/secret/a.ans', content: '1' }, { name: 'output_validators/v/validator.py', content: 'import sys\n' }];
+    const checked = await draftOf([{ name: 'problem.yaml', content: 'validation: custom\n' }, ...base]);
+    expect(checked.checker).to.deep.include({ type: 'program', compiler: 'python-3.9.7', convention: 'kattis', code: 'import sys\n' });
+    const interactive = await draftOf([{ name: 'problem.yaml', content: 'validation: custom interactive\n' }, ...base]);
+    expect(interactive.checker).to.deep.equal({ type: 'tokens' });
+    expect(interactive.interactor).to.deep.include({ compiler: 'python-3.9.7', convention: 'kattis' });
+  });
+
+  it("Kattis: the default validator is tokens; validator_flags ask for floats or exact; .timelimit sets the time", async () => {
+    const data = [{ name: 'data/secret/a.in', content: '1' }, { name: 'data/secret/a.ans', content: '1' }];
+    expect((await draftOf(data)).checker).to.deep.equal({ type: 'tokens' });
+    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-4\n' }])).checker).to.deep.equal({ type: 'floats', absolute: 1e-4, relative: 1e-4 });
+    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: float_relative_tolerance 0.01\n' }])).checker).to.deep.equal({ type: 'floats', absolute: 0, relative: 0.01 });
+    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: space_change_sensitive\n' }])).checker).to.deep.equal({ type: 'exact' });
+    expect((await draftOf([...data, { name: '.timelimit', content: '3\n' }])).limits).to.deep.equal({ time: 3 });
+    expect((await refusal([...data, { name: 'problem.yaml', content: 'validator_flags: ignore_case_and_everything\n' }])).message).to.match(/validator flag "ignore_case_and_everything"/);
+  });
+
+  it('the plain layout: tests/NAME.in + tests/NAME.out, the lines comparison, a checker/ directory', async () => {
+    const d = await draftOf([
+      { name: 'tests/b.in', content: 'B' },
+      { name: 'tests/b.out', content: 'b' },
+      { name: 'tests/a.in', content: 'A', store: true },
+      { name: 'tests/a.out', content: 'a', store: true },
+    ]);
+    expect(tests(d)).to.deep.equal([
+      { name: 'a', sample: false, input: 'A', answer: 'a' },
+      { name: 'b', sample: false, input: 'B', answer: 'b' },
+    ]);
+    expect(d.checker).to.deep.equal({ type: 'lines' });
+    const checked = await draftOf([{ name: 'tests/a.in', content: 'A' }, { name: 'tests/a.out', content: 'a' }, { name: 'checker/checker.cpp', content: 'int main(){}' }, { name: 'checker/util.cpp', content: '' }]);
+    expect(checked.checker).to.deep.include({ type: 'program', compiler: 'g++-9', convention: 'kattis' });
+  });
+
+  describe('refused, saying why', () => {
+    it('an .in without its .ans (or .out), and an answer without its input', async () => {
+      expect((await refusal([{ name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/2.in', content: '2' }, { name: 'data/secret/2.ans', content: '2' }])).message).to.equal('data/secret/1.in has no data/secret/1.ans beside it');
+      expect((await refusal([{ name: 'data/sample/x.ans', content: '1' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }])).message).to.equal('data/sample/x.ans has no data/sample/x.in beside it');
+      expect((await refusal([{ name: 'tests/1.in', content: '1' }])).message).to.equal('tests/1.in has no tests/1.out beside it');
+    });
+
+    it('no tests at all, or both layouts', async () => {
+      expect((await refusal([{ name: 'README', content: 'hi' }])).message).to.match(/^the package has no tests: it holds data\/sample/);
+      expect((await refusal([{ name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }, { name: 'tests/1.in', content: '1' }, { name: 'tests/1.out', content: '1' }])).message).to.match(/both data\//);
+    });
+
+    it('a file over 16 MiB, from its zip directory, before anything is inflated', async () => {
+      const big = Buffer.alloc(16 * 1024 * 1024 + 1, 0x31);
+      const err = await refusal([{ name: 'tests/1.in', content: big }, { name: 'tests/1.out', content: '1' }]);
+      expect(err.code).to.equal('test_file_too_large');
+      expect(err.message).to.equal("the package's tests/1.in is 16777217 bytes; a file may have at most 16777216 bytes (16 MiB)");
+    });
+
+    it('path traversal: an entry named ../ or /', async () => {
+      for (const name of ['../../etc/cron.d/x', 'tests/../../x.in', '/etc/passwd']) {
+        const err = await refusal([{ name, content: 'x' }, { name: 'tests/1.in', content: '1' }, { name: 'tests/1.out', content: '1' }]);
+        expect(err.code, name).to.equal('invalid_package');
+        expect(err.message, name).to.match(/points outside the package/);
+      }
+    });
+
+    it('a symbolic link', async () => {
+      const err = await refusal([{ name: 'tests/1.in', content: '/etc/shadow', mode: 0o120777 }, { name: 'tests/1.out', content: '1' }]);
+      expect(err.message).to.equal("the package's tests/1.in is a symbolic link: links are refused");
+    });
+
+    it('a zip bomb whose directory declares a small size: inflating stops at the declared size', async () => {
+      // 50 MB of zeros deflate to about 50 KB; the headers claim 1,000 bytes.
+      const bomb = makeZip([{ name: 'tests/1.in', content: Buffer.alloc(50 * 1024 * 1024), declaredSize: 1000 }, { name: 'tests/1.out', content: '1' }]);
+      expect(bomb.length).to.be.lessThan(100 * 1024);
+      const err = await refusal(bomb);
+      expect(err.code).to.equal('invalid_package');
+      expect(err.message).to.match(/^the package's tests\/1.in is not what its zip directory says .*: a damaged or hostile zip$/);
+    });
+
+    it('not a zip, and a problem.yaml that is not YAML', async () => {
+      expect((await refusal(Buffer.from('PK but not really'))).message).to.match(/^not a zip file, or a damaged one/);
+      expect((await refusal([{ name: 'problem.yaml', content: 'a: [' }, { name: 'tests/1.in', content: '1' }, { name: 'tests/1.out', content: '1' }])).message).to.match(/^problem.yaml is not valid YAML/);
+    });
+
+    it('limits above the service', async () => {
+      const err = await refusal([{ name: 'problem.yaml', content: 'limits:\n  time_limit: 60\n' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }]);
+      expect(err.message).to.equal('limits.time must be from 0.1 to 30 seconds (the service\'s), got 60');
+    });
+
+    it('a validator directory with several sources and no main one named', async () => {
+      const err = await refusal([{ name: 'problem.yaml', content: 'validation: custom' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }, { name: 'output_validators/v/a.cpp', content: '' }, { name: 'output_validators/v/b.cpp', content: '' }]);
+      expect(err.message).to.equal('output_validators/v/ holds several sources (a.cpp, b.cpp); name the main one validator, checker, interactor or main');
+    });
+  });
+});
+
+describe('problems: JSON', () => {
+  it('tests with names (default: their numbers), weights and samples; the checker and limits', async () => {
+    const d = problemFromJson({ name: 'Echo', tests: [{ input: 'a', expected_output: 'a', sample: true }, { name: 'big', input: 'b', expected_output: 'b', weight: 3 }], checker: { type: 'floats', absolute: 0.5 }, limits: { time: 1, memory: 65536 } });
+    expect(d.tests.map((t) => [t.name, t.weight, t.sample, t.input.size])).to.deep.equal([['1', 1, true, 1], ['big', 3, false, 1]]);
+    expect(d.checker).to.deep.equal({ type: 'floats', absolute: 0.5 });
+    expect(d.limits).to.deep.equal({ time: 1, memory: 65536 });
+  });
+
+  it('refuses duplicate or malformed test names, a checker program without code, limits past the service', () => {
+    const t = { input: '1', expected_output: '1' };
+    expect(() => problemFromJson({ tests: [{ ...t, name: 'a' }, { ...t, name: 'a' }] })).to.throw(ProblemInputError, 'test name "a" is given twice');
+    expect(() => problemFromJson({ tests: [{ ...t, name: '../x' }] })).to.throw(ProblemInputError, /must be segments of letters/);
+    expect(() => problemFromJson({ tests: [t], checker: { type: 'program', compiler: 'g++-9', convention: 'testlib' } })).to.throw(ProblemInputError, 'checker: give either code or files');
+    expect(() => problemFromJson({ tests: [t], limits: { memory: 1 << 30 } })).to.throw(ProblemInputError, /^limits.memory must be a whole number of KB from 32768 to 524288/);
+    expect(() => checkDraft({ name: 'x', tests: [], checker: { type: 'lines' }, interactor: null, limits: {} })).to.throw(ProblemInputError, 'a problem needs at least one test');
+  });
+
+  it('the request schemas list exactly the built-in checkers', () => {
+    expect(builtinMembers.map((m) => m.properties.type.const)).to.deep.equal(BUILTIN_CHECKER_TYPES);
+  });
+});
