@@ -65,7 +65,17 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
       ...(route.description ? { description: route.description } : {}),
       // runbox's routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
       security: route.auth === 'none' ? [] : route.auth === 'key' && !compat.has(route) ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': { schema: plain(route.body) },
+                ...Object.fromEntries(Object.entries(route.otherBodies ?? {}).map(([type, d]) => [type, { schema: { type: 'string', format: 'binary', description: d.description } }])),
+              },
+            },
+          }
+        : {}),
       responses,
       ...(route.webSocket ? { 'x-websocket-messages': { client: plain(route.webSocket.client), server: plain(route.webSocket.server) } } : {}),
     };

@@ -64,6 +64,10 @@ export interface RouteDef {
   maintenance?: boolean;
   /** JSON request body, validated (400) before the handler runs. */
   body?: TSchema;
+  /** Largest JSON body taken (default REQUEST_LIMITS.bodyMaxBytes). */
+  bodyMaxBytes?: number;
+  /** Bodies of other types the handler reads itself (readRawBody), by Content-Type: a problem package as application/zip. */
+  otherBodies?: Record<string, { description: string; maxBytes: number }>;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
   /** Every answer, once the caller is known, carries the X-RateLimit-* headers (src/api/middleware/rate-limit-headers.ts). */

@@ -14,7 +14,13 @@ export const LOCK_CLASSES = {
   signupIp: 7_316_103,
   redeliverAccount: 7_316_104,
   redeliverSubmission: 7_316_105,
+  /** One account's problem writes: its storage total is checked exactly. */
+  problemAccount: 7_316_106,
 } as const;
+
+/** Problem writes take it shared, the collection of unreferenced test data exclusively
+ *  (src/problems/sweep.ts): data a write is about to point at is never collected under it. */
+export const TEST_DATA_LOCK = { class: 7_316_107, key: 0 } as const;
 
 export type LockClass = keyof typeof LOCK_CLASSES;
 

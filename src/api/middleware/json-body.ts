@@ -97,29 +97,19 @@ export function validate<T>(schema: TSchema, value: unknown): T {
  * text/plain (or with no Content-Type) is read as JSON too, for clients that cannot
  * set the header (the Piston compatible routes).
  */
-export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boolean } = {}): Promise<unknown> {
+export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boolean; maxBytes?: number; otherTypes?: string[] } = {}): Promise<unknown> {
   // Koa's `is` answers false for any type when there is no body at all.
   if (!ctx.request.length && !ctx.get('Transfer-Encoding')) throw bad('invalid_json', 'the body is empty; a JSON object is required');
   const typeOk = ctx.request.is('application/json') || (options.acceptText && (!ctx.get('Content-Type') || ctx.request.is('text/plain')));
   if (!typeOk) {
-    throw bad('unsupported_content_type', `Content-Type must be application/json, not ${ctx.get('Content-Type') || '(none)'}`);
+    const types = ['application/json', ...(options.otherTypes ?? [])].join(' or ');
+    throw bad('unsupported_content_type', `Content-Type must be ${types}, not ${ctx.get('Content-Type') || '(none)'}`);
   }
   const charset = ctx.request.charset;
   if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
     throw bad('unsupported_charset', `the body must be UTF-8, not ${charset}`);
   }
-  const max = REQUEST_LIMITS.bodyMaxBytes;
-  const tooLarge = bad('body_too_large', `the body is larger than ${max} bytes`);
-  const declared = Number(ctx.get('Content-Length') || '0');
-  if (declared > DISCARD_MAX_BYTES) {
-    ctx.set('Connection', 'close');
-    throw tooLarge;
-  }
-  const raw = await readRaw(ctx.req, max);
-  if (raw === 'too_large') {
-    ctx.set('Connection', 'close');
-    throw tooLarge;
-  }
+  const raw = await readRawBody(ctx, options.maxBytes ?? REQUEST_LIMITS.bodyMaxBytes);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
@@ -139,10 +129,29 @@ export async function readJsonBody(ctx: Koa.Context, options: { acceptText?: boo
   return value;
 }
 
+/** The body's bytes, at most `max` (400 body_too_large past it, the connection then closed). */
+export async function readRawBody(ctx: Koa.Context, max: number): Promise<Buffer> {
+  const tooLarge = bad('body_too_large', `the body is larger than ${max} bytes`);
+  const declared = Number(ctx.get('Content-Length') || '0');
+  if (declared > Math.max(max, DISCARD_MAX_BYTES)) {
+    ctx.set('Connection', 'close');
+    throw tooLarge;
+  }
+  const raw = await readRaw(ctx.req, max);
+  if (raw === 'too_large') {
+    ctx.set('Connection', 'close');
+    throw tooLarge;
+  }
+  return raw;
+}
+
 export function jsonBody(route: RouteDef): Koa.Middleware<ApiState> {
+  const otherTypes = Object.keys(route.otherBodies ?? {});
   return async (ctx, next) => {
     if (!route.body) return next();
-    ctx.state.body = validate(route.body, await readJsonBody(ctx));
+    // A body of another declared type is the handler's to read.
+    if (otherTypes.length > 0 && ctx.request.length && ctx.request.is(otherTypes)) return next();
+    ctx.state.body = validate(route.body, await readJsonBody(ctx, { maxBytes: route.bodyMaxBytes, otherTypes }));
     await next();
   };
 }

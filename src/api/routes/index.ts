@@ -6,6 +6,7 @@ import { healthRoute } from './health.js';
 import { limitsRoute } from './limits.js';
 import { metricsRoute } from './metrics.js';
 import { openApiRoute } from './openapi.js';
+import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
 import { submissionsRoute } from './submissions.js';
@@ -19,6 +20,7 @@ export function routes(): RouteDef[] {
     runCodeRoute,
     runCodeSyncRoute,
     submissionsRoute,
+    ...problemRoutes,
     wsRoute,
     usageRoute,
     limitsRoute,

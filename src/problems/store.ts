@@ -1,0 +1,294 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
+import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import { REQUEST_LIMITS } from '../limits.js';
+import { ProblemInputError, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { collectTestData, sweepVersions } from './sweep.js';
+import { putTestData } from './test-data.js';
+
+// Stored problems of an account: create, replace (a new version), delete, read, list,
+// and what admission and the runner read of one. A write is one transaction: the test
+// data read and stored one file at a time, the account's total checked against its plan
+// under the account's lock, every row written, or, on any refusal, nothing.
+
+/** A sample's content is shown with the problem up to this size (others by size only). */
+const SAMPLE_SHOWN_BYTES = REQUEST_LIMITS.inputMaxBytes;
+
+export interface ProblemTestView {
+  name: string;
+  sample: boolean;
+  weight: number;
+  input_bytes: number;
+  expected_output_bytes: number;
+  /** Samples only (up to 100,000 bytes): the test's content. */
+  input?: string;
+  expected_output?: string;
+}
+
+/** A checker or interactor program as shown: its compiler, convention and file names, not its sources. */
+export interface ProgramView {
+  compiler: string;
+  convention: string;
+  files: string[];
+}
+
+export interface ProblemSummary {
+  id: string;
+  name: string;
+  version: number;
+  test_count: number;
+  data_bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProblemView extends ProblemSummary {
+  limits: ProblemLimits;
+  checker: { type: string; [option: string]: unknown };
+  interactor: ProgramView | null;
+  tests: ProblemTestView[];
+}
+
+export interface Storage {
+  used_bytes: number;
+  limit_bytes: number;
+}
+
+export const isProblemId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+
+/** The test data an account's problems keep now (their current versions), each file once, and its limit. */
+export async function accountStorage(db: Db, accountId: string): Promise<Storage> {
+  const { rows } = await sql<{ used: number; limit: number }>`
+    SELECT
+      (SELECT coalesce(sum(d.size), 0) FROM test_data d WHERE d.hash IN (
+        SELECT t.input_hash FROM problem_tests t JOIN problems p ON p.id = t.problem_id AND t.version = p.version
+         WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL
+        UNION
+        SELECT t.answer_hash FROM problem_tests t JOIN problems p ON p.id = t.problem_id AND t.version = p.version
+         WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL))::float8 AS used,
+      (SELECT coalesce(a.problem_storage_bytes, pl.problem_storage_bytes) FROM accounts a JOIN plans pl ON pl.name = a.plan
+        WHERE a.id = ${accountId})::float8 AS limit
+  `.execute(db);
+  return { used_bytes: rows[0]!.used, limit_bytes: rows[0]!.limit };
+}
+
+const MiB = 1024 * 1024;
+const mib = (bytes: number) => (bytes < MiB ? `${bytes} bytes` : `${(bytes / MiB).toFixed(1)} MiB`);
+
+/**
+ * Stores a problem: a new one (no `problemId`), or the next version of the account's
+ * `problemId`. Returns undefined when that problem is not the account's (or is gone).
+ */
+export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string): Promise<ProblemView | undefined> {
+  if (problemId !== undefined && !isProblemId(problemId)) return undefined;
+  let candidates: Buffer[] = [];
+  const id = await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock_shared(${TEST_DATA_LOCK.class}, ${TEST_DATA_LOCK.key})`.execute(trx);
+    await lockKeys(trx, ['problemAccount', accountId]);
+    let version = 1;
+    let id = problemId;
+    if (id !== undefined) {
+      const current = await trx.selectFrom('problems').select('version').where('id', '=', id).where('account_id', '=', accountId).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+      if (!current) return undefined;
+      version = current.version + 1;
+    }
+    // Each file read, hashed and stored in turn: a package is never in memory whole.
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean }[] = [];
+    const sizes = new Map<string, number>();
+    for (const t of draft.tests) {
+      const input = await t.input.read();
+      const answer = await t.answer.read();
+      const inputHash = await putTestData(trx, input);
+      const answerHash = await putTestData(trx, answer);
+      sizes.set(inputHash.toString('hex'), input.length);
+      sizes.set(answerHash.toString('hex'), answer.length);
+      tests.push({ name: t.name, input: inputHash, answer: answerHash, inputSize: input.length, answerSize: answer.length, weight: t.weight, sample: t.sample });
+    }
+    const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+    if (id === undefined) {
+      id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version }).returning('id').executeTakeFirstOrThrow()).id;
+    } else {
+      await trx.updateTable('problems').set({ name: draft.name, version, updated_at: new Date() }).where('id', '=', id).execute();
+      await trx.updateTable('problem_versions').set({ superseded_at: new Date() }).where('problem_id', '=', id).where('superseded_at', 'is', null).execute();
+    }
+    await trx
+      .insertInto('problem_versions')
+      .values({
+        problem_id: id,
+        version,
+        checker: JSON.stringify(draft.checker),
+        interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
+        limits: JSON.stringify(draft.limits),
+        tests: tests.length,
+        data_bytes: dataBytes,
+      })
+      .execute();
+    await trx
+      .insertInto('problem_tests')
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample })))
+      .execute();
+    const storage = await accountStorage(trx, accountId);
+    if (storage.used_bytes > storage.limit_bytes) {
+      throw new ProblemInputError(
+        `the account's stored problems would hold ${mib(storage.used_bytes)} of test data with this one; its plan allows ${mib(storage.limit_bytes)} (each distinct file counted once): delete a problem or send less data`,
+        'problem_storage_full',
+      );
+    }
+    candidates = await sweepVersions(trx, accountId);
+    return id;
+  });
+  if (id === undefined) return undefined;
+  // Data the replaced version alone held goes once no run needs it.
+  await collectTestData(db, candidates);
+  return getProblem(db, accountId, id);
+}
+
+/** Deletes the account's problem; false when it has no such problem. Runs already queued still finish. */
+export async function deleteProblem(db: Db, accountId: string, problemId: string): Promise<boolean> {
+  if (!isProblemId(problemId)) return false;
+  let candidates: Buffer[] = [];
+  const deleted = await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock_shared(${TEST_DATA_LOCK.class}, ${TEST_DATA_LOCK.key})`.execute(trx);
+    await lockKeys(trx, ['problemAccount', accountId]);
+    const row = await trx.updateTable('problems').set({ deleted_at: new Date() }).where('id', '=', problemId).where('account_id', '=', accountId).where('deleted_at', 'is', null).returning('id').executeTakeFirst();
+    if (!row) return false;
+    candidates = await sweepVersions(trx, accountId);
+    return true;
+  });
+  if (deleted) await collectTestData(db, candidates);
+  return deleted;
+}
+
+const iso = (d: Date) => new Date(d).toISOString();
+
+function programView(p: ProgramSource): ProgramView {
+  return { compiler: p.compiler, convention: p.convention, files: p.files.map((f) => f.name) };
+}
+
+function checkerView(c: CheckerSetting): ProblemView['checker'] {
+  if (c.type !== 'program') return { ...c };
+  return { type: 'program', ...programView(c) };
+}
+
+/** The account's problem with its current version's tests (samples' content shown); undefined when it has none of that id. */
+export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
+  if (!isProblemId(problemId)) return undefined;
+  const row = await db
+    .selectFrom('problems as p')
+    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
+    .select(['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.checker', 'v.interactor', 'v.limits', 'v.tests', 'v.data_bytes'])
+    .where('p.id', '=', problemId)
+    .where('p.account_id', '=', accountId)
+    .where('p.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const tests = await db
+    .selectFrom('problem_tests as t')
+    .leftJoin('test_data as i', (j) => j.onRef('i.hash', '=', 't.input_hash').on('t.sample', '=', true).on('t.input_size', '<=', SAMPLE_SHOWN_BYTES))
+    .leftJoin('test_data as a', (j) => j.onRef('a.hash', '=', 't.answer_hash').on('t.sample', '=', true).on('t.answer_size', '<=', SAMPLE_SHOWN_BYTES))
+    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer'])
+    .where('t.problem_id', '=', problemId)
+    .where('t.version', '=', row.version)
+    .orderBy('t.ordinal')
+    .execute();
+  return {
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    test_count: row.tests,
+    data_bytes: Number(row.data_bytes),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    limits: row.limits as ProblemLimits,
+    checker: checkerView(row.checker as CheckerSetting),
+    interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
+    tests: tests.map((t) => ({
+      name: t.name,
+      sample: t.sample,
+      weight: t.weight,
+      input_bytes: t.input_size,
+      expected_output_bytes: t.answer_size,
+      ...(t.input ? { input: t.input.toString('utf8') } : {}),
+      ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
+    })),
+  };
+}
+
+/** The account's problems, newest first, and its storage. */
+export async function listProblems(db: Db, accountId: string): Promise<{ problems: ProblemSummary[]; storage: Storage }> {
+  const rows = await db
+    .selectFrom('problems as p')
+    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
+    .select(['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'])
+    .where('p.account_id', '=', accountId)
+    .where('p.deleted_at', 'is', null)
+    .orderBy('p.created_at', 'desc')
+    .orderBy('p.id')
+    .execute();
+  return {
+    problems: rows.map((r) => ({ id: r.id, name: r.name, version: r.version, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) })),
+    storage: await accountStorage(db, accountId),
+  };
+}
+
+/** What admission reads of the account's problem: its current version, tests, limits and programs' compilers. */
+export interface ProblemForRun {
+  id: string;
+  version: number;
+  tests: number;
+  limits: ProblemLimits;
+  checker: CheckerSetting;
+  interactor: ProgramSource | null;
+}
+
+export async function problemForRun(db: Db, accountId: string, problemId: string): Promise<ProblemForRun | undefined> {
+  if (!isProblemId(problemId)) return undefined;
+  const row = await db
+    .selectFrom('problems as p')
+    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
+    .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor'])
+    .where('p.id', '=', problemId)
+    .where('p.account_id', '=', accountId)
+    .where('p.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { id: row.id, version: row.version, tests: row.tests, limits: row.limits as ProblemLimits, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
+}
+
+/** A test of a version as the runner reads it: data by hash (its cache's names). */
+export interface StoredTest {
+  name: string;
+  inputHash: Buffer;
+  answerHash: Buffer;
+  inputSize: number;
+  answerSize: number;
+  weight: number;
+}
+
+/** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
+  const row = await db
+    .selectFrom('problem_versions')
+    .select(['problem_id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .where('problem_id', '=', problemId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const tests = await db
+    .selectFrom('problem_tests')
+    .select(['name', 'input_hash', 'answer_hash', 'input_size', 'answer_size', 'weight'])
+    .where('problem_id', '=', problemId)
+    .where('version', '=', version)
+    .orderBy('ordinal')
+    .execute();
+  return {
+    id: row.problem_id,
+    version: row.version,
+    tests: row.tests,
+    limits: row.limits as ProblemLimits,
+    checker: row.checker as CheckerSetting,
+    interactor: row.interactor as ProgramSource | null,
+    testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight })),
+  };
+}
