@@ -84,6 +84,11 @@ export const CONFIG_VARS = {
     1000,
     4_000_000_000,
   ),
+  RUNBOX_DATA_CACHE_DIR: str(
+    "Where a runner host keeps stored problems' test data, each file named by its sha-256 (readable by root only; no sandbox sees it). Runner processes of a host may share it.",
+    '/var/cache/runbox/test-data',
+  ),
+  RUNBOX_DATA_CACHE_MB: int('How much test data the cache keeps, in MiB; the files used least recently go first.', 2048, 64, 1_048_576),
   RUNBOX_LOCK_DIR: str('Where runner processes lock the sandbox uid ranges they claim (one file per range).', '/run/runbox'),
   RUNBOX_CALLBACK_ALLOW_PRIVATE: bool('Allow callbacks to loopback and private addresses (local use and tests only).', false),
   RUNBOX_CALLBACK_TIMEOUT_MS: int('How long a callback receiver has to answer.', 10_000, 100, 120_000),

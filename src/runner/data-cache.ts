@@ -1,0 +1,107 @@
+import { mkdirSync } from 'node:fs';
+import { open, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sha256 } from '../problems/test-data.js';
+
+// Stored problems' test data on a runner host: a bounded on-disk cache of files named by
+// their sha-256, filled from Postgres on first use. A name is its content, so a cached
+// file is never stale and runner processes of a host can share the directory; a cold
+// cache costs one fetch per file. The directory is root's (0700): a sandbox never sees
+// it, and a run gets its own test's bytes only, as stdin or files of its stage.
+
+export interface DataCacheOptions {
+  dir: string;
+  maxBytes: number;
+  /** The file of this hash from the store; undefined when it is gone. */
+  fetch(hash: Buffer): Promise<Buffer | undefined>;
+}
+
+/** Evicting goes down to this share of the bound, so that a full cache does not evict at every fill. */
+const EVICT_TO = 0.8;
+
+export class DataCache {
+  private readonly fetching = new Map<string, Promise<Buffer>>();
+  /** Bytes this process believes the directory holds (re-read from the directory when it evicts). */
+  private bytes: number | null = null;
+  private evicting: Promise<void> | null = null;
+  readonly stats = { hits: 0, fetches: 0 };
+
+  constructor(private readonly options: DataCacheOptions) {
+    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** The file of `hash` (of `size` bytes, as its test row says). Throws when the store no longer has it. */
+  async get(hash: Buffer, size: number): Promise<Buffer> {
+    const name = hash.toString('hex');
+    const path = join(this.options.dir, name);
+    try {
+      const content = await readFile(path);
+      // A file of the wrong size (a crash mid-write is excluded by the rename, but a disk
+      // can fail) is fetched again; its content is its name, so nothing else can be wrong.
+      if (content.length === size) {
+        this.stats.hits++;
+        const now = new Date();
+        await utimes(path, now, now).catch(() => {});
+        return content;
+      }
+    } catch {
+      // not cached
+    }
+    let pending = this.fetching.get(name);
+    if (!pending) {
+      pending = this.fill(hash, path).finally(() => this.fetching.delete(name));
+      this.fetching.set(name, pending);
+    }
+    return pending;
+  }
+
+  private async fill(hash: Buffer, path: string): Promise<Buffer> {
+    this.stats.fetches++;
+    const content = await this.options.fetch(hash);
+    if (!content) throw new Error(`test data ${hash.toString('hex')} is no longer stored`);
+    if (!sha256(content).equals(hash)) throw new Error(`test data ${hash.toString('hex')} does not match its hash`);
+    // Written aside and renamed into place: a reader sees the whole file or none.
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
+    await writeFile(temporary, content, { mode: 0o600 });
+    const handle = await open(temporary, 'r');
+    await handle.sync().finally(() => handle.close());
+    await rename(temporary, path);
+    this.bytes = (this.bytes ?? (await this.scanBytes())) + content.length;
+    if (this.bytes > this.options.maxBytes) {
+      this.evicting ??= this.evict().finally(() => (this.evicting = null));
+      await this.evicting;
+    }
+    return content;
+  }
+
+  private async scanBytes(): Promise<number> {
+    return (await this.files()).reduce((n, f) => n + f.size, 0);
+  }
+
+  private async files(): Promise<{ path: string; size: number; usedMs: number }[]> {
+    const names = await readdir(this.options.dir);
+    const out: { path: string; size: number; usedMs: number }[] = [];
+    for (const name of names) {
+      const path = join(this.options.dir, name);
+      try {
+        const s = await stat(path);
+        if (s.isFile()) out.push({ path, size: s.size, usedMs: s.mtimeMs });
+      } catch {
+        // removed meanwhile (another process evicting)
+      }
+    }
+    return out;
+  }
+
+  /** Removes the least recently used files until the directory holds at most EVICT_TO of the bound. */
+  private async evict(): Promise<void> {
+    const files = (await this.files()).sort((a, b) => a.usedMs - b.usedMs);
+    let total = files.reduce((n, f) => n + f.size, 0);
+    for (const f of files) {
+      if (total <= this.options.maxBytes * EVICT_TO) break;
+      await unlink(f.path).catch(() => {});
+      total -= f.size;
+    }
+    this.bytes = total;
+  }
+}
