@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "../archive.h"
@@ -41,21 +42,22 @@ struct program {
   char *record;  // the strings below point into it
   char **argv, **env, **collect;
   int collect_count;
-  unsigned long long collect_max;
+  // Bounds of what comes back: bytes and files.
+  unsigned long long collect_max, collect_files;
 };
 
 // main.c
 void fail(const char *what, const char *detail);
 
 // archive.c: the stage archive on fds 3 and 4
-int valid_name(const char *name, size_t len);
+int valid_path(const char *path, size_t len);
 int read_full(int fd, void *buf, size_t n);
 void write_full(int fd, const void *buf, size_t n);
 void put32(unsigned char *p, uint32_t v);
 void read_program(struct program *p);
 void free_program(struct program *p);
 void stage_in(void);
-void collect(char **names, int count, unsigned long long max_total);
+void collect(char **names, int count, unsigned long long max_total, unsigned long long max_files);
 
 // confine.c: what the program may do
 extern int bounding_set_empty;

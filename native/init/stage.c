@@ -14,7 +14,7 @@ int stage(int direct) {
   load_seccomp();
 
   int status = direct ? spawn_direct(&prog) : spawn_relayed(&prog);
-  collect(prog.collect, prog.collect_count, prog.collect_max);
+  collect(prog.collect, prog.collect_count, prog.collect_max, prog.collect_files);
   unsigned char rec[5];
   int code;
   if (WIFSIGNALED(status)) {
