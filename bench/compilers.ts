@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { readManifest } from '../src/compilers/availability.js';
 import { catalogue, defaultImages, type CompilerEntry } from '../src/compilers/catalogue.js';
 import { loadConfig } from '../src/config.js';
-import { artifactNames, placeSource, sourceText, substituteMain } from '../src/runner/source-file.js';
+import { planProgram } from '../src/program/plan.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import { BASE_ENV, SANDBOX_LAYOUT, type Sandbox, type StageFile } from '../src/sandbox/spec.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
@@ -113,8 +113,8 @@ export async function benchCompilers(): Promise<Record<string, unknown>> {
         continue;
       }
       const rootfs = join(config.RUNBOX_IMAGES_DIR, entry.image, 'rootfs');
-      const { fileName, main } = placeSource(entry, entry.hello.code);
-      const source: StageFile = { name: fileName, mode: 0o644, content: Buffer.from(sourceText(entry, entry.hello.code)) };
+      const plan = planProgram(entry, { code: entry.hello.code });
+      const source = plan.files[0]!;
       const rounds = SLOW_LANGUAGES.has(entry.language) ? SLOW_ROUNDS : ROUNDS;
       const times: Record<'compile' | 'run', StageTimes> = { compile: { sandbox: [], bare: [] }, run: { sandbox: [], bare: [] } };
       for (let i = 0; i < rounds; i++) {
@@ -131,12 +131,12 @@ export async function benchCompilers(): Promise<Record<string, unknown>> {
           return out as { sandbox: StageFile[]; bare: StageFile[] };
         };
         let runFiles = { sandbox: [source], bare: [source] };
-        if (entry.compile) {
-          const collect = artifactNames(entry.artifacts ?? [], main, entry.hello.code);
-          const built = await both('compile', (files) => ({ argv: substituteMain(entry.compile!, main), files, collect }), runFiles);
+        if (plan.compile) {
+          const { argv, collect } = plan.compile;
+          const built = await both('compile', (files) => ({ argv, files, collect }), runFiles);
           runFiles = { sandbox: [source, ...built.sandbox], bare: [source, ...built.bare] };
         }
-        await both('run', (files) => ({ argv: substituteMain(entry.run, main), files, collect: [] }), runFiles);
+        await both('run', (files) => ({ argv: plan.run.argv, files, collect: [] }), runFiles);
       }
       const perStage: Record<string, unknown> = {};
       for (const name of ['compile', 'run'] as const) {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compilerEntry } from '../src/compilers/catalogue.js';
-import { placeSource, substituteMain } from '../src/runner/source-file.js';
+import { planProgram } from '../src/program/plan.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 import { buildHarness, floor } from './floor.js';
 import { bareHello, benchStack, unsuccessful, HELLO_PY, imageRootfs, load, PYTHON, type ApiMode } from './stack.js';
@@ -67,10 +67,10 @@ export async function benchLatency(): Promise<BenchOutcome> {
     const cRoot = imageRootfs(s.config, gcc.image);
     const dir = mkdtempSync('/dev/shm/runbox-bench-latency-');
     try {
-      const { fileName, main } = placeSource(gcc, gcc.hello.code);
-      writeFileSync(join(dir, fileName), gcc.hello.code);
-      const compileArgv = substituteMain(gcc.compile, main);
-      const runArgv = substituteMain(gcc.run, main);
+      const plan = planProgram(gcc, { code: gcc.hello.code });
+      writeFileSync(join(dir, plan.main), gcc.hello.code);
+      const compileArgv = plan.compile!.argv;
+      const runArgv = plan.run.argv;
       const cBody = { code: gcc.hello.code, compiler: C_COMPILER };
       const perC = Math.max(2, Math.ceil(per / 2));
       await load({ url: s.url, path, keys: s.keys, body: cBody, connections: 1, amount: 3 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { compilerEntry } from '../src/compilers/catalogue.js';
 import { loadConfig } from '../src/config.js';
-import { artifactNames, placeSource, substituteMain } from '../src/runner/source-file.js';
+import { planProgram } from '../src/program/plan.js';
 import { createSandbox, findNsjail, type LauncherName } from '../src/sandbox/index.js';
 import type { Sandbox, StageFile } from '../src/sandbox/spec.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
@@ -62,9 +62,8 @@ async function cProgram(imagesDir: string, sb: Sandbox): Promise<Program> {
   const entry = compilerEntry('gcc-4.9');
   if (!entry?.compile) throw new Error('no gcc-4.9 recipe');
   const rootfs = join(imagesDir, entry.image, 'rootfs');
-  const { fileName, main } = placeSource(entry, entry.hello.code);
-  const source: StageFile = { name: fileName, mode: 0o644, content: Buffer.from(entry.hello.code) };
-  const built = await sb.run({ rootfs, argv: substituteMain(entry.compile, main), files: [source], collect: artifactNames(entry.artifacts ?? [], main, entry.hello.code), slot: SLOT });
+  const plan = planProgram(entry, { code: entry.hello.code });
+  const built = await sb.run({ rootfs, argv: plan.compile!.argv, files: plan.files, collect: plan.compile!.collect, slot: SLOT });
   if (built.status !== 'exited' || built.exitCode !== 0 || built.collected.length === 0) {
     throw new Error(`compiling the C hello world failed: ${built.status} ${built.stderr.toString()} ${built.diagnostic ?? ''}`);
   }
@@ -73,7 +72,7 @@ async function cProgram(imagesDir: string, sb: Sandbox): Promise<Program> {
   const path = join(dir, binary.name);
   writeFileSync(path, binary.content, { mode: 0o755 });
   const libs = join(rootfs, 'usr/lib/x86_64-linux-gnu');
-  const runArgv = substituteMain(entry.run, main);
+  const runArgv = plan.run.argv;
   return {
     name: 'C hello world',
     bare: async () => {

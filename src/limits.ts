@@ -39,6 +39,12 @@ export const RUN_LIMITS = {
   outputFloodBytes: 8 * MiB,
   /** Files a stage may bring back (a compile stage's output), all together. */
   collectBytes: 64 * MiB,
+  /** Files a stage may bring back, in number (a compiler's class files, a build directory). */
+  collectFiles: 10_000,
+  /** CPU time of one stage, all its processes together: the two cores for the whole timeout,
+   *  so never reached unless a request lowers it (its limits.time); then the stage is a
+   *  `timeout` past it. */
+  cpuTimeMs: 60_000,
   /** How often the runner samples the job's process count. */
   processPollMs: 25,
   network: false,
@@ -49,10 +55,11 @@ export const RUN_LIMITS = {
 export const STAGE_LIMIT_FLOORS = {
   timeoutMs: 100,
   memoryBytes: 32 * MiB,
+  cpuTimeMs: 100,
 } as const;
 
 /** A requested per-stage limit, clamped to [floor, RUN_LIMITS]: lowered or left, never raised above the service's. */
-export function clampStageLimit(kind: 'timeoutMs' | 'memoryBytes', requested: number): number {
+export function clampStageLimit(kind: keyof typeof STAGE_LIMIT_FLOORS, requested: number): number {
   return Math.max(STAGE_LIMIT_FLOORS[kind], Math.min(RUN_LIMITS[kind], Math.floor(requested)));
 }
 
@@ -73,10 +80,6 @@ export const REQUEST_LIMITS = {
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
   checkerMessageMaxBytes: 4 * KiB,
-  /** A checker's or interactor's files (decoded), all together (testlib.h alone is about 200 KB). */
-  programFilesMaxBytes: 1_000_000,
-  /** Files of a checker or interactor. */
-  programFilesMax: 100,
 } as const;
 
 /**
@@ -100,6 +103,30 @@ export const PROBLEM_LIMITS = {
   zipEntriesMax: 10_000,
   /** A problem's name, and a test's. */
   nameMaxBytes: 200,
+} as const;
+
+/** What a program may be made of, beyond `code` (the request's files, main, args and compiler options). */
+export const PROGRAM_LIMITS = {
+  /** Files of one program, the main one included. */
+  filesMax: 100,
+  /** Their decoded bytes together. */
+  filesMaxBytes: 1_000_000,
+  /** A file's name: a relative path, UTF-8 bytes. */
+  fileNameMaxBytes: 255,
+  /** Command-line arguments of the run stage. */
+  argsMax: 64,
+  argMaxBytes: 4096,
+  /** Options added to the compile stage, each checked against the recipe's allowed forms. */
+  compilerOptionsMax: 32,
+  compilerOptionMaxBytes: 256,
+} as const;
+
+/** Files a run brings back from /box/out (return_files): the first ones by name within both bounds. */
+export const RETURN_FILES_LIMITS = {
+  filesMax: 16,
+  bytesMax: 1 * MiB,
+  /** Files past the bounds listed by name and size in files_dropped. */
+  droppedListedMax: 100,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */

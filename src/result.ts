@@ -41,7 +41,30 @@ export const ExecutionFields = {
   truncated: Type.Boolean(),
 };
 
-export const TestResultSchema = Type.Object(ExecutionFields);
+/** A file the program wrote under /box/out/, brought back (return_files). */
+export const ReturnedFileSchema = Type.Object({
+  /** Its path below /box/out/. */
+  name: Type.String(),
+  size: Type.Integer(),
+  /** Its media type, from its name (application/octet-stream when unknown). */
+  mime: Type.String(),
+  /** Base64. */
+  content: Type.String(),
+});
+export type ReturnedFile = Static<typeof ReturnedFileSchema>;
+
+/** The files a run brought back, present when the request asked for them (return_files). */
+export const ReturnedFilesFields = {
+  /** Name-sorted, within RETURN_FILES_LIMITS (src/limits.ts). */
+  files: Type.Optional(Type.Array(ReturnedFileSchema)),
+  /** Files were left out past the bounds. */
+  files_truncated: Type.Optional(Type.Boolean()),
+  /** What was left out, by name and size. */
+  files_dropped: Type.Optional(Type.Array(Type.Object({ name: Type.String(), size: Type.Integer() }))),
+};
+export type ReturnedFiles = { files: ReturnedFile[]; files_truncated: boolean; files_dropped: { name: string; size: number }[] };
+
+export const TestResultSchema = Type.Object({ ...ExecutionFields, ...ReturnedFilesFields });
 export type TestResult = Static<typeof TestResultSchema>;
 
 export const RunResultSchema = Type.Object({
@@ -51,6 +74,7 @@ export const RunResultSchema = Type.Object({
   stdout_truncated: Type.Boolean(),
   stderr_truncated: Type.Boolean(),
   compile_output: Nullable(Type.String()),
+  ...ReturnedFilesFields,
   extra_params: Nullable(Type.Record(Type.String(), Type.Unknown())),
   tests: Type.Optional(Type.Array(TestResultSchema)),
 });
@@ -97,10 +121,13 @@ export const RESULT_FIELD_ORDER = [
   'stdout_truncated',
   'stderr_truncated',
   'compile_output',
+  'files',
+  'files_truncated',
+  'files_dropped',
   'extra_params',
   'tests',
 ] as const;
-const TEST_FIELD_ORDER = Object.keys(ExecutionFields);
+const TEST_FIELD_ORDER = [...Object.keys(ExecutionFields), ...Object.keys(ReturnedFilesFields)];
 
 export interface PresentOptions {
   /** extra_params as the client sent it (JSON text); null: none. Default: the result's own value. */

@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
-import { PROBLEM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
+import { PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
+import { ProgramFields } from '../program/fields.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
 // their types and are published as-is in GET /api/openapi.json.
@@ -35,7 +36,8 @@ export const TestCase = Type.Object({ input: Utf8Text(REQUEST_LIMITS.inputMaxByt
 
 export const RunCodeRequest = Type.Object(
   {
-    code: Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code.'),
+    code: Type.Optional(Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code (one file, written under the name the compiler expects); or files instead.')),
+    ...ProgramFields,
     input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input; lines separated by newlines.')),
     compiler: CompilerIdSchema,
     extra_params: Type.Optional(ExtraParams),
@@ -55,8 +57,7 @@ export const RunCodeRequest = Type.Object(
 );
 export type RunCodeRequest = Static<typeof RunCodeRequest>;
 
-const TIMEOUT = `${RUN_LIMITS.timeoutMs / 1000} s`;
-const NO_LIMIT_OPTION = `there is no such option: every stage (compile, run) has the service's ${TIMEOUT} timeout and ${RUN_LIMITS.memoryBytes / 1024 / 1024} MB (the Piston and Judge0 compatible routes take their own, lower, limits)`;
+const LIMITS = `runbox takes limits: {"time": CPU seconds, "wall_time": seconds, "memory": KB} for each run, at most the service's ${RUN_LIMITS.timeoutMs / 1000} s and ${RUN_LIMITS.memoryBytes / 1024} KB`;
 const COMPILER = 'runbox calls it compiler: an id that names language and version, such as python-3.9.7 (GET /api/compilers/ lists them)';
 
 /** Other services' names (Piston, Judge0 and the like) for runbox's fields or options, with what to send instead. */
@@ -68,16 +69,17 @@ const FOREIGN_FIELD_NAMES: Record<string, string> = {
   version: COMPILER,
   source_code: 'runbox calls it code',
   source: 'runbox calls it code',
-  files: 'runbox calls it code (one source file)',
-  timeout: NO_LIMIT_OPTION,
-  time_limit: NO_LIMIT_OPTION,
-  run_timeout: NO_LIMIT_OPTION,
-  compile_timeout: NO_LIMIT_OPTION,
-  cpu_time_limit: NO_LIMIT_OPTION,
-  wall_time_limit: NO_LIMIT_OPTION,
-  memory_limit: NO_LIMIT_OPTION,
-  run_memory_limit: NO_LIMIT_OPTION,
-  compile_memory_limit: NO_LIMIT_OPTION,
+  additional_files: `runbox takes files: [{"name", "content", "encoding"}], at most ${PROGRAM_LIMITS.filesMax}`,
+  command_line_arguments: 'runbox calls it args: an array of strings',
+  timeout: LIMITS,
+  time_limit: LIMITS,
+  run_timeout: LIMITS,
+  cpu_time_limit: LIMITS,
+  wall_time_limit: LIMITS,
+  memory_limit: LIMITS,
+  run_memory_limit: LIMITS,
+  compile_timeout: "there is no such option: the compile stage has the service's limits",
+  compile_memory_limit: "there is no such option: the compile stage has the service's limits",
   callback_url: "there is no such option: results go to the key's Redirect Url (the callback URL), set in the portal",
   expected_output: 'there is no such option: runbox runs the program and returns its output for you to compare',
 };
@@ -196,6 +198,14 @@ export const LimitsDocument = Type.Object({
     input_max_bytes: Type.Integer(),
     extra_params_max_bytes: Type.Integer(),
     body_max_bytes: Type.Integer(),
+    files_max: Type.Integer({ description: "Files of one program (a request's files)." }),
+    files_max_bytes: Type.Integer({ description: 'Their decoded bytes together.' }),
+    file_name_max_bytes: Type.Integer(),
+    args_max: Type.Integer(),
+    arg_max_bytes: Type.Integer(),
+    compiler_options_max: Type.Integer(),
+    return_files_max: Type.Integer({ description: 'Files a run brings back from /box/out/ (return_files).' }),
+    return_files_max_bytes: Type.Integer(),
   }),
   account: Type.Object({
     plan: Type.String(),
@@ -224,6 +234,9 @@ export const CompilerList = Type.Array(
       description: "The language name Piston's clients send for it (POST /piston/api/v2/execute); null: not offered there (another id of its version is).",
     }),
     judge0: Type.Union([Type.Integer(), Type.Null()], { description: 'Its Judge0 CE language id (POST /judge0/submissions); null where Judge0 has none.' }),
+    compiler_options: Type.Array(Type.String(), {
+      description: 'The forms of compiler_options it takes, each a pattern an option must match whole; empty: none (an interpreter, or a compiler without options).',
+    }),
     successor: Type.Optional(Type.String({ description: 'Only for a retired identifier (never available): the one to use instead.' })),
   }),
 );

@@ -21,12 +21,26 @@ export const CompilerRecipe = Type.Object(
      * so the program's first line is kept and escript's line numbers are the program's.
      */
     skipsFirstLine: Type.Optional(Type.Boolean()),
-    /** Compile stage, run in its own sandbox; absent for interpreted languages. */
+    /** Compile stage, run in its own sandbox; absent for interpreted languages. Its argv
+     *  and run's may name the program's files (src/program/plan.ts): `{file}` the main file,
+     *  `{main}` it without its extension, `{dir}` its directory, `{stem}` its name without
+     *  extension and `{Stem}` as a class name, `{package}` the package it declares (with
+     *  a dot after it); as whole entries, `{sources}` every file with one of the
+     *  extensions of `sources` (sorted), `{others}` the same without the main file and
+     *  `{options}` the request's compiler options. */
     compile: Type.Optional(Argv),
-    /** Workspace files the compile stage produces that the run stage needs (`{main}` as in run;
-     *  `{classes}`: the class files javac may write for the program). */
-    artifacts: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.{}$-]+$' }))),
-    /** Run stage. `{main}` stands for the class name when sourceFromPublicClass is set. */
+    /** Extensions of the files `{sources}` stands for (`.c`; `.cpp`, `.cc`, `.cxx`). */
+    sources: Type.Optional(Type.Array(Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' }), { minItems: 1 })),
+    /** The compile stage runs only when the program has this file (a build script it may leave out). */
+    compileOnlyWith: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.+-]+$' })),
+    /** Compiler options a request may add (`{options}`): each must match one of these
+     *  patterns whole. An option naming a path, a plugin or a wrapper is never allowed. */
+    options: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    /** Workspace files the compile stage produces that the run stage needs (`{main}` and
+     *  the others as in run); a path ending in `/` stands for every file below it, `./`
+     *  for the whole workspace. */
+    artifacts: Type.Optional(Type.Array(Type.String({ pattern: '^(\\./|[A-Za-z0-9_.{}$+-][A-Za-z0-9_.{}$/+-]*)$' }))),
+    /** Run stage. */
     run: Argv,
     /** Extra environment for both stages, on top of the sandbox's allowlist. */
     env: Type.Optional(Type.Record(Type.String(), Type.String())),

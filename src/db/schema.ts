@@ -80,25 +80,39 @@ export interface KeyUsageTable {
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
 export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
 
-/** A file written beside the main source (content base64: any bytes). */
+/** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {
+  /** A relative path in the workspace (src/program/paths.ts). */
   name: string;
   content_base64: string;
 }
 
-/** One stage's limits, below RUN_LIMITS (the API clamps them). */
+/** One stage's limits, below RUN_LIMITS (the API checks or clamps them). */
 export interface StageLimits {
   timeout_ms?: number;
   memory_bytes?: number;
+  /** CPU time of the stage, all its processes together (a request's limits.time). */
+  cpu_ms?: number;
 }
 
-/** Options of a run beyond code and input (migration 0010; set by the compatible routes). */
+/**
+ * The program beyond its main file's text (`code`) and what a run asks for beyond code
+ * and input (migration 0010; jsonb, so new members need no migration). Read into stage
+ * files and argv by src/program/plan.ts.
+ */
 export interface RunOptions {
+  /** The program's other files, written beside the main one in both stages. */
   files?: RunFile[];
+  /** The main file's name (a request's files); absent: the recipe's source name (code). */
+  main?: string;
   /** Passed to the program after its run command. */
   args?: string[];
+  /** Added to the compile stage where its recipe says ({options}); checked against its allowed forms. */
+  compiler_options?: string[];
   compile?: StageLimits;
   run?: StageLimits;
+  /** Bring back the files the program writes under /box/out/ with each run's result. */
+  return_files?: boolean;
   /** The caller types input while the program runs (WebSocket runs; src/queue/input-channel.ts). */
   interactive?: boolean;
 }

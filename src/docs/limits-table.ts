@@ -1,4 +1,4 @@
-import { FREE_PLAN, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
+import { FREE_PLAN, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
 
 // The limits table of docs/limits.md, generated from src/limits.ts so the two cannot drift
 // (a unit test compares them).
@@ -15,7 +15,11 @@ export function limitsTableMarkdown(): string {
     ['Processes', `${RUN_LIMITS.maxProcesses} at once; one more stops the run with exit ${VERDICT_CODES.processLimitExitCode} (status \`process_limit\`). Threads are not processes: at most ${RUN_LIMITS.maxTasks} tasks (threads included)`],
     ['Writable storage', `${mib(RUN_LIMITS.workspaceBytes)} workspace (the working directory) + ${mib(RUN_LIMITS.tmpBytes)} /tmp + ${mib(RUN_LIMITS.shmBytes)} /dev/shm, all counted in the memory limit; the rest of the file system is read-only`],
     ['Network', 'none: own network namespace with loopback only'],
+    ['Lower limits per request', `\`limits\`: each run's CPU time (\`time\`) and wall time (\`wall_time\`) from ${STAGE_LIMIT_FLOORS.timeoutMs / 1000} to ${RUN_LIMITS.timeoutMs / 1000} s, its memory from ${n(STAGE_LIMIT_FLOORS.memoryBytes / 1024)} to ${n(RUN_LIMITS.memoryBytes / 1024)} KB; more or less is refused (400)`],
     ['Code size', `${n(REQUEST_LIMITS.codeMaxBytes)} UTF-8 encoded bytes`],
+    ['Files', `${PROGRAM_LIMITS.filesMax} files per program, ${n(PROGRAM_LIMITS.filesMaxBytes)} decoded bytes together, names of at most ${PROGRAM_LIMITS.fileNameMaxBytes} bytes; a text file at most the code size`],
+    ['Arguments and options', `${PROGRAM_LIMITS.argsMax} command-line arguments of at most ${n(PROGRAM_LIMITS.argMaxBytes)} bytes each; ${PROGRAM_LIMITS.compilerOptionsMax} compiler options, each of a form the compiler allows`],
+    ['Returned files', `the first ${RETURN_FILES_LIMITS.filesMax} files under /box/out/ by name, ${RETURN_FILES_LIMITS.bytesMax / 1024 / 1024} MiB together; the rest listed in \`files_dropped\` (\`files_truncated\`)`],
     ['Input size', `${n(REQUEST_LIMITS.inputMaxBytes)} UTF-8 encoded bytes`],
     ['extra_params', `a JSON object of at most ${n(REQUEST_LIMITS.extraParamsMaxBytes)} bytes serialized, echoed in the result as sent`],
     ['Output retained', `${n(RUN_LIMITS.outputKeepBytes)} bytes per stream, cut at the last whole UTF-8 character; the rest is counted and dropped and \`truncated\` is true`],
@@ -26,7 +30,7 @@ export function limitsTableMarkdown(): string {
     ['Monthly submissions', `${n(FREE_PLAN.monthlyLimit)} per account on the Free plan, up to ${n(MAX_MONTHLY_LIMIT)} on paid plans, per calendar month in UTC`],
     ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
-    ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
+    ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless the request or a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
     ['Stored problems', `${mib(FREE_PLAN.problemStorageBytes)} of test data per account (Free plan), each distinct file counted once; a test's input or expected output at most ${mib(PROBLEM_LIMITS.testFileMaxBytes)}, at most ${n(PROBLEM_LIMITS.testsMax)} tests per problem, a problem sent (JSON or zip) at most ${mib(PROBLEM_LIMITS.uploadMaxBytes)}`],
     ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
   ];

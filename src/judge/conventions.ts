@@ -23,8 +23,8 @@ export const CHECK_FILES = {
   answer: 'judge-answer',
   /** testlib interactors write this (their "tout"); it is not read. */
   interactorOutput: 'judge-interactor-output',
-  /** Kattis' feedback_dir: the workspace itself, so its files come back as any stage's do. */
-  feedbackDir: SANDBOX_LAYOUT.workspace,
+  /** Kattis' feedback_dir, made empty in the workspace; its files come back with the stage. */
+  feedbackDir: 'judge-feedback',
   judgeMessage: 'judgemessage.txt',
   score: 'score.txt',
 } as const;
@@ -34,18 +34,24 @@ const inWorkspace = (name: string) => `${SANDBOX_LAYOUT.workspace}/${name}`;
 /** The checker's arguments (after its run command) and whether the output goes to its stdin. */
 export function checkerArguments(convention: Convention): { args: string[]; outputOnStdin: boolean } {
   if (convention === 'testlib') return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.output), inWorkspace(CHECK_FILES.answer)], outputOnStdin: false };
-  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), CHECK_FILES.feedbackDir], outputOnStdin: true };
+  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)], outputOnStdin: true };
 }
 
 /** The interactor's arguments (after its run command). */
 export function interactorArguments(convention: Convention): string[] {
   if (convention === 'testlib') return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.interactorOutput)];
-  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), CHECK_FILES.feedbackDir];
+  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)];
 }
 
-/** Files a Kattis checker or interactor may leave for the judge. */
-export function feedbackFiles(convention: Convention): string[] {
-  return convention === 'kattis' ? [CHECK_FILES.judgeMessage, CHECK_FILES.score] : [];
+/** The directories a checker or interactor stage starts with, and the paths it brings back (Kattis' feedback_dir). */
+export function feedbackPaths(convention: Convention): { dirs: string[]; collect: string[] } {
+  return convention === 'kattis' ? { dirs: [CHECK_FILES.feedbackDir], collect: [`${CHECK_FILES.feedbackDir}/`] } : { dirs: [], collect: [] };
+}
+
+/** The feedback files a Kattis stage left, by their names in feedback_dir. */
+export function feedbackOf(collected: readonly { name: string; content: Buffer }[]): Record<string, Buffer> {
+  const prefix = `${CHECK_FILES.feedbackDir}/`;
+  return Object.fromEntries(collected.filter((f) => f.name.startsWith(prefix)).map((f) => [f.name.slice(prefix.length), f.content]));
 }
 
 /** How a checker or interactor stage ended, as far as its verdict goes. */

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { JUDGE_LIMITS, REQUEST_LIMITS } from '../limits.js';
-import { isPlainName } from '../sandbox/archive.js';
+import type { RunOptions } from '../db/schema.js';
+import { ProgramFields } from '../program/fields.js';
+import { asProgramText, decodeBase64, ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { DEFAULT_CHECKER, type BuiltinChecker } from './checkers/index.js';
 import { CONVENTIONS, type Convention } from './conventions.js';
 
@@ -23,20 +24,11 @@ export const builtinMembers = [
   Type.Object({ type: Type.Literal('unordered_lines') }, { additionalProperties: false }),
 ] as const;
 
-export const ProgramFileSchema = Type.Object(
-  {
-    name: Type.String({ description: 'A plain file name (no directories).' }),
-    content: Type.String(),
-    encoding: Type.Optional(Type.Enum(['utf-8', 'base64'], { description: 'Default utf-8.' })),
-  },
-  { additionalProperties: false },
-);
-
 const programFields = {
   compiler: CompilerId,
   code: Type.Optional(Type.String({ description: 'The source, a single file (or give files).' })),
-  files: Type.Optional(Type.Array(ProgramFileSchema, { minItems: 1, maxItems: JUDGE_LIMITS.programFilesMax, description: 'Its files (testlib.h among them for a testlib program), instead of code.' })),
-  main: Type.Optional(Type.String({ description: 'With files: the file that is the program (default: the first).' })),
+  files: ProgramFields.files,
+  main: ProgramFields.main,
   convention: Type.Enum([...CONVENTIONS], { description: 'testlib: argv input output answer (an interactor: input output), exit 0/1/2/3/7, message on stderr. kattis: argv input answer feedback_dir, the output on stdin, exit 42/43, feedback_dir/judgemessage.txt.' }),
 };
 
@@ -57,19 +49,12 @@ export const InteractorSchema = Type.Object(programFields, {
 });
 export type InteractorRequest = Static<typeof InteractorSchema>;
 
-/** A file beside a program's main source, as a submission keeps it. */
-export interface KeptFile {
-  name: string;
-  content_base64: string;
-}
-
-/** A checker or interactor program as a submission (or a problem version) keeps it. */
+/** A checker or interactor program as a submission (or a problem version) keeps it: its
+ *  main file's text and its other files, as a request's program is kept (src/program). */
 export interface ProgramSource {
   compiler: string;
-  /** The main source. */
   code: string;
-  /** Other files, written beside it (a header, testlib.h). */
-  files: KeptFile[];
+  options: Pick<RunOptions, 'main' | 'files'>;
   convention: Convention;
 }
 
@@ -86,50 +71,34 @@ export interface JudgeSettings {
 
 export class JudgeSettingsError extends Error {}
 
-/** A program as sent (code, or files and main) as it is kept; throws JudgeSettingsError naming what is wrong. */
+/** A program as sent (code, or files and main) as it is kept, by a run request's program
+ *  rules (file names, sizes, text); throws JudgeSettingsError naming what is wrong. */
 export function programSource(req: InteractorRequest, field: string): ProgramSource {
-  if ((req.code === undefined) === (req.files === undefined)) throw new JudgeSettingsError(`${field}: give either code or files`);
-  if (req.code !== undefined) {
-    if (req.main !== undefined) throw new JudgeSettingsError(`${field}.main goes with files, not code`);
-    checkText(req.code, `${field}.code`);
-    if (Buffer.byteLength(req.code) > REQUEST_LIMITS.codeMaxBytes) throw new JudgeSettingsError(`${field}.code must be at most ${REQUEST_LIMITS.codeMaxBytes} UTF-8 encoded bytes`);
-    return { compiler: req.compiler, code: req.code, files: [], convention: req.convention };
-  }
-  const files = req.files!;
-  const seen = new Set<string>();
-  let total = 0;
-  const decoded = files.map((f, i) => {
-    const where = `${field}.files.${i}`;
-    if (!isPlainName(f.name)) throw new JudgeSettingsError(`${where}.name ${JSON.stringify(f.name)} must be a plain file name (no directories, not . or ..)`);
-    if (seen.has(f.name)) throw new JudgeSettingsError(`${where}.name ${JSON.stringify(f.name)} is given twice`);
-    seen.add(f.name);
-    let content: Buffer;
-    if (f.encoding === 'base64') {
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(f.content) || f.content.length % 4 !== 0) throw new JudgeSettingsError(`${where}.content is not valid base64`);
-      content = Buffer.from(f.content, 'base64');
-    } else {
-      checkText(f.content, `${where}.content`);
-      content = Buffer.from(f.content, 'utf8');
-    }
-    total += content.length;
-    return { name: f.name, content };
-  });
-  if (total > JUDGE_LIMITS.programFilesMaxBytes) throw new JudgeSettingsError(`${field}.files must hold at most ${JUDGE_LIMITS.programFilesMaxBytes} bytes together (they hold ${total})`);
-  const mainName = req.main ?? files[0]!.name;
-  const main = decoded.find((f) => f.name === mainName);
-  if (!main) throw new JudgeSettingsError(`${field}.main ${JSON.stringify(mainName)} is not one of its files (${files.map((f) => f.name).join(', ')})`);
-  const text = main.content.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(main.content) || text.includes('\u0000')) throw new JudgeSettingsError(`${field}: the main file ${mainName} must be UTF-8 text without NUL characters`);
-  return {
+  const source = (program: Program): ProgramSource => ({
     compiler: req.compiler,
-    code: text,
-    files: decoded.filter((f) => f !== main).map((f) => ({ name: f.name, content_base64: f.content.toString('base64') })),
+    code: program.code,
+    options: { ...(program.options.main !== undefined ? { main: program.options.main } : {}), ...(program.options.files ? { files: program.options.files } : {}) },
     convention: req.convention,
-  };
-}
-
-function checkText(text: string, field: string): void {
-  if (text.includes('\u0000')) throw new JudgeSettingsError(`${field} must not contain NUL characters`);
+  });
+  try {
+    if ((req.code === undefined) === (req.files === undefined)) throw new ProgramError('code', 'give either code or files');
+    if (req.code !== undefined) {
+      if (req.main !== undefined) throw new ProgramError('main', 'names a file of files; with code there is one file');
+      const text = asProgramText(Buffer.from(req.code, 'utf8'));
+      if ('problem' in text) throw new ProgramError('code', text.problem);
+      return source({ code: req.code, options: {} });
+    }
+    const decoded = req.files!.map((f, i): DecodedFile => {
+      if (f.encoding !== 'base64') return { name: f.name, content: Buffer.from(f.content, 'utf8'), text: true };
+      const content = decodeBase64(f.content);
+      if (!content) throw new ProgramError(`files.${i}.content`, 'is not Base64 (padded, without line breaks)');
+      return { name: f.name, content, text: false };
+    });
+    return source(programOfFiles(decoded, req.main));
+  } catch (err) {
+    if (err instanceof ProgramError) throw new JudgeSettingsError(`${field}.${err.field}: ${err.problem}`);
+    throw err;
+  }
 }
 
 /** A checker as sent, as it is kept (the default when none is sent). */

@@ -2,7 +2,9 @@ import { parse as parseYaml } from 'yaml';
 import { DEFAULT_CHECKER, type BuiltinChecker } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { JUDGE_LIMITS } from '../limits.js';
+import { PROGRAM_LIMITS } from '../limits.js';
+import { extensionOf } from '../program/paths.js';
+import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -214,15 +216,12 @@ function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {
 /** The program in a directory of the package: its files, its main file, compiler and convention. */
 async function programFrom(files: Map<string, ZipFileEntry>, dir: string, options: PackageOptions): Promise<ProgramSource> {
   const entries = [...files.entries()].filter(([p]) => p.startsWith(dir)).map(([p, f]) => ({ name: p.slice(dir.length), file: f }));
-  const nested = entries.find((e) => e.name.includes('/'));
-  if (nested) throw bad(`${dir}${nested.name}: a checker's files must lie directly in ${dir}`);
-  if (entries.length > JUDGE_LIMITS.programFilesMax) throw bad(`${dir} holds ${entries.length} files; at most ${JUDGE_LIMITS.programFilesMax}`);
+  if (entries.length > PROGRAM_LIMITS.filesMax) throw bad(`${dir} holds ${entries.length} files; at most ${PROGRAM_LIMITS.filesMax}`);
   const total = entries.reduce((n, e) => n + e.file.size, 0);
-  if (total > JUDGE_LIMITS.programFilesMaxBytes) throw bad(`${dir} holds ${total} bytes; a checker's files may hold at most ${JUDGE_LIMITS.programFilesMaxBytes}`);
-  const extension = (name: string) => (name.includes('.') ? name.slice(name.lastIndexOf('.')).toLowerCase() : '');
-  const sources = entries.filter((e) => !HEADER.test(e.name) && options.compilerFor(extension(e.name)) !== null);
-  const stem = (name: string) => name.replace(/\.[^.]*$/, '').toLowerCase();
-  const main = sources.length === 1 ? sources[0] : sources.find((e) => MAIN_NAMES.includes(stem(e.name)));
+  if (total > PROGRAM_LIMITS.filesMaxBytes) throw bad(`${dir} holds ${total} bytes; a checker's files may hold at most ${PROGRAM_LIMITS.filesMaxBytes}`);
+  const sources = entries.filter((e) => !HEADER.test(e.name) && options.compilerFor(extensionOf(e.name).toLowerCase()) !== null);
+  const stem = (name: string) => name.slice(name.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '').toLowerCase();
+  const main = sources.length === 1 ? sources[0] : sources.find((e) => !e.name.includes('/') && MAIN_NAMES.includes(stem(e.name)));
   if (!main) {
     throw bad(
       sources.length === 0
@@ -230,15 +229,15 @@ async function programFrom(files: Map<string, ZipFileEntry>, dir: string, option
         : `${dir} holds several sources (${sources.map((e) => e.name).join(', ')}); name the main one validator, checker, interactor or main`,
     );
   }
-  const read = await Promise.all(entries.map(async (e) => ({ name: e.name, content: await e.file.read() })));
-  const mainText = read.find((f) => f.name === main.name)!.content.toString('utf8');
-  if (mainText.includes('\u0000')) throw bad(`${dir}${main.name} must be text`);
-  const usesTestlib = read.some((f) => f.name === 'testlib.h') || /#\s*include\s*[<"]testlib\.h[>"]/.test(mainText);
+  const decoded: DecodedFile[] = await Promise.all(entries.map(async (e) => ({ name: e.name, content: await e.file.read(), text: e === main })));
+  let program: Program;
+  try {
+    program = programOfFiles(decoded, main.name);
+  } catch (err) {
+    if (err instanceof ProgramError) throw bad(`${dir}: ${err.field.replace(/^files\.(\d+)/, (_, i: string) => decoded[Number(i)]!.name)}: ${err.problem}`);
+    throw err;
+  }
+  const usesTestlib = decoded.some((f) => f.name === 'testlib.h' || f.name.endsWith('/testlib.h')) || /#\s*include\s*[<"]testlib\.h[>"]/.test(program.code);
   const convention: Convention = usesTestlib ? 'testlib' : 'kattis';
-  return {
-    compiler: options.compilerFor(extension(main.name))!,
-    code: mainText,
-    files: read.filter((f) => f.name !== main.name).map((f) => ({ name: f.name, content_base64: f.content.toString('base64') })),
-    convention,
-  };
+  return { compiler: options.compilerFor(extensionOf(main.name).toLowerCase())!, code: program.code, options: program.options, convention };
 }

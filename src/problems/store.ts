@@ -163,7 +163,7 @@ export async function deleteProblem(db: Db, accountId: string, problemId: string
 const iso = (d: Date) => new Date(d).toISOString();
 
 function programView(p: ProgramSource): ProgramView {
-  return { compiler: p.compiler, convention: p.convention, files: p.files.map((f) => f.name) };
+  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)] };
 }
 
 function checkerView(c: CheckerSetting): ProblemView['checker'] {

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { constants as os } from 'node:os';
 import type { StageCgroup } from './cgroups/types.js';
 
-// Launchers are started by runbox-forkserver (native/forkserver.c), a small process
+// Launchers are started by runbox-forkserver (native/forkserver/), a small process
 // this one starts once, and the bytes of their streams move through it: Node forks
 // itself for every child_process.spawn (copying the page tables of its whole heap, which
 // blocked the event loop for milliseconds per stage), and six pipes per stage cost it

@@ -1,7 +1,7 @@
 import { statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
-import { decodeStageOut, encodeStageIn } from './archive.js';
+import { decodeStageOut, encodeStageIn, PATH_MAX_BYTES, WALK_MAX_ENTRIES } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageIo, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
@@ -42,8 +42,10 @@ export interface RunContext {
 const DIAGNOSTIC_BYTES = 4096;
 /** How long a launcher may take to exit once its sandbox is gone. */
 const LAUNCHER_GRACE_MS = 2000;
-/** Headers around collected files on fd 4, on top of limits.collectBytes. */
-const STAGE_OUT_SLACK_BYTES = 64 * 1024;
+/** Headers around collected and omitted files on fd 4, on top of limits.collectBytes:
+ *  one per file a directory walk may find (and the few named ones), each path at most
+ *  PATH_MAX_BYTES long. */
+const STAGE_OUT_SLACK_BYTES = (WALK_MAX_ENTRIES + 64) * (11 + PATH_MAX_BYTES);
 
 type Forced = Exclude<SandboxStatus, 'exited' | 'signaled'>;
 
@@ -164,9 +166,12 @@ function removeConfig(path: string | undefined): void {
 }
 
 function rlimits(limits: SandboxLimits): NonNullable<StartRequest['rlimits']> {
-  const cpu = limits.cpuTimeRlimitSeconds;
+  // A lowered CPU time stops each process at the next whole second past it (SIGXCPU, then
+  // SIGKILL a second later); the stage's own CPU time, all processes together, gives the verdict.
+  const lowered = limits.cpuTimeMs < RUN_LIMITS.cpuTimeMs;
+  const cpu = lowered ? Math.max(1, Math.ceil(limits.cpuTimeMs / 1000)) : limits.cpuTimeRlimitSeconds;
   return [
-    { resource: 'cpu', soft: cpu, hard: cpu },
+    { resource: 'cpu', soft: cpu, hard: lowered ? cpu + 1 : cpu },
     { resource: 'fsize', soft: limits.fileSizeBytes, hard: limits.fileSizeBytes },
     { resource: 'nofile', soft: limits.openFiles, hard: limits.openFiles },
     { resource: 'core', soft: 0, hard: 0 },
@@ -196,7 +201,7 @@ export async function runStage(
   let p = prepared;
   try {
     // Checked before anything starts: a bad argv, environment or name is the caller's error.
-    const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits));
+    const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits), spec.dirs ?? []);
     const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
     if (p && !usable(p, key)) {
       await discard(p).catch(() => {});
@@ -453,6 +458,7 @@ async function supervise(
     wallMs,
     memoryPeakBytes: counters.memoryPeakBytes,
     collected: [] as SandboxOutcome['collected'],
+    omitted: [] as SandboxOutcome['omitted'],
   };
   const verdict = (status: SandboxStatus, exitCode: number | null, signal: number | null, diagnostic?: string): SandboxOutcome =>
     diagnostic === undefined ? { ...base, status, exitCode, signal } : { ...base, status, exitCode, signal, diagnostic };
@@ -473,6 +479,8 @@ async function supervise(
       break;
   }
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
+  // Past its CPU time (a lowered one: the default is out of reach within the timeout).
+  if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return verdict('timeout', killedExitCode, killedSignal);
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
@@ -480,6 +488,7 @@ async function supervise(
     return verdict('internal_error', null, null, `${why}; ${launcher}; ${text.trim()}`);
   }
   base.collected = out.files;
+  base.omitted = out.omitted;
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);

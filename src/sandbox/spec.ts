@@ -36,7 +36,7 @@ export type SandboxLimits = { -readonly [K in keyof typeof RUN_LIMITS]: (typeof 
 
 /** A file placed in the workspace before the program starts, or brought back after it. */
 export interface StageFile {
-  /** A plain name in the workspace: no slashes, no dot-dot. */
+  /** A relative path in the workspace (its directories are made): no dot or dot-dot segments. */
   name: string;
   mode: number;
   content: Buffer;
@@ -51,8 +51,14 @@ export interface SandboxSpec {
   stdin?: Buffer | string;
   /** Placed in the workspace before the program starts. */
   files?: StageFile[];
-  /** Names of workspace files to bring back when the program ends (a compile stage's output). */
+  /** Directories made in the workspace (empty, with their parents) before the files. */
+  dirs?: string[];
+  /** Workspace paths to bring back when the program ends (a compile stage's output, a
+   *  run's /box/out): a file, or a directory ending in / for every regular file below it
+   *  (./ the whole workspace), in order of their paths while within the bounds. */
   collect?: string[];
+  /** Lower bounds than limits.collectBytes and collectFiles for what comes back; the rest is listed in `omitted`. */
+  collectBounds?: { bytes: number; files: number };
   /** Defaults to RUN_LIMITS. */
   limits?: Partial<SandboxLimits>;
   /** Runner slot: the program runs as uid/gid RUNBOX_SANDBOX_UID_BASE + slot. */
@@ -94,6 +100,8 @@ export interface SandboxOutcome {
   memoryPeakBytes: number | null;
   /** Files named in spec.collect that were found (regular files only). */
   collected: StageFile[];
+  /** Files to collect that were left out past the bounds, with their sizes. */
+  omitted: { name: string; size: number }[];
   /** Launcher or runner diagnostics on internal_error; never shown to users verbatim. */
   diagnostic?: string;
 }
@@ -102,7 +110,7 @@ export interface Sandbox {
   /** Which launcher this is ('nsjail' or 'bwrap'). */
   readonly launcher: string;
   /** Whether its sandboxes are pooled: each stays and runs stage after stage, each stage
-   *  in namespaces and a cgroup of its own (native/init.c --pool). */
+   *  in namespaces and a cgroup of its own (native/init/pool.c). */
   readonly pooled?: boolean;
   run(spec: SandboxSpec): Promise<SandboxOutcome>;
   /** Releases what the sandbox keeps ready between runs (each slot's next job cgroup and

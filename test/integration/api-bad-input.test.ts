@@ -100,12 +100,13 @@ describe('api bad input', () => {
       await rejects(post({ code: 'x', compiler: 'python-3.9.7', stdin: '1' }), 'unknown_field', /^unknown field stdin: runbox calls it input$/);
       // Named even when required fields are missing: the foreign name is the likelier mistake.
       await rejects(post({ code: 'x', language: 'python' }), 'unknown_field', /^unknown field language: runbox calls it compiler: an id .*GET \/api\/compilers\//);
-      await rejects(post({ ...valid, timeout: 5 }), 'unknown_field', /^unknown field timeout: there is no such option: every stage \(compile, run\) has the service's 30 s timeout/);
+      await rejects(post({ ...valid, timeout: 5 }), 'unknown_field', /^unknown field timeout: runbox takes limits: \{"time": CPU seconds, "wall_time": seconds, "memory": KB\} for each run, at most the service's 30 s and 524288 KB$/);
+      await rejects(post({ ...valid, command_line_arguments: '1 2' }), 'unknown_field', /^unknown field command_line_arguments: runbox calls it args: an array of strings$/);
       await rejects(post({ ...valid, source_code: 'x' }), 'unknown_field', /^unknown field source_code: runbox calls it code$/);
       // A whole body of another service's shape names the compatible route that takes it.
       await rejects(post({ language: 'python', version: '*', files: [{ content: 'print(1)' }] }), 'unknown_field', /^unknown field language: .*; this is a Piston body: POST \/piston\/api\/v2\/execute takes it as it is$/);
       await rejects(post({ source_code: 'print(1)', language_id: 71 }), 'unknown_field', /; this is a Judge0 body: POST \/judge0\/submissions takes it as it is$/);
-      await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, input, compiler, extra_params, tests$/);
+      await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, files, main, args, compiler_options, limits, return_files, input, compiler, extra_params, tests$/);
       await rejects(post(`{"code":"x","compiler":"python-3.9.7","__proto__":{"input":"1"}}`), 'unknown_field', /^unknown field __proto__: the fields are/);
       await rejects(
         post({ code: 'x', compiler: 'python-3.9.7', tests: [{ input: '1' }, { stdin: '2' }] }),

@@ -301,7 +301,8 @@ describe('api contract', () => {
       };
       expect(doc.openapi).to.equal('3.1.0');
       const schema = doc.paths['/api/v2/run-code/']!.post!.requestBody!.content['application/json']!.schema;
-      expect(schema.required).to.include.members(['code', 'compiler']);
+      expect(schema.required).to.deep.equal(['compiler']);
+      expect(Object.keys(schema.properties)).to.include.members(['code', 'files', 'main', 'args', 'compiler_options', 'limits', 'return_files']);
       expect(schema.properties.compiler!.enum!.slice(0, INTERFACE_IDS.length)).to.deep.equal([...INTERFACE_IDS]);
       expect(Object.keys(doc.paths)).to.include.members(['/api/usage/', '/api/limits/', '/api/compilers/']);
     });

@@ -10,7 +10,7 @@ import { runnerCgroups } from '../../src/sandbox/index.js';
 import { NATIVE_BUILD_DIR } from '../../src/util/paths.js';
 import { TEST_SLOT_BASE } from '../helpers/sandbox.js';
 
-// The fork server (native/forkserver.c) starts every launcher and carries every stage's
+// The fork server (native/forkserver/) starts every launcher and carries every stage's
 // bytes: what its child sets up before the exec is what a sandbox starts from, and what
 // it keeps, counts and reports is what a result shows. Driven here with plain shell
 // children, no sandbox.

@@ -92,7 +92,7 @@ describe('problems API', () => {
     expect(res.status, await res.clone().text()).to.equal(201);
     const p = (await res.json()) as Problem;
     expect(p).to.deep.include({ name: 'Sum', test_count: 2, limits: { memory: 128 * 1024 } });
-    expect(p.checker).to.deep.equal({ type: 'program', compiler: 'g++-9', convention: 'testlib', files: ['testlib.h'] });
+    expect(p.checker).to.deep.equal({ type: 'program', compiler: 'g++-9', convention: 'testlib', files: ['check.cpp', 'testlib.h'] });
     expect(p.tests.map((x) => [x.name, x.sample, x.input ?? null])).to.deep.equal([['sample/1', true, '1 2\n'], ['secret/1', false, null]]);
   });
 

@@ -55,7 +55,7 @@ describe('Piston translation', () => {
 
   it('maps every runbox verdict to a status letter', () => {
     const rt = { language: 'python', version: '3.9.2' };
-    const run = (more: Parameters<typeof successResult>[1]) => pistonResponse(successResult('x', more), rt, false).run;
+    const run = (more: Parameters<typeof successResult>[1]) => pistonResponse(successResult('x', more), rt, false).run!;
     expect(run({}).status).to.equal(null);
     expect(run({ status: 'runtime_error', exit_code: 1 })).to.include({ status: 'RE', code: 1 });
     expect(run({ status: 'runtime_error', exit_code: 139, signal: 11 })).to.include({ status: 'SG', signal: 'SIGSEGV' });
@@ -88,9 +88,9 @@ describe('Judge0 translation', () => {
     expect(id({ status: 'internal_error' })).to.equal(13);
   });
 
-  it('collects every field error, as Rails validations do', () => {
+  it('collects every field error, as Rails validations do', async () => {
     try {
-      judge0Run({ source_code: '', language_id: 'x', memory_limit: 'lots', enable_network: true }, false);
+      await judge0Run({ source_code: '', language_id: 'x', memory_limit: 'lots', enable_network: true }, false);
       expect.fail('no error');
     } catch (err) {
       expect(err).to.be.instanceOf(Judge0FieldErrors);
@@ -103,10 +103,10 @@ describe('Judge0 translation', () => {
     }
   });
 
-  it('takes the lower of the wall and CPU limits as the run timeout, clamped; memory in KB', () => {
-    const { run } = judge0Run({ source_code: 'x', language_id: 71, cpu_time_limit: 2, cpu_extra_time: 0.5, wall_time_limit: 10, memory_limit: 65536 }, false);
+  it('takes the lower of the wall and CPU limits as the run timeout, clamped; memory in KB', async () => {
+    const { run } = await judge0Run({ source_code: 'x', language_id: 71, cpu_time_limit: 2, cpu_extra_time: 0.5, wall_time_limit: 10, memory_limit: 65536 }, false);
     expect(run.runOptions).to.deep.equal({ run: { timeout_ms: 2500, memory_bytes: 64 * 1024 * 1024 } });
-    const big = judge0Run({ source_code: 'x', language_id: 71, wall_time_limit: 1000, memory_limit: 1e12 }, false);
+    const big = await judge0Run({ source_code: 'x', language_id: 71, wall_time_limit: 1000, memory_limit: 1e12 }, false);
     expect(big.run.runOptions).to.deep.equal({ run: { timeout_ms: RUN_LIMITS.timeoutMs, memory_bytes: RUN_LIMITS.memoryBytes } });
   });
 });

@@ -66,7 +66,7 @@ describe('problems: packages', () => {
       { name: 'secret/02', sample: false, input: '5 6\n', answer: '11\n' },
     ]);
     expect(d.checker).to.deep.include({ type: 'program', compiler: 'g++-9', convention: 'testlib' });
-    expect(d.checker.type === 'program' && d.checker.files.map((f) => f.name)).to.deep.equal(['testlib.h']);
+    expect(d.checker.type === 'program' && d.checker.options).to.deep.equal({ main: 'check.cpp', files: [{ name: 'testlib.h', content_base64: Buffer.from('// testlib\n').toString('base64') }] });
     expect(d.interactor).to.equal(null);
   });
 
@@ -175,7 +175,7 @@ describe('problems: JSON', () => {
     const t = { input: '1', expected_output: '1' };
     expect(() => problemFromJson({ tests: [{ ...t, name: 'a' }, { ...t, name: 'a' }] })).to.throw(ProblemInputError, 'test name "a" is given twice');
     expect(() => problemFromJson({ tests: [{ ...t, name: '../x' }] })).to.throw(ProblemInputError, /must be segments of letters/);
-    expect(() => problemFromJson({ tests: [t], checker: { type: 'program', compiler: 'g++-9', convention: 'testlib' } })).to.throw(ProblemInputError, 'checker: give either code or files');
+    expect(() => problemFromJson({ tests: [t], checker: { type: 'program', compiler: 'g++-9', convention: 'testlib' } })).to.throw(ProblemInputError, 'checker.code: give either code or files');
     expect(() => problemFromJson({ tests: [t], limits: { memory: 1 << 30 } })).to.throw(ProblemInputError, /^limits.memory must be a whole number of KB from 32768 to 524288/);
     expect(() => checkDraft({ name: 'x', tests: [], checker: { type: 'lines' }, interactor: null, limits: {} })).to.throw(ProblemInputError, 'a problem needs at least one test');
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { VERDICT_CODES } from '../../src/limits.js';
 import { outputText } from '../../src/runner/output-text.js';
-import { artifactNames, CLASS_FILES, javaClassFiles, placeSource, sourceText, substituteMain } from '../../src/runner/source-file.js';
+import { placeSource, sourceText } from '../../src/program/source-file.js';
 import { executionFields, NotStarted } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
 
@@ -19,6 +19,7 @@ function outcome(over: Partial<SandboxOutcome>): SandboxOutcome {
     wallMs: 34,
     memoryPeakBytes: 2048 * 1024,
     collected: [],
+    omitted: [],
     ...over,
   };
 }
@@ -87,7 +88,6 @@ describe('runner: source file placement', () => {
   it('names the file after the single public class', () => {
     const code = 'import java.util.*;\n\npublic final class Solution {\n  public static void main(String[] a) {}\n}\nclass Helper {}\n';
     expect(placeSource(java, code)).to.deep.equal({ fileName: 'Solution.java', main: 'Solution' });
-    expect(substituteMain(['java', '-cp', '.', '{main}'], 'Solution')).to.deep.equal(['java', '-cp', '.', 'Solution']);
   });
 
   it('ignores public class in comments and strings', () => {
@@ -110,74 +110,5 @@ describe('runner: source file placement', () => {
     expect(sourceText(escript, '')).to.equal('\n');
     expect(sourceText(escript, '#!/usr/bin/env escript\nmain(_) -> ok.\n')).to.equal('#!/usr/bin/env escript\nmain(_) -> ok.\n');
     expect(sourceText({}, 'main(_) -> ok.\n')).to.equal('main(_) -> ok.\n');
-  });
-});
-
-describe('runner: Java class files to collect', () => {
-  it('names member, local and anonymous classes as javac does (a superset is fine)', () => {
-    const code = [
-      'import java.util.*;',
-      '// class InComment {',
-      'public class Main {',
-      '  static class Node { int v; }',
-      '  interface Visitor { void visit(Node n); }',
-      '  public static void main(String[] args) {',
-      '    class Local { }',
-      '    Runnable r = new Runnable() { public void run() { System.out.println("class Str {"); } };',
-      '    r.run();',
-      '  }',
-      '}',
-      'enum Color { RED, GREEN }',
-    ].join('\n');
-    const files = javaClassFiles(code);
-    for (const f of ['Main.class', 'Main$Node.class', 'Main$Visitor.class', 'Main$1Local.class', 'Main$1.class', 'Color.class']) {
-      expect(files, f).to.include(f);
-    }
-    expect(files.some((f) => f.includes('InComment') || f.includes('Str'))).to.equal(false);
-  });
-
-  it('lists every declared class before any anonymous one, 1,000 names at most, whatever classes × news', () => {
-    const code = Array.from({ length: 600 }, (_, i) => `class C${i} { Object o = new Object(); }`).join('\n');
-    const files = javaClassFiles(code);
-    expect(files).to.have.length(1000);
-    for (let i = 0; i < 600; i++) expect(files, `C${i}.class`).to.include(`C${i}.class`);
-    expect(files.indexOf('C599.class')).to.be.below(files.indexOf('C0$1.class'));
-    expect(files).to.include('C399$1.class');
-  });
-
-  it('leaves out nested names too long to be a file name (255 bytes), however deep the nesting', () => {
-    const files = javaClassFiles('class A{'.repeat(12_500));
-    expect(files.slice(0, 2)).to.deep.equal(['A.class', 'A$A.class']);
-    expect(files.every((f) => Buffer.byteLength(f) <= 255)).to.equal(true);
-    expect(files).to.have.length(125); // A, A$A, … up to 249 characters and .class
-  });
-
-  it('an unterminated literal ends at its line, an unterminated comment at the end', () => {
-    expect(javaClassFiles('String s = "a;\nclass X {}')).to.deep.equal(['X.class']);
-    expect(javaClassFiles("char c = 'a;\nclass X {}")).to.deep.equal(['X.class']);
-    expect(javaClassFiles('class X {}\n/* class Y {}')).to.deep.equal(['X.class']);
-    expect(javaClassFiles('"\\'.repeat(50_000) + '\nclass Z {}')).to.deep.equal(['Z.class']);
-  });
-
-  it('names records, and their members, as classes (Java 16)', () => {
-    const code = [
-      'public class Main {',
-      '  sealed interface Shape permits Square {}',
-      '  record Square(int side) implements Shape {',
-      '    record Corner(int x) {}',
-      '  }',
-      '  public static void main(String[] args) {',
-      '    Object record = new Square(1);',
-      '    if (record instanceof Square s) System.out.println(s.side());',
-      '  }',
-      '}',
-    ].join('\n');
-    const files = javaClassFiles(code);
-    for (const f of ['Main.class', 'Main$Shape.class', 'Main$Square.class', 'Main$Square$Corner.class']) expect(files, f).to.include(f);
-  });
-
-  it('expands {classes} and substitutes {main} in artifact names', () => {
-    expect(artifactNames(['{main}.class'], 'Solution', '')).to.deep.equal(['Solution.class']);
-    expect(artifactNames([CLASS_FILES], 'A', 'public class A {}')).to.deep.equal(['A.class']);
   });
 });

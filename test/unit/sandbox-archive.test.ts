@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeStageOut, encodeStageIn, isPlainName } from '../../src/sandbox/archive.js';
+import { decodeStageOut, encodeStageIn, isCollectPath, isWorkspacePath } from '../../src/sandbox/archive.js';
 
 // The stage archive is the only channel between the runner and the sandbox's init;
 // what comes back was writable by the program, so the decoder must refuse anything odd.
@@ -17,6 +17,7 @@ describe('sandbox stage archive', () => {
       { name: 'main.c', mode: 0o644, content: Buffer.from('int main(){}') },
       { name: 'a.out', mode: 0o755, content: Buffer.from([0, 1, 2, 255]) },
       { name: 'empty', mode: 0o600, content: Buffer.alloc(0) },
+      { name: 'src/util/Parser.java', mode: 0o644, content: Buffer.from('class Parser {}') },
     ];
     const out = decodeStageOut(Buffer.concat([encodeStageIn(files), exitRecord(3)]), 1 << 20);
     expect(out.error).to.equal(undefined);
@@ -26,13 +27,27 @@ describe('sandbox stage archive', () => {
     );
   });
 
-  it('accepts only plain names', () => {
-    for (const bad of ['', '.', '..', 'a/b', '/etc/passwd', '../x', 'a\0b', 'x'.repeat(256)]) {
-      expect(isPlainName(bad), JSON.stringify(bad)).to.equal(false);
+  it('accepts only relative workspace paths, for files and directories', () => {
+    for (const bad of ['', '.', '..', '/etc/passwd', '../x', 'a/../b', 'a//b', 'a/', './a', 'a\0b', 'x'.repeat(256), `${'d/'.repeat(2048)}x`]) {
+      expect(isWorkspacePath(bad), JSON.stringify(bad)).to.equal(false);
       expect(() => encodeStageIn([{ name: bad, mode: 0o644, content: Buffer.alloc(0) }])).to.throw();
+      expect(() => encodeStageIn([], undefined, [bad])).to.throw();
     }
-    expect(isPlainName('.hidden')).to.equal(true);
-    expect(isPlainName('x'.repeat(255))).to.equal(true);
+    for (const good of ['.hidden', 'x'.repeat(255), 'a/b', `${'d/'.repeat(100)}x`, 'include/list.h']) expect(isWorkspacePath(good), good).to.equal(true);
+    for (const good of ['out/', './', 'classes/', 'main']) expect(isCollectPath(good), good).to.equal(true);
+    for (const bad of ['/', '../', 'a//', '.']) expect(isCollectPath(bad), bad).to.equal(false);
+  });
+
+  it('decodes files left out past the bounds, by path and size', () => {
+    const name = Buffer.from('out/big.bin');
+    const rec = Buffer.alloc(3 + name.length + 4);
+    rec[0] = 0x4f;
+    rec.writeUInt16BE(name.length, 1);
+    name.copy(rec, 3);
+    rec.writeUInt32BE(2_000_000, 3 + name.length);
+    const out = decodeStageOut(Buffer.concat([rec, exitRecord(0)]), 1 << 20);
+    expect(out.error).to.equal(undefined);
+    expect(out.omitted).to.deep.equal([{ name: 'out/big.bin', size: 2_000_000 }]);
   });
 
   it('rejects a traversal name planted in the stream', () => {

@@ -26,12 +26,12 @@ const req = (over: Partial<LaunchRequest['spec']> = {}): LaunchRequest => ({
   configPath: '/run/x/run-1.cfg',
 });
 
-/** The program record as runbox-init reads it (native/init.c read_program). */
+/** The program record as runbox-init reads it (native/init/archive.c read_program). */
 function decodeProgram(b: Buffer) {
   expect(String.fromCharCode(b[0]!)).to.equal('P');
   expect(b.readUInt32BE(1)).to.equal(b.length - 5);
   const counts = [b.readUInt32BE(5), b.readUInt32BE(9), b.readUInt32BE(13)] as const;
-  const strings = b.subarray(21).toString().split('\0');
+  const strings = b.subarray(25).toString().split('\0');
   expect(strings.pop()).to.equal('');
   expect(strings.length).to.equal(counts[0] + counts[1] + counts[2]);
   return {
@@ -39,6 +39,7 @@ function decodeProgram(b: Buffer) {
     env: strings.slice(counts[0], counts[0] + counts[1]),
     collect: strings.slice(counts[0] + counts[1]),
     collectMax: b.readUInt32BE(17),
+    collectFiles: b.readUInt32BE(21),
   };
 }
 
@@ -129,10 +130,14 @@ describe('the program record for runbox-init', () => {
     expect(p.env).to.deep.equal(Object.entries({ ...BASE_ENV, PYTHONHASHSEED: '0' }).map(([k, v]) => `${k}=${v}`));
     expect(p.collect).to.deep.equal(['a.out']);
     expect(p.collectMax).to.equal(RUN_LIMITS.collectBytes);
+    expect(p.collectFiles).to.equal(RUN_LIMITS.collectFiles);
+    const bounded = decodeProgram(encodeProgram(stageProgram({ ...spec, collect: ['out/'], collectBounds: { bytes: 1024, files: 2 } }, RUN_LIMITS)));
+    expect([bounded.collect, bounded.collectMax, bounded.collectFiles]).to.deep.equal([['out/'], 1024, 2]);
   });
 
   it('refuses odd collect names, bad environment names, an empty argv and NUL bytes', () => {
-    expect(() => stageProgram({ ...spec, collect: ['../x'] }, RUN_LIMITS)).to.throw(/plain/);
+    expect(() => stageProgram({ ...spec, collect: ['../x'] }, RUN_LIMITS)).to.throw(/workspace path/);
+    expect(() => stageProgram({ ...spec, collect: ['/etc/'] }, RUN_LIMITS)).to.throw(/workspace path/);
     expect(() => stageProgram({ ...spec, env: { 'A=B': 'x' } }, RUN_LIMITS)).to.throw(/environment/);
     expect(() => stageProgram({ ...spec, argv: [] }, RUN_LIMITS)).to.throw(/argv/);
     expect(() => encodeProgram(stageProgram({ ...spec, argv: ['a\0b'] }, RUN_LIMITS))).to.throw(/NUL/);

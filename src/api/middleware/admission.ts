@@ -1,10 +1,12 @@
 import type Koa from 'koa';
-import { catalogue, offeredIds } from '../../compilers/catalogue.js';
+import { catalogue, compilerEntry, offeredIds } from '../../compilers/catalogue.js';
 import { availabilityCache } from '../../compilers/deployment.js';
 import type { SubmissionMode } from '../../db/schema.js';
 import { rejections } from '../../metrics/registry.js';
 import { admitSubmission, type AdmissionRequest } from '../../quota/admit.js';
 import type { RateFigures } from '../../quota/usage.js';
+import type { ProgramRequest } from '../../program/fields.js';
+import { ProgramError, readProgram } from '../../program/program.js';
 import { rawMember } from '../../util/raw-json.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
@@ -106,11 +108,12 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     if (body.input !== undefined && body.tests !== undefined) {
       throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
     }
+    const program = requestProgram(body, body.compiler, deps.config.RUNBOX_RECIPES_DIR);
     ctx.state.submission = await admit(
       auth,
       {
         compiler: body.compiler,
-        code: body.code,
+        ...program,
         input: body.tests ? null : (body.input ?? null),
         tests: body.tests ?? null,
         extraParams: body.extra_params ?? null,
@@ -121,6 +124,24 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     );
     await next();
   };
+}
+
+/**
+ * The program of a run request (REST body, WebSocket run message): its code and run
+ * options, checked against the rules and the compiler's recipe (src/program/program.ts);
+ * a broken rule is a 400 naming the field. Nothing is stored or counted before this.
+ */
+export function requestProgram(req: ProgramRequest, compiler: string, recipesDir: string): Pick<RunToAdmit, 'code' | 'runOptions'> {
+  const entry = compilerEntry(compiler, recipesDir);
+  // Admission refuses it, naming what this service runs; nothing of the program is stored.
+  if (!entry || entry.retired) return { code: req.code ?? '', runOptions: null };
+  try {
+    const program = readProgram(req, entry);
+    return { code: program.code, runOptions: Object.keys(program.options).length > 0 ? program.options : null };
+  } catch (err) {
+    if (err instanceof ProgramError) throw new ApiError(400, 'invalid_request', err.message);
+    throw err;
+  }
 }
 
 /** extra_params as the client wrote it, for results to echo unchanged. */

@@ -22,6 +22,7 @@ export const compilersRoute: RouteDef = {
         available,
         piston: entry.piston?.language ?? null,
         judge0: entry.judge0?.id ?? null,
+        compiler_options: entry.compile ? (entry.options ?? []) : [],
         ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));
     },

@@ -1,4 +1,4 @@
-import { FREE_PLAN, FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, RATE_WINDOW_MS, REQUEST_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
+import { FREE_PLAN, FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, PROGRAM_LIMITS, RATE_WINDOW_MS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { RouteDef } from '../route.js';
 import { LimitsDocument } from '../schemas.js';
 import type { Static } from 'typebox';
@@ -25,6 +25,14 @@ export function limitsDocument(): Static<typeof LimitsDocument> {
       input_max_bytes: REQUEST_LIMITS.inputMaxBytes,
       extra_params_max_bytes: REQUEST_LIMITS.extraParamsMaxBytes,
       body_max_bytes: REQUEST_LIMITS.bodyMaxBytes,
+      files_max: PROGRAM_LIMITS.filesMax,
+      files_max_bytes: PROGRAM_LIMITS.filesMaxBytes,
+      file_name_max_bytes: PROGRAM_LIMITS.fileNameMaxBytes,
+      args_max: PROGRAM_LIMITS.argsMax,
+      arg_max_bytes: PROGRAM_LIMITS.argMaxBytes,
+      compiler_options_max: PROGRAM_LIMITS.compilerOptionsMax,
+      return_files_max: RETURN_FILES_LIMITS.filesMax,
+      return_files_max_bytes: RETURN_FILES_LIMITS.bytesMax,
     },
     account: {
       plan: FREE_PLAN_NAME,

@@ -6,8 +6,9 @@ import { REJECTION_REASONS } from '../../quota/admit.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import { rawMember } from '../../util/raw-json.js';
 import { CompilerIdSchema, ExtraParams, unknownField, Utf8Text } from '../schemas.js';
+import { ProgramFields } from '../../program/fields.js';
 
-// The WebSocket protocol, client to server: {"type":"run","id","code","input","compiler","interactive"}
+// The WebSocket protocol, client to server: {"type":"run","id","code" or "files",…the program's fields,"input","compiler","interactive"}
 // and, for an interactive run, {"type":"stdin","id","data"} / {"type":"stdin","id","eof":true}.
 // Server to client: {"type":"output","id","seq","stream","data"} as the program writes,
 // then {"type":"result","id",...result,"submission_id"}; or {"type":"error","id","code","message"}.
@@ -18,7 +19,8 @@ const RunId = Type.String({ minLength: 1, maxLength: 200, description: "The clie
 export const WsRunMessage = Type.Object({
   type: Type.Literal('run'),
   id: RunId,
-  code: Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code.'),
+  code: Type.Optional(Utf8Text(REQUEST_LIMITS.codeMaxBytes, 'Source code; or files instead.')),
+  ...ProgramFields,
   input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input, written first (an interactive run reads what it is sent after it).')),
   compiler: CompilerIdSchema,
   extra_params: Type.Optional(ExtraParams),

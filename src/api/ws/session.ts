@@ -6,7 +6,8 @@ import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
-import { admissionSettings, rawExtraParams } from '../middleware/admission.js';
+import { admissionSettings, rawExtraParams, requestProgram } from '../middleware/admission.js';
+import { ApiError } from '../errors.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
@@ -177,6 +178,14 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
+    let program: ReturnType<typeof requestProgram>;
+    try {
+      program = requestProgram(msg, msg.compiler, deps.config.RUNBOX_RECIPES_DIR);
+    } catch (err) {
+      if (err instanceof ApiError) return error(msg.id, 'bad_request', `invalid run message: ${err.message}`);
+      throw err;
+    }
+    const runOptions = msg.interactive === true ? { ...program.runOptions, interactive: true } : program.runOptions;
     // Listening before the submission exists: no output can be missed.
     const output = followOutput(deps.live, submissionId, (c) => send({ type: 'output', id: msg.id, ...c }));
     try {
@@ -185,12 +194,12 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         accountId: auth.accountId,
         keyId: auth.keyId,
         compiler: msg.compiler,
-        code: msg.code,
+        code: program.code,
         input: msg.input ?? null,
         tests: null,
         extraParams: msg.extra_params ?? null,
         ...(msg.extra_params !== undefined ? rawExtraParams(raw) : {}),
-        ...(msg.interactive === true ? { runOptions: { interactive: true } } : {}),
+        ...(runOptions ? { runOptions } : {}),
         mode: 'ws',
         ...admissionSettings(deps),
       });

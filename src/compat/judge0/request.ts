@@ -3,14 +3,22 @@ import { ApiError } from '../../api/errors.js';
 import type { RunToAdmit } from '../../api/middleware/admission.js';
 import type { CallbackTarget, RunOptions } from '../../db/schema.js';
 import { clampStageLimit, REQUEST_LIMITS } from '../../limits.js';
+import { optionsProblem } from '../../program/compiler-options.js';
+import { argsProblem, checkFiles, decodeBase64, ProgramError, type DecodedFile } from '../../program/program.js';
+import { ArchiveError, unzipFiles } from './archive.js';
 import { compilerOfLanguage } from './languages.js';
+import { shellWords } from './shell-words.js';
 import type { Judge0Kept } from './view.js';
 
 // A Judge0 submission request (app/models/submission.rb's validations, with its
 // messages) turned into a runbox run. Limits above runbox's are clamped, never raised:
 // the run's wall timer is the lowest of wall_time_limit and cpu_time_limit +
-// cpu_extra_time (seconds), memory_limit is in KB. What runbox cannot do (additional
-// files archives, compiler options, network) is refused rather than ignored.
+// cpu_extra_time (seconds), memory_limit is in KB. additional_files (a Base64 zip) is
+// unpacked beside the source; language 89, the Multi-file program, runs the zip's
+// `compile` (when it has one) and `run` scripts with bash. compiler_options and
+// command_line_arguments are split as bash splits them in Judge0's scripts, after
+// Judge0 strips $ & ; < > | and backquotes; the options must be of a form the
+// compiler allows. What runbox cannot do (network) is refused rather than ignored.
 
 /** Judge0's validation answer: 422 {"field": ["message", …]}. */
 export class Judge0FieldErrors extends ApiError {
@@ -36,7 +44,9 @@ export const Judge0SubmissionRequest = Type.Object(
     max_processes_and_or_threads: Num('Accepted; runbox applies its own.'),
     max_file_size: Num('Accepted; runbox applies its own.'),
     number_of_runs: Num('Accepted; runbox runs once.'),
-    command_line_arguments: Text('Split at whitespace and passed to the program.'),
+    command_line_arguments: Text('Split as bash splits words (quotes kept together), after $ & ; < > | and backquotes are removed; passed to the program.'),
+    compiler_options: Text("Split like command_line_arguments and added to the compile stage; each must be of a form the compiler allows (GET /api/compilers/)."),
+    additional_files: Text('A Base64 zip unpacked beside the program (nothing in it replaces the source). Language 89 (Multi-file program): its run script and optional compile script.'),
     redirect_stderr_to_stdout: Type.Optional(Type.Boolean()),
     callback_url: Text("Receives the finished submission by PUT, through runbox's signed, retried callback sender."),
   },
@@ -62,19 +72,27 @@ function decodeText(value: unknown, base64: boolean): string | null | 'invalid' 
   }
 }
 
-export function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Judge0Run {
+/** Judge0's Multi-file program: no source of its own, the archive's scripts. */
+export const MULTI_FILE_LANGUAGE = 89;
+const JUDGE0_STRIPPED = /[$&;<>|`]/g;
+
+export async function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Promise<Judge0Run> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Judge0FieldErrors({ submission: ['must be a JSON object'] });
   const b = body as Record<string, unknown>;
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
 
-  const code = decodeText(b['source_code'], base64);
-  if (isBlank(b['source_code'])) add('source_code', "can't be blank");
+  const languageId = typeof b['language_id'] === 'string' && /^\d+$/.test(b['language_id']) ? Number(b['language_id']) : b['language_id'];
+  const project = languageId === MULTI_FILE_LANGUAGE;
+  // A multi-file program's source is its archive's run script; Judge0 ignores source_code then.
+  const code = project ? '' : decodeText(b['source_code'], base64);
+  if (project) {
+    if (isBlank(b['additional_files'])) add('additional_files', "can't be blank for a multi-file program");
+  } else if (isBlank(b['source_code'])) add('source_code', "can't be blank");
   else if (code === 'invalid' || code === null || code.includes('\u0000')) add('source_code', base64 ? 'is not Base64 encoded UTF-8 text' : 'must be UTF-8 text without NUL characters');
   else if (Buffer.byteLength(code) > REQUEST_LIMITS.codeMaxBytes) add('source_code', `is too long (maximum is ${REQUEST_LIMITS.codeMaxBytes} bytes)`);
 
   let compiler: ReturnType<typeof compilerOfLanguage>;
-  const languageId = typeof b['language_id'] === 'string' && /^\d+$/.test(b['language_id']) ? Number(b['language_id']) : b['language_id'];
   if (isBlank(b['language_id'])) add('language_id', "can't be blank");
   else if (typeof languageId !== 'number' || !Number.isInteger(languageId) || !(compiler = compilerOfLanguage(languageId, recipesDir))) {
     add('language_id', `language with id ${String(b['language_id'])} doesn't exist`);
@@ -102,9 +120,39 @@ export function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Judg
   }
 
   const argsText = b['command_line_arguments'];
+  let args: string[] = [];
   if (argsText !== undefined && argsText !== null && (typeof argsText !== 'string' || argsText.length > 512 || argsText.includes('\u0000'))) {
     add('command_line_arguments', 'is too long (maximum is 512 characters)');
+  } else if (typeof argsText === 'string') {
+    args = shellWords(argsText.replace(JUDGE0_STRIPPED, ''));
+    const bad = argsProblem(args);
+    if (bad) add('command_line_arguments', bad.problem);
   }
+  const optionsText = b['compiler_options'];
+  let compilerOptions: string[] = [];
+  if (optionsText !== undefined && optionsText !== null && (typeof optionsText !== 'string' || optionsText.length > 512 || optionsText.includes('\u0000'))) {
+    add('compiler_options', 'is too long (maximum is 512 characters)');
+  } else if (typeof optionsText === 'string' && compiler?.compile) {
+    // Options only reach a compile stage: for an interpreter Judge0 has none to give them to.
+    compilerOptions = shellWords(optionsText.replace(JUDGE0_STRIPPED, ''));
+    const bad = optionsProblem(compiler.id, compiler, compilerOptions);
+    if (bad) add('compiler_options', bad.message);
+  }
+  let additional: DecodedFile[] = [];
+  if (!isBlank(b['additional_files'])) {
+    const zip = typeof b['additional_files'] === 'string' ? decodeBase64(b['additional_files']) : undefined;
+    if (!zip) add('additional_files', 'is not Base64 encoded');
+    else {
+      try {
+        additional = await unzipFiles(zip);
+        if (additional.length > 0) checkFiles(additional, 'additional_files');
+      } catch (err) {
+        if (err instanceof ArchiveError || err instanceof ProgramError) add('additional_files', err instanceof ProgramError ? err.message.replace(/^additional_files: /, '') : err.message);
+        else throw err;
+      }
+    }
+  }
+  if (project && !errors['additional_files'] && !additional.some((f) => f.name === 'run')) add('additional_files', 'must hold a run script for a multi-file program');
   let callback: CallbackTarget | null = null;
   const url = b['callback_url'];
   if (!isBlank(url)) {
@@ -117,14 +165,20 @@ export function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Judg
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || (url as string).length > 2048) add('callback_url', 'is not a valid http or https URL');
     else callback = { url: url as string, method: 'PUT', format: 'judge0' };
   }
-  if (!isBlank(b['additional_files'])) add('additional_files', 'are not supported by this service');
-  if (!isBlank(b['compiler_options'])) add('compiler_options', 'are not supported by this service');
   if (b['enable_network'] === true) add('enable_network', 'this option cannot be enabled');
   if (Object.keys(errors).length > 0) throw new Judge0FieldErrors(errors);
 
   const options: RunOptions = {};
-  const args = typeof argsText === 'string' ? argsText.split(/\s+/).filter((a) => a !== '') : [];
+  let source = code as string;
+  if (project) {
+    // The run script is the program; the rest of the archive beside it.
+    const run = additional.find((f) => f.name === 'run')!;
+    source = run.content.toString('utf8');
+    additional = additional.filter((f) => f !== run);
+  }
+  if (additional.length > 0) options.files = additional.map((f) => ({ name: f.name, content_base64: f.content.toString('base64') }));
   if (args.length > 0) options.args = args;
+  if (compilerOptions.length > 0) options.compiler_options = compilerOptions;
   const wall = numbers['wall_time_limit'] ?? null;
   const cpu = numbers['cpu_time_limit'] ?? null;
   const timeouts = [wall, cpu === null ? null : cpu + (numbers['cpu_extra_time'] ?? 0)].filter((t): t is number => t !== null && t !== undefined && t > 0);
@@ -147,7 +201,7 @@ export function judge0Run(body: unknown, base64: boolean, recipesDir = ''): Judg
   return {
     run: {
       compiler: compiler!.id,
-      code: code as string,
+      code: source,
       input: texts.stdin,
       tests: null,
       extraParams: null,

@@ -69,7 +69,7 @@ async function sources(db: Db, accountId: string, ids: string[]): Promise<Map<st
 
 /** Admits a Judge0 submission; an uninstalled language reads as Judge0's unknown language. */
 async function admitOne(admit: AdmitRun, auth: KeyContext, body: unknown, base64: boolean, recipesDir: string): Promise<string> {
-  const { run } = judge0Run(body, base64, recipesDir);
+  const { run } = await judge0Run(body, base64, recipesDir);
   try {
     return (await admit(auth, run, 'judge0')).id;
   } catch (err) {

@@ -3,15 +3,18 @@ import { ApiError } from '../../api/errors.js';
 import type { RunToAdmit } from '../../api/middleware/admission.js';
 import type { RunFile, RunOptions, StageLimits } from '../../db/schema.js';
 import { clampStageLimit, REQUEST_LIMITS } from '../../limits.js';
+import { argsProblem, checkFiles, ProgramError, type DecodedFile } from '../../program/program.js';
 import { findRuntime, type PistonRuntime } from './runtimes.js';
 
 // POST /piston/api/v2/execute's body, checked in the order and with the messages of
 // Piston's get_job() (api/src/api/v2.js), then turned into a runbox run: the first
-// UTF-8 file is the main source, every other file is written beside it, args follow
-// the run command, and the limits asked for are clamped to runbox's (never raised).
+// UTF-8 file is the main source, every other file is written beside it (names may have
+// directories, as Piston's), the recipe builds them together as Piston's packages do
+// (every C, C++, Java… file of the request), args follow the run command, and the
+// limits asked for are clamped to runbox's (never raised).
 
 export const PistonFile = Type.Object({
-  name: Type.Optional(Type.String({ description: 'File name; a plain name, no directories. Default file<N>.code.' })),
+  name: Type.Optional(Type.String({ description: 'File name, a relative path (src/util.c). Default file<N>.code.' })),
   content: Type.String(),
   encoding: Type.Optional(Type.Enum(['utf8', 'base64', 'hex'])),
 });
@@ -22,23 +25,20 @@ export const PistonExecuteRequest = Type.Object(
   {
     language: Type.String({ description: 'A language name or alias from /piston/api/v2/runtimes.' }),
     version: Type.String({ description: 'A version or semver range (`*` for any).' }),
-    files: Type.Array(PistonFile, { minItems: 1, description: 'The first UTF-8 file is the main source; the others are written beside it.' }),
+    files: Type.Array(PistonFile, { minItems: 1, description: 'The first UTF-8 file is the main source; the others are written beside it and built with it.' }),
     stdin: Type.Optional(Type.String()),
     args: Type.Optional(Type.Array(Type.String(), { description: 'Passed to the program.' })),
     compile_timeout: Ms('Milliseconds; clamped to runbox\'s stage timeout.'),
     run_timeout: Ms('Milliseconds; clamped to runbox\'s stage timeout.'),
     compile_memory_limit: Ms('Bytes; -1 or absent: runbox\'s limit; clamped to it.'),
     run_memory_limit: Ms('Bytes; -1 or absent: runbox\'s limit; clamped to it.'),
-    compile_cpu_time: Ms('Accepted; runbox enforces its own CPU-time backstop.'),
-    run_cpu_time: Ms('Accepted; runbox enforces its own CPU-time backstop.'),
+    compile_cpu_time: Ms("Milliseconds of CPU time; clamped to runbox's."),
+    run_cpu_time: Ms("Milliseconds of CPU time; clamped to runbox's."),
   },
   { description: "Piston v2's execute request." },
 );
 
 const bad = (message: string) => new ApiError(400, 'invalid_request', message);
-const PLAIN_NAME = /^(?!\.{1,2}$)[A-Za-z0-9._+-]{1,100}$/;
-/** Files in one request: the main source and what goes beside it. */
-export const MAX_FILES = 32;
 
 function decode(content: string, encoding: string): Buffer {
   if (encoding === 'base64') return Buffer.from(content, 'base64');
@@ -80,38 +80,37 @@ export function pistonJob(body: unknown, runtimes: PistonRuntime[]): PistonJob {
       if (value < 0) continue;
       if (constraint === 'timeout') limits[type].timeout_ms = clampStageLimit('timeoutMs', value);
       if (constraint === 'memory_limit') limits[type].memory_bytes = clampStageLimit('memoryBytes', value);
+      if (constraint === 'cpu_time') limits[type].cpu_ms = clampStageLimit('cpuTimeMs', value);
     }
   }
 
-  if (list.length > MAX_FILES) throw bad(`files may hold at most ${MAX_FILES} files`);
   const mainIndex = list.findIndex((f) => f.encoding === undefined || f.encoding === 'utf8');
-  const beside: RunFile[] = [];
-  let bytes = 0;
+  const decoded: DecodedFile[] = [];
   for (const [i, f] of list.entries()) {
     const encoding = f.encoding ?? 'utf8';
     if (encoding !== 'utf8' && encoding !== 'base64' && encoding !== 'hex') throw bad(`files[${i}].encoding must be utf8, base64 or hex`);
     const name = f.name === undefined || f.name === null || f.name === '' ? `file${i}.code` : f.name;
-    if (typeof name !== 'string' || !PLAIN_NAME.test(name)) {
-      throw bad(`files[${i}].name must be a plain file name (letters, digits, . _ + -; no directories)`);
-    }
-    if (beside.some((other) => other.name === name)) throw bad(`files[${i}].name ${name} is given to another file too`);
-    const content = decode(f.content, encoding);
-    bytes += content.length;
-    if (i === mainIndex) {
-      if (f.content.includes('\u0000')) throw bad(`files[${i}].content must not contain NUL characters`);
-      continue;
-    }
-    beside.push({ name, content_base64: content.toString('base64') });
+    if (typeof name !== 'string') throw bad(`files[${i}].name must be a string`);
+    decoded.push({ name, content: decode(f.content, encoding), text: i === mainIndex });
   }
-  if (bytes > REQUEST_LIMITS.codeMaxBytes) throw bad(`files must be at most ${REQUEST_LIMITS.codeMaxBytes} bytes together (they have ${bytes})`);
+  try {
+    checkFiles(decoded);
+  } catch (err) {
+    if (err instanceof ProgramError) throw bad(err.message.replace(/^files\.(\d+)\./, 'files[$1].'));
+    throw err;
+  }
+  // The main file goes under the name its compiler expects (Piston's packages rename it
+  // likewise); a file named like it cannot replace it.
+  const beside: RunFile[] = decoded.filter((_, i) => i !== mainIndex).map((f) => ({ name: f.name, content_base64: f.content.toString('base64') }));
 
   const stdin = b['stdin'] ?? '';
   if (typeof stdin !== 'string') throw bad('stdin must be a string');
   if (Buffer.byteLength(stdin) > REQUEST_LIMITS.inputMaxBytes) throw bad(`stdin must be at most ${REQUEST_LIMITS.inputMaxBytes} bytes`);
   if (stdin.includes('\u0000')) throw bad('stdin must not contain NUL characters');
   const args = b['args'] ?? [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && !a.includes('\u0000'))) throw bad('args must be an array of strings');
-  if (Buffer.byteLength(JSON.stringify(args)) > REQUEST_LIMITS.inputMaxBytes) throw bad(`args must be at most ${REQUEST_LIMITS.inputMaxBytes} bytes as JSON`);
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw bad('args must be an array of strings');
+  const argsBad = argsProblem(args as string[]);
+  if (argsBad) throw bad(`${argsBad.field}: ${argsBad.problem}`);
 
   const options: RunOptions = {};
   if (beside.length > 0) options.files = beside;
@@ -122,11 +121,17 @@ export function pistonJob(body: unknown, runtimes: PistonRuntime[]): PistonJob {
     runtime,
     run: {
       compiler: runtime.compiler,
-      code: list[mainIndex]!.content,
+      code: decoded[mainIndex]!.content.toString('utf8'),
       input: stdin,
       tests: null,
       extraParams: null,
       runOptions: Object.keys(options).length > 0 ? options : null,
     },
   };
+}
+
+/** Piston ends a stdin that does not end in a newline with one (api/src/job.js, since 2023), an empty one too. */
+export function pistonStdin(stdin: string | null): string {
+  const text = stdin ?? '';
+  return text.endsWith('\n') ? text : `${text}\n`;
 }

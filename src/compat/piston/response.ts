@@ -24,7 +24,8 @@ export type PistonStage = Type.Static<typeof PistonStage>;
 export const PistonExecuteResponse = Type.Object({
   language: Type.String(),
   version: Type.String(),
-  run: PistonStage,
+  /** Left out when the compile stage failed, as Piston does. */
+  run: Type.Optional(PistonStage),
   compile: Type.Optional(PistonStage),
 });
 
@@ -119,6 +120,7 @@ function compileStage(r: RunResult): PistonStage {
 export function pistonResponse(r: RunResult, runtime: { language: string; version: string }, compiled: boolean): Type.Static<typeof PistonExecuteResponse> {
   if (!compiled) return { language: runtime.language, version: runtime.version, run: runStage(r) };
   const compile = compileStage(r);
-  // Piston answers a failed compile with the compile stage as `run` too.
-  return { language: runtime.language, version: runtime.version, compile, run: r.status === 'compile_error' ? compile : runStage(r) };
+  // Piston runs nothing after a failed compile, and its answer has no `run` then.
+  if (r.status === 'compile_error') return { language: runtime.language, version: runtime.version, compile };
+  return { language: runtime.language, version: runtime.version, compile, run: runStage(r) };
 }

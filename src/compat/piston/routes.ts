@@ -8,7 +8,7 @@ import { readJsonBody } from '../../api/middleware/json-body.js';
 import { storedResult, waitForRunEnd } from '../../api/live.js';
 import type { ApiDeps, RouteDef } from '../../api/route.js';
 import type { CompatApi } from '../mount.js';
-import { PistonExecuteRequest, pistonJob } from './request.js';
+import { PistonExecuteRequest, pistonJob, pistonStdin } from './request.js';
 import { PistonError, PistonExecuteResponse, PistonRuntimeList, pistonResponse } from './response.js';
 import { pistonRuntimes } from './runtimes.js';
 import { PistonConnectClientMessage, PistonConnectServerMessage } from './connect-messages.js';
@@ -70,7 +70,7 @@ export const pistonExecuteRoute: RouteDef = {
       const key = typeof ctx.params['key'] === 'string' ? ctx.params['key'] : keyFromHeader(ctx.get('Authorization'));
       const auth = await apiKeyContext(deps.db, key, deps.keys, KEY_CARRIERS.piston);
       const job = pistonJob(await readJsonBody(ctx, { acceptText: true }), await runtimes());
-      const { id, admittedAt } = await admit(auth, job.run, 'piston');
+      const { id, admittedAt } = await admit(auth, { ...job.run, input: pistonStdin(job.run.input) }, 'piston');
       if (!(await waitForRunEnd(ctx.res, live, id, deps.db, deps.log, admittedAt))) {
         ctx.respond = false;
         return;

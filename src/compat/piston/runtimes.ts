@@ -14,7 +14,16 @@ export interface PistonRuntime {
   compiler: string;
 }
 
-const semverOf = (v: string): string => semver.valid(v) ?? semver.valid(semver.coerce(v)) ?? '0.0.0';
+/**
+ * A toolchain version as semver, for ranges and ordering: its first three numbers, each
+ * without leading zeros (NASM's 2.16.01 is 2.16.1, Raku's 2022.12 is 2022.12.0), which
+ * neither semver.valid nor semver.coerce takes. Null when it does not start with a number.
+ */
+export function semverOf(version: string): string | null {
+  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version);
+  return m ? `${Number(m[1])}.${Number(m[2] ?? 0)}.${Number(m[3] ?? 0)}` : null;
+}
+const order = (v: string): string => semverOf(v) ?? '0.0.0';
 
 /**
  * One runtime per installed compiler, with the installed toolchain's version. The
@@ -30,22 +39,26 @@ export function pistonRuntimes(available: CompilerAvailability[]): PistonRuntime
     });
   const firstAt = new Map<string, number>();
   runtimes.forEach((rt, i) => firstAt.has(rt.language) || firstAt.set(rt.language, i));
-  return runtimes.sort((a, b) => firstAt.get(a.language)! - firstAt.get(b.language)! || semver.rcompare(semverOf(a.version), semverOf(b.version)));
+  return runtimes.sort((a, b) => firstAt.get(a.language)! - firstAt.get(b.language)! || semver.rcompare(order(a.version), order(b.version)));
 }
 
-/** Piston's get_latest_runtime_matching_language_version: name or alias, version as a semver range, highest first. */
+/**
+ * Piston's get_latest_runtime_matching_language_version: name or alias, version as a
+ * semver range, highest first. A runtime is found by the version it lists, written as
+ * listed or as semver, and by any range its semver form satisfies.
+ */
 export function findRuntime(runtimes: PistonRuntime[], language: string, version: string): PistonRuntime | undefined {
-  const valid = (v: string) => semver.valid(v) ?? semver.valid(semver.coerce(v));
   return runtimes
     .filter((rt) => rt.language === language || rt.aliases.includes(language))
     .filter((rt) => {
-      const v = valid(rt.version);
-      if (!v) return rt.version === version;
+      if (rt.version === version) return true;
+      const v = semverOf(rt.version);
+      if (!v) return false;
       try {
-        return semver.satisfies(v, version);
+        return semver.satisfies(v, version) || semver.satisfies(v, semverOf(version) ?? version);
       } catch {
         return false;
       }
     })
-    .sort((a, b) => semver.rcompare(valid(a.version) ?? '0.0.0', valid(b.version) ?? '0.0.0'))[0];
+    .sort((a, b) => semver.rcompare(order(a.version), order(b.version)))[0];
 }

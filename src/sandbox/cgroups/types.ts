@@ -19,7 +19,7 @@ export interface JobCounters {
 
 /** The cgroup of one stage in a pooled sandbox, made fresh below the sandbox's job for
  *  each stage so that its counters are the stage's alone (the job's limits hold it). The
- *  fork server makes it, reads its counters and removes it (native/forkserver.c
+ *  fork server makes it, reads its counters and removes it (native/forkserver/stage.c
  *  `enter`): no file system call of the runner's own on a stage's path. */
 export interface StageCgroup {
   /** Directories to make, in order (removed in reverse); the stage joins each one's cgroup.procs. */

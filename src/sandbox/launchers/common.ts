@@ -1,4 +1,4 @@
-import { isPlainName, type StageProgram } from '../archive.js';
+import { isCollectPath, type StageProgram } from '../archive.js';
 import { BASE_ENV, SANDBOX_LAYOUT, type SandboxLimits, type SandboxSpec } from '../spec.js';
 import type { SandboxView } from './view.js';
 
@@ -25,7 +25,7 @@ export interface LaunchRequest {
   /** The machine the program is shown (view.ts); the host's /proc and an empty /sys when absent. */
   view?: SandboxView;
   /** A pooled sandbox: runbox-init stays and runs each stage in namespaces of its own
-   *  (native/init.c --pool), with the capabilities that needs until each stage drops them. */
+   *  (native/init/pool.c), with the capabilities that needs until each stage drops them. */
   pool?: boolean;
 }
 
@@ -65,13 +65,18 @@ export function initArgv(req: LaunchRequest, duties: InitDuties = {}): string[] 
   return out;
 }
 
-/** What runbox-init runs: argv, BASE_ENV + spec.env, and the names to bring back. */
-export function stageProgram(spec: Pick<SandboxSpec, 'argv' | 'env' | 'collect'>, limits: Pick<SandboxLimits, 'collectBytes'>): StageProgram {
+/** What runbox-init runs: argv, BASE_ENV + spec.env, and the paths to bring back within their bounds. */
+export function stageProgram(
+  spec: Pick<SandboxSpec, 'argv' | 'env' | 'collect' | 'collectBounds'>,
+  limits: Pick<SandboxLimits, 'collectBytes' | 'collectFiles'>,
+): StageProgram {
   if (spec.argv.length === 0) throw new Error('empty argv');
   for (const name of spec.collect ?? []) {
-    if (!isPlainName(name)) throw new Error(`collect name is not a plain name: ${JSON.stringify(name)}`);
+    if (!isCollectPath(name)) throw new Error(`not a workspace path to collect: ${JSON.stringify(name)}`);
   }
-  return { argv: spec.argv, env: sandboxEnv(spec), collect: spec.collect ?? [], collectMaxBytes: limits.collectBytes };
+  const bytes = Math.min(limits.collectBytes, spec.collectBounds?.bytes ?? Infinity);
+  const files = Math.min(limits.collectFiles, spec.collectBounds?.files ?? Infinity);
+  return { argv: spec.argv, env: sandboxEnv(spec), collect: spec.collect ?? [], collectMaxBytes: bytes, collectMaxFiles: files };
 }
 
 /** BASE_ENV + spec.env, checked: nothing of the runner's own environment passes. */

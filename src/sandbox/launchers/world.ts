@@ -20,7 +20,7 @@ export const DEV_LINKS: readonly (readonly [string, string])[] = [
 export const DEVPTS_OPTIONS = 'newinstance,ptmxmode=0666,mode=0620';
 
 /** Its options with the sandbox's cap on open terminals: nsjail mounts it with them;
- *  under bubblewrap runbox-init does (--devpts, see native/init.c). */
+ *  under bubblewrap runbox-init does (--devpts, see native/init/main.c). */
 export const devptsOptions = (terminals: number) => `${DEVPTS_OPTIONS},max=${terminals}`;
 
 // /proc files and folders that describe the host rather than the program (as container

@@ -1,0 +1,113 @@
+import type { CompilerEntry } from '../compilers/catalogue.js';
+import type { RunOptions } from '../db/schema.js';
+import type { StageFile } from '../sandbox/spec.js';
+import { extensionOf, OUT_DIR } from './paths.js';
+import { codeOnly, placeSource, sourceText } from './source-file.js';
+
+// A stored program (code and its run options) with its compiler's recipe, as the
+// stages that build and run it: the files each stage starts with, their argv, the
+// directories made empty and the files brought back. The recipe says it all in data
+// (src/compilers/recipe.ts); nothing here knows a language:
+//   {file}     the main file's path             {main}     it without its extension
+//   {dir}      its directory ('.' at the root)  {stem}     its name without extension
+//   {Stem}     {stem} as a class name (Kotlin's MainKt: first letter capitalised,
+//              other characters than letters, digits and _ as _)
+//   {package}  the package the main file declares (`package a.b;` in Java, Kotlin,
+//              Scala), with a dot after it; '' when it declares none
+// and, each as a whole argv entry standing for several:
+//   {sources}  every file whose extension is one of the recipe's `sources`, and the
+//              main file, sorted by name     {others}   the same without the main file
+//   {options}  the request's compiler options, checked against the recipe's forms
+
+const SOURCE_MODE = 0o644;
+/** Entries that stand for several argv entries. */
+const LIST_TOKENS = ['{sources}', '{others}', '{options}'] as const;
+const SCALAR_TOKEN = /\{(file|main|dir|stem|Stem|package)\}/g;
+const PACKAGE = /(?:^|[;}\s])package\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)/m;
+
+export interface StagePlan {
+  argv: string[];
+  files: StageFile[];
+  /** Directories made (empty) before the program starts. */
+  dirs: string[];
+  /** Workspace paths brought back when the stage ends; one ending in / stands for every file below it. */
+  collect: string[];
+}
+
+export interface ProgramPlan {
+  /** The main file's path in the workspace. */
+  main: string;
+  /** Every file of the program, the main one first. */
+  files: StageFile[];
+  /** Absent: the compiler has no compile stage, or the recipe's compileOnlyWith file is not in the program. */
+  compile?: StagePlan & { /** Named artifacts the run stage cannot do without. */ required: string[] };
+  /** The run stage, before the compile stage's artifacts are added to its files. */
+  run: StagePlan;
+}
+
+export interface StoredProgram {
+  code: string;
+  run_options?: RunOptions | null;
+}
+
+type Recipe = Pick<CompilerEntry, 'source' | 'sourceFromPublicClass' | 'skipsFirstLine' | 'compile' | 'sources' | 'compileOnlyWith' | 'artifacts' | 'run'>;
+
+export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
+  const options = job.run_options ?? {};
+  const main = options.main ?? placeSource(entry, job.code).fileName;
+  const mainFile: StageFile = { name: main, mode: SOURCE_MODE, content: Buffer.from(sourceText(entry, job.code), 'utf8') };
+  // A file named like the main one cannot replace it.
+  const others = (options.files ?? [])
+    .filter((f) => f.name !== main)
+    .map((f): StageFile => ({ name: f.name, mode: SOURCE_MODE, content: Buffer.from(f.content_base64, 'base64') }));
+  const files = [mainFile, ...others];
+  const names = new Set(files.map((f) => f.name));
+
+  const extensions = new Set(entry.sources ?? []);
+  const sources = files.map((f) => f.name).filter((name) => name === main || extensions.has(extensionOf(name))).sort(byteOrder);
+  const base = main.slice(main.lastIndexOf('/') + 1);
+  const stem = extensionOf(base) === '' ? base : base.slice(0, -extensionOf(base).length);
+  const scalars: Record<string, () => string> = {
+    file: () => main,
+    main: () => main.slice(0, main.length - extensionOf(main).length),
+    dir: () => (main.includes('/') ? main.slice(0, main.lastIndexOf('/')) : '.'),
+    stem: () => stem,
+    Stem: () => (stem.charAt(0).toUpperCase() + stem.slice(1)).replace(/[^A-Za-z0-9_]/g, '_'),
+    package: () => {
+      const found = PACKAGE.exec(codeOnly(job.code));
+      return found ? `${found[1]!.replace(/\s+/g, '')}.` : '';
+    },
+  };
+  const lists: Record<(typeof LIST_TOKENS)[number], string[]> = {
+    '{sources}': sources,
+    '{others}': sources.filter((s) => s !== main),
+    '{options}': options.compiler_options ?? [],
+  };
+  const expand = (argv: readonly string[]): string[] =>
+    argv.flatMap((arg) => (LIST_TOKENS as readonly string[]).includes(arg) ? lists[arg as (typeof LIST_TOKENS)[number]] : [arg.replace(SCALAR_TOKEN, (_, t: string) => scalars[t]!())]);
+
+  const plan: ProgramPlan = {
+    main,
+    files,
+    run: {
+      argv: [...expand(entry.run), ...(options.args ?? [])],
+      files,
+      dirs: [OUT_DIR],
+      collect: options.return_files ? [`${OUT_DIR}/`] : [],
+    },
+  };
+  if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
+    const artifacts = (entry.artifacts ?? []).map((a) => (a === './' ? a : expand([a])[0]!));
+    plan.compile = {
+      argv: expand(entry.compile),
+      files,
+      dirs: [],
+      collect: artifacts,
+      required: artifacts.filter((a) => !a.endsWith('/')),
+    };
+  }
+  return plan;
+}
+
+/** Byte order of ASCII names (what a sorted directory listing shows), the same on every host. */
+const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
