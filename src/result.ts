@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { RESULT_VERDICTS, TEST_VERDICTS } from './judge/verdict.js';
 import { orderedJson, RawJson } from './util/raw-json.js';
 
 // The one result shape, used by callbacks, submission lookups, synchronous runs and
@@ -41,6 +42,10 @@ export const ExecutionFields = {
   truncated: Type.Boolean(),
 };
 
+/** One execution of the program, as its fields. */
+export const ExecutionSchema = Type.Object(ExecutionFields);
+export type Execution = Static<typeof ExecutionSchema>;
+
 /** A file the program wrote under /box/out/, brought back (return_files). */
 export const ReturnedFileSchema = Type.Object({
   /** Its path below /box/out/. */
@@ -64,13 +69,39 @@ export const ReturnedFilesFields = {
 };
 export type ReturnedFiles = { files: ReturnedFile[]; files_truncated: boolean; files_dropped: { name: string; size: number }[] };
 
-export const TestResultSchema = Type.Object({ ...ExecutionFields, ...ReturnedFilesFields });
+/** A judged run's fields (the request had expected outputs, a checker program, an interactor or a problem). */
+export const JudgedFields = {
+  /** accepted, wrong_answer, presentation_error, partial, checker_error, or the run's own status when it did not succeed (skipped: not run). */
+  verdict: Type.Optional(Type.Enum([...TEST_VERDICTS])),
+  /** 0 to 1. */
+  score: Type.Optional(Type.Number()),
+  /** The checker's words, at most 4 KB; null when it said nothing. */
+  checker_message: Type.Optional(Nullable(Type.String())),
+};
+
+/** A test of a multi-test request: its run, and when judged its verdict (and a stored problem's test its name). */
+export const TestResultSchema = Type.Object({
+  /** A stored problem's test, or a judged test the request named. */
+  name: Type.Optional(Type.String()),
+  ...ExecutionFields,
+  /** skipped: an earlier test failed and the request said stop_on_failure; not run, not billed. */
+  status: Type.Enum([...RUN_STATUSES, 'skipped']),
+  ...JudgedFields,
+  ...ReturnedFilesFields,
+});
 export type TestResult = Static<typeof TestResultSchema>;
 
 export const RunResultSchema = Type.Object({
   id: Type.String(),
   compiler: Type.String(),
   ...ExecutionFields,
+  /** The request's verdict: the first test not accepted (else accepted), or compile_error and the like when no test ran. */
+  verdict: Type.Optional(Type.Enum([...RESULT_VERDICTS])),
+  /** The tests' scores weighted by their weights, as a fraction (0 to 1). */
+  score: JudgedFields.score,
+  checker_message: JudgedFields.checker_message,
+  /** A stored problem's run: the problem and the version it ran. */
+  problem: Type.Optional(Type.Object({ id: Type.String(), version: Type.Integer() })),
   stdout_truncated: Type.Boolean(),
   stderr_truncated: Type.Boolean(),
   compile_output: Nullable(Type.String()),
@@ -110,6 +141,9 @@ export const RESULT_FIELD_ORDER = [
   'id',
   'compiler',
   'status',
+  'verdict',
+  'score',
+  'checker_message',
   'output',
   'error',
   'exit_code',
@@ -121,13 +155,14 @@ export const RESULT_FIELD_ORDER = [
   'stdout_truncated',
   'stderr_truncated',
   'compile_output',
+  'problem',
   'files',
   'files_truncated',
   'files_dropped',
   'extra_params',
   'tests',
 ] as const;
-const TEST_FIELD_ORDER = [...Object.keys(ExecutionFields), ...Object.keys(ReturnedFilesFields)];
+const TEST_FIELD_ORDER = ['name', 'status', ...Object.keys(JudgedFields), ...Object.keys(ExecutionFields).filter((k) => k !== 'status'), ...Object.keys(ReturnedFilesFields)];
 
 export interface PresentOptions {
   /** extra_params as the client sent it (JSON text); null: none. Default: the result's own value. */

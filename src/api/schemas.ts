@@ -32,7 +32,26 @@ export const ExtraParams = Type.Refine(
     `must be at most ${REQUEST_LIMITS.extraParamsMaxBytes} bytes as JSON (it has ${utf8Bytes(JSON.stringify(v))})`,
 );
 
-export const TestCase = Type.Object({ input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test.') }, { additionalProperties: false });
+const ExpectedOutput = Utf8Text(REQUEST_LIMITS.inputMaxBytes, "What the program must print (same rules as input): the run is judged, and its result gets a verdict, a score and the checker's message.");
+
+export const TestCase = Type.Object(
+  {
+    input: Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input of this test (with an interactor: the interactor\'s input).'),
+    expected_output: Type.Optional(ExpectedOutput),
+    weight: Type.Optional(Type.Number({ minimum: 0, description: "A judged test's weight in the request's score (default 1)." })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "A judged test's name, shown in its result." })),
+  },
+  { additionalProperties: false },
+);
+
+/** The judging fields of a run request (src/judge/request.ts reads them). */
+export const JudgingFields = {
+  expected_output: Type.Optional(ExpectedOutput),
+  checker: Type.Optional(CheckerSchema),
+  interactor: Type.Optional(InteractorSchema),
+  stop_on_failure: Type.Optional(Type.Boolean({ description: 'End at the first test that is not accepted (ICPC style): the rest are skipped, and not counted or billed.' })),
+  problem: Type.Optional(Type.String({ description: "A stored problem of the account (POST /api/v2/problems): its current version's tests, checker, interactor and limits, instead of input or tests." })),
+};
 
 export const RunCodeRequest = Type.Object(
   {
@@ -48,6 +67,7 @@ export const RunCodeRequest = Type.Object(
           "Instead of input: several inputs run against the same program. At most the plan's tests per request; each test counts as one submission.",
       }),
     ),
+    ...JudgingFields,
   },
   {
     description:
@@ -81,7 +101,6 @@ const FOREIGN_FIELD_NAMES: Record<string, string> = {
   compile_timeout: "there is no such option: the compile stage has the service's limits",
   compile_memory_limit: "there is no such option: the compile stage has the service's limits",
   callback_url: "there is no such option: results go to the key's Redirect Url (the callback URL), set in the portal",
-  expected_output: 'there is no such option: runbox runs the program and returns its output for you to compare',
 };
 
 interface WalkedSchema {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { JudgeSettings } from '../judge/settings.js';
 
 // Typed tables for Kysely, mirroring src/db/migrations.
 
@@ -115,6 +116,8 @@ export interface RunOptions {
   return_files?: boolean;
   /** The caller types input while the program runs (WebSocket runs; src/queue/input-channel.ts). */
   interactive?: boolean;
+  /** A judged run: its checker, interactor, stop_on_failure, or the stored problem it runs (src/judge/settings.ts). */
+  judge?: JudgeSettings;
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */
@@ -125,6 +128,14 @@ export interface CallbackTarget {
   format: string;
 }
 
+/** A test of a multi-test request as stored: its input, and for a judged run its expected output, weight and name. */
+export interface TestCaseRow {
+  input: string;
+  expected_output?: string;
+  weight?: number;
+  name?: string;
+}
+
 export interface SubmissionsTable {
   id: Generated<string>;
   account_id: Id;
@@ -132,7 +143,7 @@ export interface SubmissionsTable {
   compiler: string;
   code: string;
   input: string | null;
-  tests: Json<{ input: string }[] | null>;
+  tests: Json<TestCaseRow[] | null>;
   extra_params: Json<Record<string, unknown> | null>;
   run_options: Json<RunOptions | null>;
   callback: Json<CallbackTarget | null>;

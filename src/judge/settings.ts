@@ -65,6 +65,8 @@ export interface JudgeSettings {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   stop_on_failure: boolean;
+  /** A single judged run (input, no tests): its expected output. */
+  expected_output?: string;
   /** A run of a stored problem: its tests, checker, interactor and limits are that version's. */
   problem?: { id: string; version: number };
 }

@@ -2,22 +2,34 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunResult } from '../result.js';
 import { DONE_CHANNEL, type JobRef, refParts } from './job.js';
+import { refundCtes } from './refund-sql.js';
 import { retryOnConflict } from './retry.js';
+
+/** Tests a judged run skipped (stop_on_failure): not run, so neither counted nor billed. */
+export function skippedTests(result: RunResult): number {
+  return result.tests?.filter((t) => t.status === 'skipped').length ?? 0;
+}
 
 /**
  * The `done` CTE: the job stored as finished with `result`, only while `runnerId` still
- * holds this attempt of it; returns (id, account_id, mode, result, extra_params). Shared with completeAndClaim.
+ * holds this attempt of it; returns (id, account_id, mode, result, extra_params). The
+ * tests it skipped leave its units and the month's usage of its account and key
+ * (`skipped_refund`). Shared with completeAndClaim.
  */
 export function doneCte(ref: JobRef, runnerId: string, result: RunResult): RawBuilder<unknown> {
   const { id, attempt } = refParts(ref);
+  const skipped = skippedTests(result);
   return sql`
     done AS (
       UPDATE submissions
-      SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL
+      SET state = 'finished', result = ${JSON.stringify(result)}::jsonb, finished_at = now(), lease_expires_at = NULL,
+          units = units - ${skipped}::int
       WHERE id = ${id} AND locked_by = ${runnerId} AND state = 'running'
         AND (${attempt}::int IS NULL OR attempts = ${attempt})
-      RETURNING id, account_id, mode, result, extra_params
-    )`;
+      RETURNING id, account_id, key_id, month, mode, result, extra_params
+    ),
+    skipped_units AS (SELECT account_id, key_id, month, ${skipped}::int AS units FROM done WHERE ${skipped}::int > 0),
+    ${refundCtes('skipped_units')}`;
 }
 
 /** Postgres refuses a NOTIFY payload of this many bytes or more. */

@@ -1,4 +1,4 @@
-import type { RunOptions, SubmissionMode } from '../db/schema.js';
+import type { RunOptions, SubmissionMode, TestCaseRow } from '../db/schema.js';
 
 // What a runner gets when it claims a submission: everything needed to run it and to
 // report back. Column names as in the submissions table.
@@ -9,7 +9,7 @@ export interface ClaimedJob {
   compiler: string;
   code: string;
   input: string | null;
-  tests: { input: string }[] | null;
+  tests: TestCaseRow[] | null;
   extra_params: Record<string, unknown> | null;
   /** Extra files, program arguments and lower stage limits; null for plain runs. */
   run_options: RunOptions | null;

@@ -1,7 +1,7 @@
 import { RevokedKeyError } from '../accounts/errors.js';
 import { compilerEntry } from '../compilers/catalogue.js';
 import type { Db } from '../db/connect.js';
-import type { CallbackTarget, RunOptions, SubmissionMode } from '../db/schema.js';
+import type { CallbackTarget, RunOptions, SubmissionMode, TestCaseRow } from '../db/schema.js';
 import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs } from '../limits.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
@@ -22,7 +22,9 @@ export interface AdmissionRequest {
   code: string;
   input: string | null;
   /** Multi-test request: each test is billed as one submission. */
-  tests: { input: string }[] | null;
+  tests: TestCaseRow[] | null;
+  /** Submissions billed when not one per test of `tests` (a stored problem's tests). */
+  units?: number;
   extraParams: Record<string, unknown> | null;
   /** extraParams as the client wrote it (JSON text), stored as is so results echo it unchanged; default: extraParams serialized. */
   extraParamsJson?: string;
@@ -71,7 +73,7 @@ const BUSY_RETRY_SECONDS = 2;
 export { MODE_PRIORITY, WAITING_MODES } from './modes.js';
 
 export async function admitSubmission(db: Db, req: AdmissionRequest): Promise<Admission> {
-  const units = req.tests ? req.tests.length : 1;
+  const units = req.units ?? (req.tests ? req.tests.length : 1);
   const sandbox = sandboxTime(req, units);
   const month = monthOf(req.now);
   const mode = req.mode ?? 'async';

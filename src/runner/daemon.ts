@@ -13,7 +13,14 @@ import { watchCancellations } from './cancellations.js';
 import { watchInput } from './input-feeds.js';
 import { pruneInput } from '../queue/input-channel.js';
 import { requeueDeadSiblings } from './dead-siblings.js';
+import { checkerMessage } from '../judge/verdict.js';
+import { sweepProblems } from '../problems/sweep.js';
+import { versionForRun } from '../problems/store.js';
+import { readTestData } from '../problems/test-data.js';
+import { BuiltCache } from './built-cache.js';
+import { DataCache } from './data-cache.js';
 import { executeJob } from './execute.js';
+import type { JudgeDeps } from './judge.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
 
@@ -51,6 +58,9 @@ export interface Runner {
   stop(): Promise<void>;
 }
 
+/** How often a runner sweeps stored problems' versions and data no run needs any more. */
+const PROBLEM_SWEEP_MS = 60_000;
+
 /** Long enough for a compile stage and a run stage that use their whole budgets. */
 const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
 
@@ -71,12 +81,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const id = config.RUNBOX_RUNNER_ID || `${hostname()}-${process.pid}`;
   const slots = config.RUNBOX_RUNNER_SLOTS;
   const leaseSeconds = config.RUNBOX_LEASE_SECONDS;
+  // Stored problems' test data comes through the host's cache; checkers are built once.
+  const judge: JudgeDeps = {
+    version: (id, version) => versionForRun(db, id, version),
+    data: new DataCache({ dir: config.RUNBOX_DATA_CACHE_DIR, maxBytes: config.RUNBOX_DATA_CACHE_MB * 1024 * 1024, fetch: (hash) => readTestData(db, hash) }),
+    built: new BuiltCache(),
+  };
   const execute: Executor =
     options.execute ??
     ((job, ctx) =>
       executeJob(job, sandbox, {
         imagesDir: config.RUNBOX_IMAGES_DIR,
         recipesDir: config.RUNBOX_RECIPES_DIR,
+        judge,
         slot: ctx.slot,
         signal: ctx.signal,
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
@@ -125,6 +142,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const stopRequested = new Promise<void>((r) => (wakeStopped = r));
 
   let beating = false;
+  let sweptAt = Date.now();
   const beat = async () => {
     if (beating) return;
     beating = true;
@@ -152,6 +170,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     // Stored live output of WebSocket runs long over.
     await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
     await pruneInput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored input failed'));
+    // Problem versions and test data no run needs any more (a run that held one has ended).
+    if (Date.now() - sweptAt > PROBLEM_SWEEP_MS) {
+      sweptAt = Date.now();
+      await sweepProblems(db).catch((err: Error) => rlog.warn({ err: err.message }, 'sweeping stored problems failed'));
+    }
     beating = false;
   };
   const beatTimer = setInterval(() => void beat(), Math.max(1000, (leaseSeconds * 1000) / 3));
@@ -216,8 +239,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       const message = problem?.message ?? 'unknown error';
       if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
-      // Either way the user got no run: nothing is billed.
-      await fail(db, id, ref, message, { refund: true, result: internalErrorResult(job, notStarted ? message : 'internal error') });
+      // Either way the user got no run: nothing is billed. A judged run whose checker did
+      // not build says so in its verdict as well.
+      const verdict = notStarted ? (problem as NotStarted).verdict : undefined;
+      const failed = internalErrorResult(job, notStarted ? message : 'internal error');
+      await fail(db, id, ref, message, { refund: true, result: verdict ? { ...failed, verdict, score: 0, checker_message: checkerMessage(message) } : failed });
       runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
       // The database is unreachable: the lease runs out and the reaper requeues the job.

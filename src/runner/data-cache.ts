@@ -26,12 +26,17 @@ export class DataCache {
   private evicting: Promise<void> | null = null;
   readonly stats = { hits: 0, fetches: 0 };
 
-  constructor(private readonly options: DataCacheOptions) {
-    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-  }
+  private made = false;
+
+  constructor(private readonly options: DataCacheOptions) {}
 
   /** The file of `hash` (of `size` bytes, as its test row says). Throws when the store no longer has it. */
   async get(hash: Buffer, size: number): Promise<Buffer> {
+    // Made on first use: a runner that never judges a stored problem leaves no directory.
+    if (!this.made) {
+      mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
+      this.made = true;
+    }
     const name = hash.toString('hex');
     const path = join(this.options.dir, name);
     try {

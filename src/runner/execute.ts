@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { compilerEntry } from '../compilers/catalogue.js';
 import { imageRootfs } from '../compilers/availability.js';
-import type { StageLimits } from '../db/schema.js';
-import { clampStageLimit, RETURN_FILES_LIMITS, RUN_LIMITS } from '../limits.js';
+import { RETURN_FILES_LIMITS } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
-import type { RunResult, TestResult } from '../result.js';
+import type { Execution, ReturnedFiles, RunResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
 import { lineBufferedEnv } from './line-buffering.js';
-import { outputText, wholeCharacters } from './output-text.js';
+import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
+import { judgeTests, prepareJudging, type JudgeDeps } from './judge.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted } from './verdict.js';
 
@@ -28,6 +28,8 @@ export interface ExecuteDeps {
   onOutput?: SandboxSpec['onOutput'];
   /** Input typed while the program runs (an interactive run: its one run stage). */
   stdinFeed?: SandboxSpec['stdinFeed'];
+  /** What judged runs read: stored problems' versions, their test data, built checkers. */
+  judge?: JudgeDeps;
 }
 
 export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'> &
@@ -42,9 +44,10 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const plan = planProgram(entry, job);
   const options = job.run_options ?? {};
   const multiTest = !!job.tests && job.tests.length > 0;
-  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string): Promise<SandboxOutcome> => {
+  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
     const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, stdin, slot: deps.slot };
+    if (judged) spec.judged = judged;
     const limits = stageLimits(kind === 'compile' ? options.compile : options.run);
     if (limits) spec.limits = limits;
     if (entry.env) spec.env = entry.env;
@@ -53,7 +56,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
       spec.collectBounds = { bytes: RETURN_FILES_LIMITS.bytesMax, files: RETURN_FILES_LIMITS.filesMax };
       if (deps.onOutput) spec.onOutput = deps.onOutput;
       // Interactive input belongs to a single run; a multi-test request has none.
-      if (deps.stdinFeed && !multiTest) {
+      if (deps.stdinFeed && !multiTest && !judged) {
         spec.stdinFeed = deps.stdinFeed;
         spec.env = { ...spec.env, ...lineBufferedEnv(rootfs) };
       }
@@ -63,32 +66,26 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   };
 
   const base = { id: job.id, compiler: job.compiler, extra_params: job.extra_params ?? null };
-  let runFiles = plan.run.files;
-  let compileOutput: string | null = null;
-
-  if (plan.compile) {
-    const compiled = await stage('compile', plan.compile, '');
-    const fields = executionFields(compiled);
-    compileOutput = outputText(
-      Buffer.concat([compiled.stdoutTruncated ? wholeCharacters(compiled.stdout) : compiled.stdout, compiled.stderr]),
-      compiled.stderrTruncated,
-    );
-    const missing = plan.compile.required.filter((name) => !compiled.collected.some((f) => f.name === name));
-    if (fields.status !== 'success' || missing.length > 0 || compiled.omitted.length > 0) {
-      const problems = fields.status !== 'success' ? [] : [
-        ...(missing.length > 0 ? [`compilation produced no ${missing.join(', ')}`] : []),
-        ...(compiled.omitted.length > 0 ? [`compilation produced more than the run stage takes (${compiled.omitted.length} files left out past ${RUN_FILES_NOTE})`] : []),
-      ];
-      return compileError(base, compiled, fields, compileOutput, problems);
-    }
-    // What the compiler made wins over a file of the same name in the program.
-    const made = new Set(compiled.collected.map((c) => c.name));
-    runFiles = [...runFiles.filter((f) => !made.has(f.name)), ...compiled.collected];
+  // A judged run's checker and interactor are made ready first: a checker that does not
+  // build ends the request before the program is compiled.
+  const judging = options.judge ? await prepareJudging(job, options.judge, sandbox, deps) : null;
+  const built = await buildProgram(plan, (planned) => stage('compile', planned, ''));
+  if (!built.ok) {
+    const result = compileError(base, built);
+    return judging ? { ...result, verdict: 'compile_error', score: 0, checker_message: null } : result;
+  }
+  const compileOutput = built.compileOutput;
+  const run: StagePlan = built.run;
+  if (judging) {
+    return judgeTests(judging, {
+      base: { ...base, compile_output: compileOutput },
+      returnFiles: options.return_files === true,
+      run: (input, judged) => stage('run', run, input, judged),
+    });
   }
 
-  const run: StagePlan = { ...plan.run, files: runFiles };
   const inputs = multiTest ? job.tests!.map((t) => t.input) : [job.input ?? ''];
-  const runs: { fields: TestResult; outcome: SandboxOutcome }[] = [];
+  const runs: { fields: Execution & Partial<ReturnedFiles>; outcome: SandboxOutcome }[] = [];
   for (const input of inputs) {
     const outcome = await stage('run', run, input);
     const fields = executionFields(outcome);
@@ -107,40 +104,18 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   };
 }
 
-const RUN_FILES_NOTE = `${RUN_LIMITS.collectFiles.toLocaleString('en-US')} files or ${RUN_LIMITS.collectBytes / 1024 / 1024} MiB`;
-
-/** A stage's own limits, never above the service's (the API clamps them; this holds for any row). */
-function stageLimits(given: StageLimits | undefined): SandboxSpec['limits'] | undefined {
-  if (!given) return undefined;
-  const limits: NonNullable<SandboxSpec['limits']> = {};
-  if (given.timeout_ms !== undefined) limits.timeoutMs = clampStageLimit('timeoutMs', given.timeout_ms);
-  if (given.memory_bytes !== undefined) limits.memoryBytes = clampStageLimit('memoryBytes', given.memory_bytes);
-  if (given.cpu_ms !== undefined) limits.cpuTimeMs = clampStageLimit('cpuTimeMs', given.cpu_ms);
-  return Object.keys(limits).length > 0 ? limits : undefined;
-}
-
-function compileError(
-  base: Pick<RunResult, 'id' | 'compiler' | 'extra_params'>,
-  compiled: SandboxOutcome,
-  fields: TestResult,
-  messages: string,
-  problems: string[],
-): RunResult {
+function compileError(base: Pick<RunResult, 'id' | 'compiler' | 'extra_params'>, built: Extract<Built, { ok: false }>): RunResult {
   // A compiler stopped by a limit, or one that exited 0 without producing the
-  // program, is a compile error too; say which so the user is not left guessing.
-  const notes: string[] = [];
-  if (fields.status !== 'success' && fields.status !== 'runtime_error') notes.push(`compilation stopped: ${fields.status.replace('_', ' ')}`);
-  notes.push(...problems);
-  let error = messages;
-  for (const note of notes) error += (error === '' || error.endsWith('\n') ? '' : '\n') + note + '\n';
+  // program, is a compile error too; buildErrorText says which.
+  const error = buildErrorText(built);
   return {
     ...base,
-    ...fields,
+    ...built.fields,
     status: 'compile_error',
     output: '',
     error,
-    stdout_truncated: compiled.stdoutTruncated,
-    stderr_truncated: compiled.stderrTruncated,
+    stdout_truncated: built.compiled.stdoutTruncated,
+    stderr_truncated: built.compiled.stderrTruncated,
     compile_output: error,
   };
 }

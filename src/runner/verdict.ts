@@ -1,4 +1,4 @@
-import type { TestResult } from '../result.js';
+import type { Execution } from '../result.js';
 import type { SandboxOutcome } from '../sandbox/spec.js';
 import { outputText } from './output-text.js';
 
@@ -7,6 +7,8 @@ export class NotStarted extends Error {
   constructor(
     message: string,
     readonly diagnostic?: string,
+    /** A judged run whose checker or interactor could not be built: the result's verdict. */
+    readonly verdict?: 'checker_error',
   ) {
     super(message);
   }
@@ -17,8 +19,8 @@ export class NotStarted extends Error {
  * own verdicts, never from the exit code: a program that exits 137 by itself is a
  * runtime_error.
  */
-export function executionFields(outcome: SandboxOutcome): TestResult {
-  let status: TestResult['status'];
+export function executionFields(outcome: SandboxOutcome): Execution {
+  let status: Execution['status'];
   switch (outcome.status) {
     case 'exited':
       status = outcome.exitCode === 0 ? 'success' : 'runtime_error';

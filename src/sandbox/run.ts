@@ -382,11 +382,13 @@ async function supervise(
   const streams = target.run({
     stdin,
     stageIn,
-    keepBytes: limits.outputKeepBytes,
-    floodBytes: limits.outputFloodBytes,
+    // A judged run keeps its whole output (both streams together stay within the flood
+    // bound); what the result shows is cut to the kept bytes below.
+    keepBytes: spec.judged ? spec.judged.floodBytes : limits.outputKeepBytes,
+    floodBytes: spec.judged ? spec.judged.floodBytes : limits.outputFloodBytes,
     stageOutBytes: limits.collectBytes + STAGE_OUT_SLACK_BYTES,
     logBytes: DIAGNOSTIC_BYTES,
-    ...(spec.onOutput ? { onChunk: spec.onOutput } : {}),
+    ...(spec.onOutput ? { onChunk: spec.judged ? keptChunks(spec.onOutput, limits.outputKeepBytes) : spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
     ...(spec.stdinFeed ? { holdStdin: true } : {}),
     ...(target.processWatch
@@ -449,8 +451,9 @@ async function supervise(
   const stageOutOverflow = io.stageOutOverflow;
 
   const base = {
-    stdout: io.stdout,
-    stderr: io.stderr,
+    stdout: io.stdout.subarray(0, limits.outputKeepBytes),
+    stderr: io.stderr.subarray(0, limits.outputKeepBytes),
+    ...(spec.judged ? { wholeStdout: io.stdout } : {}),
     stdoutTruncated: io.stdoutTotal > limits.outputKeepBytes,
     stderrTruncated: io.stderrTotal > limits.outputKeepBytes,
     outputBytes: io.stdoutTotal + io.stderrTotal,
@@ -492,4 +495,16 @@ async function supervise(
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
+}
+
+/** Streams a judged run's output as any run's: the first kept bytes of each stream. */
+function keptChunks(onOutput: NonNullable<SandboxSpec['onOutput']>, keepBytes: number): NonNullable<SandboxSpec['onOutput']> {
+  const sent = { stdout: 0, stderr: 0 };
+  return (stream, chunk) => {
+    const room = keepBytes - sent[stream];
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    sent[stream] += part.length;
+    onOutput(stream, part);
+  };
 }

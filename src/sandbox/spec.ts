@@ -65,6 +65,10 @@ export interface SandboxSpec {
   slot: number;
   /** Called as output arrives (WebSocket streaming); chunks are within the kept 64 KB per stream. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** A judged run: its whole stdout is kept for the comparison (outcome.wholeStdout), up to
+   *  the flood limit, which may be raised past the service's for a test whose answer is
+   *  larger (judgedFloodBytes). stdout and stderr in the outcome stay cut at the kept bytes. */
+  judged?: { floodBytes: number };
   /** Aborts the run (client gone, runner shutting down): reported as internal_error. */
   signal?: AbortSignal;
   /** Input while the program runs (an interactive run): stdin stays open after `stdin`
@@ -100,6 +104,8 @@ export interface SandboxOutcome {
   memoryPeakBytes: number | null;
   /** Files named in spec.collect that were found (regular files only). */
   collected: StageFile[];
+  /** A judged run's whole stdout (spec.judged). */
+  wholeStdout?: Buffer;
   /** Files to collect that were left out past the bounds, with their sizes. */
   omitted: { name: string; size: number }[];
   /** Launcher or runner diagnostics on internal_error; never shown to users verbatim. */

@@ -8,6 +8,8 @@ import type { RateFigures } from '../../quota/usage.js';
 import type { ProgramRequest } from '../../program/fields.js';
 import { ProgramError, readProgram } from '../../program/program.js';
 import { rawMember } from '../../util/raw-json.js';
+import { readJudging, JudgingError, type Judging, type JudgingRequest } from '../../judge/request.js';
+import { problemForRun } from '../../problems/store.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiState, RouteDef } from '../route.js';
 import type { RunCodeRequest } from '../schemas.js';
@@ -20,8 +22,11 @@ import type { RunCodeRequest } from '../schemas.js';
 /** A run to admit, as every route that admits one (runbox's own and the compatible ones) describes it. */
 export type RunToAdmit = Pick<
   AdmissionRequest,
-  'compiler' | 'code' | 'input' | 'tests' | 'extraParams' | 'extraParamsJson' | 'runOptions' | 'callback' | 'compat'
->;
+  'compiler' | 'code' | 'input' | 'tests' | 'units' | 'extraParams' | 'extraParamsJson' | 'runOptions' | 'callback' | 'compat'
+> & {
+  /** Compilers of a judged run's checker and interactor: offered here too, or the run is refused. */
+  judgeCompilers?: string[];
+};
 
 /** Who a run is admitted for: a key's context, or a marketplace subscriber (no key). */
 export type RunCaller = NonNullable<ApiState['auth']>;
@@ -53,18 +58,21 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
   const availableNow = availabilityCache(deps.db, deps.config);
   return async (auth, run, mode, state) => {
     const available = await availableNow();
-    assertRunnable(run.compiler, deps.config.RUNBOX_RECIPES_DIR, available);
-    if (!available.has(run.compiler)) {
-      // 400, not 503: the request names something this deployment does not offer;
-      // retrying it unchanged will not help until an operator installs the image.
-      throw new ApiError(400, 'compiler_unavailable', `compiler ${run.compiler} is not installed on this service (see GET /api/compilers/)`);
+    const { judgeCompilers, ...toAdmit } = run;
+    for (const [compiler, what] of [[run.compiler, ''], ...(judgeCompilers ?? []).map((c) => [c, ' (of the checker or interactor)'])] as const) {
+      assertRunnable(compiler, deps.config.RUNBOX_RECIPES_DIR, available);
+      if (!available.has(compiler)) {
+        // 400, not 503: the request names something this deployment does not offer;
+        // retrying it unchanged will not help until an operator installs the image.
+        throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler}${what} is not installed on this service (see GET /api/compilers/)`);
+      }
     }
     // Before the row can exist: lets a synchronous wait skip its first look-up (src/queue/done.ts).
     const admittedAt = performance.now();
     const result = await admitSubmission(deps.db, {
       accountId: auth.accountId,
       keyId: auth.keyId,
-      ...run,
+      ...toAdmit,
       mode,
       ...admissionSettings(deps),
     });
@@ -105,17 +113,13 @@ export function admission(route: RouteDef, deps: ApiDeps): Koa.Middleware<ApiSta
     const body = ctx.state.body as RunCodeRequest;
     const auth = ctx.state.auth;
     if (!auth) throw new Error('admission needs an authenticated route');
-    if (body.input !== undefined && body.tests !== undefined) {
-      throw new ApiError(400, 'invalid_request', 'give either input or tests, not both');
-    }
     const program = requestProgram(body, body.compiler, deps.config.RUNBOX_RECIPES_DIR);
+    const judging = await requestJudging(deps, auth.accountId, body);
     ctx.state.submission = await admit(
       auth,
       {
         compiler: body.compiler,
-        ...program,
-        input: body.tests ? null : (body.input ?? null),
-        tests: body.tests ?? null,
+        ...judgedProgram(program, judging, body),
         extraParams: body.extra_params ?? null,
         ...(body.extra_params !== undefined && ctx.state.rawBody ? rawExtraParams(ctx.state.rawBody) : {}),
       },
@@ -142,6 +146,34 @@ export function requestProgram(req: ProgramRequest, compiler: string, recipesDir
     if (err instanceof ProgramError) throw new ApiError(400, 'invalid_request', err.message);
     throw err;
   }
+}
+
+/** A request's judging fields read (src/judge/request.ts), a broken rule as its 400 (a problem not the account's: 404). */
+export async function requestJudging(deps: Pick<ApiDeps, 'db'>, accountId: string, req: JudgingRequest): Promise<Judging> {
+  try {
+    return await readJudging(req, (id) => problemForRun(deps.db, accountId, id));
+  } catch (err) {
+    if (err instanceof JudgingError) throw new ApiError(err.status, err.status === 404 ? 'not_found' : 'invalid_request', err.message);
+    throw err;
+  }
+}
+
+/** The program and its judging as what admission stores: the tests, and run options with the judge's settings. */
+export function judgedProgram(
+  program: Pick<RunToAdmit, 'code' | 'runOptions'>,
+  judging: Judging,
+  req: { limits?: unknown },
+): Pick<RunToAdmit, 'code' | 'runOptions' | 'input' | 'tests' | 'units' | 'judgeCompilers'> {
+  if (judging.run && req.limits !== undefined) throw new ApiError(400, 'invalid_request', 'give either problem or limits: a problem brings its own limits');
+  const options = { ...(program.runOptions ?? {}), ...(judging.judge ? { judge: judging.judge } : {}), ...(judging.run ? { run: judging.run } : {}) };
+  return {
+    code: program.code,
+    runOptions: Object.keys(options).length > 0 ? options : null,
+    input: judging.input,
+    tests: judging.tests,
+    ...(judging.units !== undefined ? { units: judging.units } : {}),
+    ...(judging.compilers.length > 0 ? { judgeCompilers: judging.compilers } : {}),
+  };
 }
 
 /** extra_params as the client wrote it, for results to echo unchanged. */

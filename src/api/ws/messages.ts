@@ -5,7 +5,7 @@ import { REQUEST_LIMITS } from '../../limits.js';
 import { REJECTION_REASONS } from '../../quota/admit.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
 import { rawMember } from '../../util/raw-json.js';
-import { CompilerIdSchema, ExtraParams, unknownField, Utf8Text } from '../schemas.js';
+import { CompilerIdSchema, ExtraParams, JudgingFields, unknownField, Utf8Text } from '../schemas.js';
 import { ProgramFields } from '../../program/fields.js';
 
 // The WebSocket protocol, client to server: {"type":"run","id","code" or "files",…the program's fields,"input","compiler","interactive"}
@@ -24,6 +24,8 @@ export const WsRunMessage = Type.Object({
   input: Type.Optional(Utf8Text(REQUEST_LIMITS.inputMaxBytes, 'Standard input, written first (an interactive run reads what it is sent after it).')),
   compiler: CompilerIdSchema,
   extra_params: Type.Optional(ExtraParams),
+  expected_output: JudgingFields.expected_output,
+  checker: JudgingFields.checker,
   interactive: Type.Optional(
     Type.Boolean({
       description:

@@ -6,7 +6,7 @@ import { WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
-import { admissionSettings, rawExtraParams, requestProgram } from '../middleware/admission.js';
+import { admissionSettings, judgedProgram, rawExtraParams, requestJudging, requestProgram } from '../middleware/admission.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
@@ -178,11 +178,18 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
-    let program: ReturnType<typeof requestProgram>;
+    let program: ReturnType<typeof judgedProgram>;
     try {
-      program = requestProgram(msg, msg.compiler, deps.config.RUNBOX_RECIPES_DIR);
+      if (msg.interactive === true && (msg.expected_output !== undefined || msg.checker !== undefined)) {
+        throw new ApiError(400, 'invalid_request', 'an interactive run is not judged: leave out expected_output and checker');
+      }
+      const judging = await requestJudging(deps, auth.accountId, { input: msg.input, expected_output: msg.expected_output, checker: msg.checker });
+      program = judgedProgram(requestProgram(msg, msg.compiler, deps.config.RUNBOX_RECIPES_DIR), judging, msg);
+      for (const compiler of program.judgeCompilers ?? []) {
+        if (!(await deps.available()).has(compiler)) throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler} (of the checker) is not installed on this service`);
+      }
     } catch (err) {
-      if (err instanceof ApiError) return error(msg.id, 'bad_request', `invalid run message: ${err.message}`);
+      if (err instanceof ApiError) return error(msg.id, err.code === 'compiler_unavailable' ? err.code : 'bad_request', `invalid run message: ${err.message}`);
       throw err;
     }
     const runOptions = msg.interactive === true ? { ...program.runOptions, interactive: true } : program.runOptions;

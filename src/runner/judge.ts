@@ -1,0 +1,226 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { imageRootfs } from '../compilers/availability.js';
+import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
+import { checkBuiltin, type CheckData, type CheckResult } from '../judge/checkers/index.js';
+import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, type Convention } from '../judge/conventions.js';
+import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
+import { overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
+import { judgedFloodBytes } from '../limits.js';
+import { planProgram, type StagePlan } from '../program/plan.js';
+import type { StoredTest, versionForRun } from '../problems/store.js';
+import type { RunResult, TestResult } from '../result.js';
+import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
+import { buildErrorText, buildProgram, stageLimits } from './build.js';
+import { BuiltCache } from './built-cache.js';
+import type { DataCache } from './data-cache.js';
+import type { ExecuteDeps, JobToRun } from './execute.js';
+import { returnedFiles } from './returned-files.js';
+import { executionFields, NotStarted } from './verdict.js';
+
+// A judged run on the runner: its tests (a request's, with their expected outputs, or a
+// stored problem version's, read through the host's data cache), its checker (a built-in
+// comparison, or a checker program built once and run after each test in a sandboxed
+// stage of its own, not billed), each test's verdict, and the request's. With
+// stop_on_failure the tests after the first one not accepted are skipped: not run, and
+// not billed (the queue gives their units back with the result).
+
+export interface JudgeDeps {
+  version: (problemId: string, version: number) => ReturnType<typeof versionForRun>;
+  data: DataCache;
+  built: BuiltCache;
+}
+
+interface JudgeTest {
+  name?: string;
+  weight: number;
+  input(): Promise<Buffer>;
+  answer(): Promise<Buffer>;
+}
+
+/** A checker or interactor program, built: where and how it runs. */
+interface Helper {
+  entry: CompilerEntry;
+  rootfs: string;
+  run: StagePlan;
+  convention: Convention;
+}
+
+export interface Judging {
+  settings: JudgeSettings;
+  tests: JudgeTest[];
+  /** A single run (input, no tests): the result has no tests list. */
+  single: boolean;
+  checker: Helper | null;
+  problem?: { id: string; version: number };
+  /** The run stage's limits, which a checker's stage takes too. */
+  limits: SandboxSpec['limits'];
+  sandbox: Sandbox;
+  deps: ExecuteDeps;
+}
+
+const text = (s: string) => async () => Buffer.from(s, 'utf8');
+
+/** The tests, checker and problem of a judged job, its checker program built (or found built). */
+export async function prepareJudging(job: JobToRun, settings: JudgeSettings, sandbox: Sandbox, deps: ExecuteDeps): Promise<Judging> {
+  let tests: JudgeTest[];
+  let checker = settings.checker;
+  const limits = stageLimits(job.run_options?.run);
+  let problem: Judging['problem'];
+  if (settings.problem) {
+    if (!deps.judge) throw new NotStarted('this runner cannot read stored problems');
+    const { id, version } = settings.problem;
+    const stored = await deps.judge.version(id, version);
+    if (!stored) throw new NotStarted(`version ${version} of problem ${id} is gone (replaced or deleted before this run started); run it again`);
+    const data = deps.judge.data;
+    tests = stored.testList.map((t: StoredTest) => ({
+      name: t.name,
+      weight: t.weight,
+      input: () => data.get(t.inputHash, t.inputSize),
+      answer: () => data.get(t.answerHash, t.answerSize),
+    }));
+    checker = stored.checker;
+    settings = { ...settings, checker, interactor: stored.interactor };
+    problem = { id, version };
+  } else if (job.tests && job.tests.length > 0) {
+    tests = job.tests.map((t) => ({ ...(t.name !== undefined ? { name: t.name } : {}), weight: t.weight ?? 1, input: text(t.input), answer: text(t.expected_output ?? '') }));
+  } else {
+    tests = [{ weight: 1, input: text(job.input ?? ''), answer: text(settings.expected_output ?? '') }];
+  }
+  if (settings.interactor) throw new NotStarted('interactors are not available on this runner');
+  const checkerHelper = checker.type === 'program' ? await buildHelper(checker, 'checker', sandbox, deps) : null;
+  return {
+    settings,
+    tests,
+    single: !settings.problem && !(job.tests && job.tests.length > 0),
+    checker: checkerHelper,
+    ...(problem ? { problem } : {}),
+    limits,
+    sandbox,
+    deps,
+  };
+}
+
+/** Builds a checker or interactor (compiled once per sources and compiler on this runner). */
+async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor', sandbox: Sandbox, deps: ExecuteDeps): Promise<Helper> {
+  const entry = compilerEntry(source.compiler, deps.recipesDir);
+  if (!entry) throw new NotStarted(`compiler ${source.compiler} (of the ${what}) is not in the catalogue`);
+  const rootfs = imageRootfs(deps.imagesDir, entry.image);
+  if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} (of the ${what}) is not installed`);
+  const stored = { code: source.code, run_options: source.options };
+  const key = keyOf(entry, rootfs, stored);
+  const cached = deps.judge?.built.get(key);
+  if (cached) return { entry, rootfs, run: cached, convention: source.convention };
+  const plan = planProgram(entry, stored);
+  const built = await buildProgram(plan, (planned) => {
+    if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
+    const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, stdin: '', slot: deps.slot, collect: planned.collect };
+    if (entry.env) spec.env = entry.env;
+    if (deps.signal) spec.signal = deps.signal;
+    return sandbox.run(spec);
+  });
+  if (!built.ok) throw new NotStarted(`the ${what} did not compile:\n${buildErrorText(built)}`, undefined, 'checker_error');
+  deps.judge?.built.put(key, built.run);
+  return { entry, rootfs, run: built.run, convention: source.convention };
+}
+
+function keyOf(entry: CompilerEntry, rootfs: string, program: { code: string; run_options: ProgramSource['options'] }): string {
+  let image = rootfs;
+  try {
+    image = realpathSync(rootfs);
+  } catch {
+    // the stage will say what is wrong with it
+  }
+  return BuiltCache.key([entry.id, entry.version, image, program.code, program.run_options.main ?? null, program.run_options.files ?? []]);
+}
+
+/** A checker program's verdict on one output: its stage, by its convention. */
+async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<CheckResult> {
+  const { args, outputOnStdin } = checkerArguments(h.convention);
+  const feedback = feedbackPaths(h.convention);
+  const given = (name: string, content: Buffer): StageFile => ({ name, mode: 0o444, content });
+  const spec: SandboxSpec = {
+    rootfs: h.rootfs,
+    argv: [...h.run.argv, ...args],
+    files: [...h.run.files, given(CHECK_FILES.input, data.input), given(CHECK_FILES.output, data.output), given(CHECK_FILES.answer, data.answer)],
+    dirs: [...h.run.dirs, ...feedback.dirs],
+    stdin: outputOnStdin ? data.output : '',
+    slot: j.deps.slot,
+  };
+  if (feedback.collect.length > 0) spec.collect = feedback.collect;
+  if (j.limits) spec.limits = j.limits;
+  if (h.entry.env) spec.env = h.entry.env;
+  if (j.deps.signal) spec.signal = j.deps.signal;
+  const outcome = await j.sandbox.run(spec);
+  if (outcome.status === 'internal_error') throw new NotStarted('the sandbox could not run the checker', outcome.diagnostic);
+  return conventionVerdict(h.convention, { how: outcome.status, exitCode: outcome.exitCode, signal: outcome.signal, stderr: outcome.stderr, feedback: feedbackOf(outcome.collected) });
+}
+
+export interface JudgeRun {
+  /** The submission's fields before the run's: id, compiler, extra_params, compile_output. */
+  base: Pick<RunResult, 'id' | 'compiler' | 'extra_params' | 'compile_output'>;
+  returnFiles: boolean;
+  /** The program's run stage with this stdin, its whole stdout kept. */
+  run(input: Buffer, judged: NonNullable<SandboxSpec['judged']>): Promise<SandboxOutcome>;
+}
+
+const skippedTest = (name: string | undefined): TestResult => ({
+  ...(name !== undefined ? { name } : {}),
+  status: 'skipped',
+  ...SKIPPED,
+  output: '',
+  error: '',
+  exit_code: null,
+  signal: null,
+  time: null,
+  total: null,
+  memory: null,
+  truncated: false,
+});
+
+/** Runs and judges every test (each in a fresh sandbox), then the request's verdict and score. */
+export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
+  const results: TestResult[] = [];
+  const outcomes: (SandboxOutcome | null)[] = [];
+  let stopped = false;
+  for (const t of j.tests) {
+    if (stopped) {
+      results.push(skippedTest(t.name));
+      outcomes.push(null);
+      continue;
+    }
+    const input = await t.input();
+    const answer = await t.answer();
+    const outcome = await r.run(input, { floodBytes: judgedFloodBytes(answer.length) });
+    const fields = executionFields(outcome);
+    // A run stage's status is never compile_error, internal_error (NotStarted) or cancelled.
+    const status = fields.status as Parameters<typeof testVerdict>[0];
+    let judged: Judged;
+    if (status !== 'success') judged = testVerdict(status, null);
+    else {
+      const data: CheckData = { input, output: outcome.wholeStdout ?? outcome.stdout, answer };
+      const checker = j.settings.checker;
+      judged = testVerdict('success', j.checker ? await runChecker(j, j.checker, data) : checker.type === 'program' ? null : checkBuiltin(checker, data));
+    }
+    results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...fields, ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
+    outcomes.push(outcome);
+    if (j.settings.stop_on_failure && judged.verdict !== 'accepted') stopped = true;
+  }
+  const overall = overallVerdict(results.map((res, i) => ({ verdict: res.verdict!, score: res.score!, checker_message: res.checker_message ?? null, weight: j.tests[i]!.weight })));
+  // The fields outside tests are the first test's that was not accepted, or the last run's.
+  let shown = results.findIndex((res) => res.verdict !== 'accepted' && res.verdict !== 'skipped');
+  if (shown === -1) shown = outcomes.length - 1 - [...outcomes].reverse().findIndex((o) => o !== null);
+  const { name: _name, verdict: _verdict, score: _score, checker_message, files, files_truncated, files_dropped, ...execution } = results[shown]!;
+  const outcome = outcomes[shown]!;
+  return {
+    ...r.base,
+    ...(execution as Omit<typeof execution, 'status'> & { status: Exclude<TestResult['status'], 'skipped'> }),
+    verdict: overall.verdict,
+    score: overall.score,
+    checker_message: checker_message ?? null,
+    stdout_truncated: outcome.stdoutTruncated,
+    stderr_truncated: outcome.stderrTruncated,
+    ...(j.problem ? { problem: j.problem } : {}),
+    ...(r.returnFiles ? { files, files_truncated, files_dropped } : {}),
+    ...(j.single ? {} : { tests: results }),
+  } as RunResult;
+}

@@ -1,0 +1,225 @@
+import { expect } from 'chai';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunResult } from '../../src/result.js';
+import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+
+// Judged runs end to end with the built-in comparisons: expected outputs in a request,
+// each verdict a test can get and the request's, weights, stop_on_failure and what it
+// bills, a stored problem judged through the host's data cache (two runner processes,
+// each with a cache of its own), an output of more than 8 MB compared in full, and
+// another account's problem refused.
+
+const PY = 'python-3.9.7';
+const GCC = 'gcc-9';
+
+describe('judged runs (built-in checkers)', function () {
+  let s: ResultsStack;
+  const caches: string[] = [];
+  before(async function () {
+    const why = realRunsUnavailable(['python3.9', 'gcc']);
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    caches.push(mkdtempSync(join(tmpdir(), 'runbox-judge-cache-a-')), mkdtempSync(join(tmpdir(), 'runbox-judge-cache-b-')));
+    s = await resultsStack('judge');
+    await s.startRunner({ env: { RUNBOX_DATA_CACHE_DIR: caches[0]! } });
+  });
+  after(async () => {
+    await s?.close();
+    for (const c of caches) rmSync(c, { recursive: true, force: true });
+  });
+
+  const sync = async (key: string, body: object): Promise<RunResult> => {
+    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
+    const text = await res.text();
+    expect(res.status, text).to.equal(200);
+    return JSON.parse(text) as RunResult;
+  };
+  const usage = async (accountId: string) =>
+    (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
+
+  it('a single run with expected_output: verdict, score and checker_message at the top, right after status', async () => {
+    const { key } = await keyFor(s.db);
+    const ok = await sync(key.key, { code: 'print(input()[::-1])', input: 'abc', expected_output: 'cba\n', compiler: PY });
+    expect(ok).to.include({ status: 'success', verdict: 'accepted', score: 1, checker_message: null, output: 'cba\n' });
+    expect(Object.keys(ok).slice(0, 6)).to.deep.equal(['id', 'compiler', 'status', 'verdict', 'score', 'checker_message']);
+    expect(ok).to.not.have.property('tests');
+    const wrong = await sync(key.key, { code: 'print(input())', input: 'abc', expected_output: 'cba\n', compiler: PY });
+    expect(wrong).to.include({ status: 'success', verdict: 'wrong_answer', score: 0, checker_message: 'line 1: expected "cba", found "abc"' });
+  });
+
+  it('each test its verdict (accepted, wrong, presentation, runtime error, timeout), the first failure at the top, a weighted score', async () => {
+    const { key } = await keyFor(s.db);
+    const code = [
+      'import sys, time',
+      'n = int(input())',
+      'if n == 3: print(1); print(2)',
+      'elif n == 4: sys.exit(3)',
+      'elif n == 5: time.sleep(10)',
+      'else: print(n * 2)',
+    ].join('\n');
+    const r = await sync(key.key, {
+      code,
+      compiler: PY,
+      limits: { wall_time: 1 },
+      tests: [
+        { name: 'one', input: '1', expected_output: '2', weight: 3 },
+        { name: 'two', input: '2', expected_output: '5' },
+        { input: '3', expected_output: '1 2' },
+        { input: '4', expected_output: '' },
+        { input: '5', expected_output: '' },
+      ],
+    });
+    expect(r.tests!.map((t) => [t.name ?? null, t.status, t.verdict, t.score])).to.deep.equal([
+      ['one', 'success', 'accepted', 1],
+      ['two', 'success', 'wrong_answer', 0],
+      [null, 'success', 'presentation_error', 0],
+      [null, 'runtime_error', 'runtime_error', 0],
+      [null, 'timeout', 'timeout', 0],
+    ]);
+    expect(r.tests![1]!.checker_message).to.equal('line 1: expected "5", found "4"');
+    expect(Object.keys(r.tests![0]!).slice(0, 5)).to.deep.equal(['name', 'status', 'verdict', 'score', 'checker_message']);
+    // The top is the first test not accepted; the score weighs test one three times.
+    expect(r).to.include({ verdict: 'wrong_answer', status: 'success', output: '4\n', score: 0.428571, checker_message: 'line 1: expected "5", found "4"' });
+  });
+
+  it('floats within and past the tolerance, unordered lines, tokens across line breaks, exact', async () => {
+    const { key } = await keyFor(s.db);
+    const floats = await sync(key.key, {
+      code: 'print(float(input()) / 3)',
+      compiler: PY,
+      checker: { type: 'floats', absolute: 1e-3 },
+      tests: [{ input: '1', expected_output: '0.3333' }, { input: '1', expected_output: '0.332' }],
+    });
+    expect(floats.tests!.map((t) => t.verdict)).to.deep.equal(['accepted', 'wrong_answer']);
+    const unordered = await sync(key.key, { code: 'print("b\\na\\nc")', compiler: PY, checker: { type: 'unordered_lines' }, expected_output: 'a\nb\nc\n' });
+    expect(unordered.verdict).to.equal('accepted');
+    const tokens = await sync(key.key, { code: 'print("1 2"); print("3")', compiler: PY, checker: { type: 'tokens' }, expected_output: '1\n2\n3' });
+    expect(tokens.verdict).to.equal('accepted');
+    const exact = await sync(key.key, { code: 'print("1 2")', compiler: PY, checker: { type: 'exact' }, expected_output: '1 2' });
+    expect(exact).to.include({ verdict: 'presentation_error' });
+  });
+
+  it('stop_on_failure: the tests after the first failure are skipped, not counted and not billed', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const r = await sync(key.key, {
+      code: 'print(input())',
+      compiler: PY,
+      stop_on_failure: true,
+      tests: [{ input: 'a', expected_output: 'a' }, { input: 'b', expected_output: 'x' }, { input: 'c', expected_output: 'c' }, { input: 'd', expected_output: 'd' }],
+    });
+    expect(r.tests!.map((t) => [t.status, t.verdict])).to.deep.equal([['success', 'accepted'], ['success', 'wrong_answer'], ['skipped', 'skipped'], ['skipped', 'skipped']]);
+    expect(r.tests![2]).to.deep.equal({ status: 'skipped', verdict: 'skipped', score: 0, checker_message: null, output: '', error: '', exit_code: null, signal: null, time: null, total: null, memory: null, truncated: false });
+    expect(r).to.include({ verdict: 'wrong_answer', score: 0.25 });
+    expect(await usage(accountId)).to.equal(2);
+    const row = await s.db.db.selectFrom('submissions').select('units').where('id', '=', r.id).executeTakeFirstOrThrow();
+    expect(row.units).to.equal(2);
+    // Without it every test runs and is billed.
+    await sync(key.key, { code: 'print(input())', compiler: PY, tests: [{ input: 'a', expected_output: 'x' }, { input: 'b', expected_output: 'b' }] });
+    expect(await usage(accountId)).to.equal(4);
+  });
+
+  it('a compile error is the verdict when the program does not build', async () => {
+    const { key } = await keyFor(s.db);
+    const r = await sync(key.key, { code: 'int main( {', compiler: GCC, expected_output: '1' });
+    expect(r).to.include({ status: 'compile_error', verdict: 'compile_error', score: 0 });
+  });
+
+  it('refuses judging fields that do not go together, before anything is stored', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const cases: [object, RegExp][] = [
+      [{ tests: [{ input: '1', expected_output: '1' }, { input: '2' }] }, /tests.1: expected_output is missing/],
+      [{ input: '1', checker: { type: 'tokens' } }, /checker compares the output with expected_output: give it/],
+      [{ input: '1', stop_on_failure: true }, /stop_on_failure needs verdicts/],
+      [{ tests: [{ input: '1', expected_output: '1' }], expected_output: '1' }, /expected_output goes with input/],
+      [{ problem: '00000000-0000-0000-0000-000000000000', input: '1' }, /give either problem or input/],
+      [{ input: '1', expected_output: '1', checker: { type: 'program', compiler: GCC, convention: 'testlib' } }, /checker.code: give either code or files/],
+    ];
+    for (const [extra, message] of cases) {
+      const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key.key, { code: 'print(1)', compiler: PY, ...extra });
+      expect(res.status, JSON.stringify(extra)).to.equal(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).to.match(message);
+    }
+    expect(await usage(accountId)).to.equal(0);
+  });
+
+  describe('stored problems', () => {
+    const bigLines = (n: number, last?: string) => {
+      const lines = Array.from({ length: n }, (_, i) => `${i} ${i * 7}`);
+      if (last !== undefined) lines[n - 1] = last;
+      return `${lines.join('\n')}\n`;
+    };
+    let problemId: string;
+    let owner: { accountId: string; key: { key: string } };
+
+    before(async () => {
+      owner = await keyFor(s.db, { limits: { testsPerRequest: 20 } });
+      // A program printing i and 7i for i below n (from its input), and an answer of more than 8 MB.
+      const answer = bigLines(600_000);
+      expect(Buffer.byteLength(answer)).to.be.greaterThan(8 * 1024 * 1024);
+      const res = await fetch(`${s.url}/api/v2/problems`, {
+        method: 'POST',
+        headers: { Authorization: owner.key.key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          name: 'Sevens',
+          checker: { type: 'lines' },
+          limits: { time: 10 },
+          tests: [
+            { name: 'small', input: '3', expected_output: bigLines(3), sample: true },
+            { name: 'big', input: '600000', expected_output: answer },
+          ],
+        }),
+      });
+      expect(res.status).to.equal(201);
+      problemId = ((await res.json()) as { id: string }).id;
+    });
+
+    const sevens = (wrongLast: boolean) =>
+      `import sys\nn = int(input())\nout = [f"{i} {i * 7}" for i in range(n)]\n${wrongLast ? 'out[-1] = "wrong"\n' : ''}sys.stdout.write("\\n".join(out) + "\\n")\n`;
+
+    it('a run names the problem: its tests by name, the version it ran; more than 8 MB of output compared in full', async () => {
+      const ok = await sync(owner.key.key, { code: sevens(false), compiler: PY, problem: problemId });
+      expect(ok.tests!.map((t) => [t.name, t.status, t.verdict, t.truncated])).to.deep.equal([['small', 'success', 'accepted', false], ['big', 'success', 'accepted', true]]);
+      expect(ok).to.deep.include({ verdict: 'accepted', score: 1, problem: { id: problemId, version: 1 } });
+      expect(ok.tests![1]!.output.length).to.equal(65536);
+      const wrong = await sync(owner.key.key, { code: sevens(true), compiler: PY, problem: problemId });
+      expect(wrong.tests!.map((t) => t.verdict)).to.deep.equal(['wrong_answer', 'wrong_answer']);
+      expect(wrong.tests![1]!.checker_message).to.equal('line 600000: expected "599999 4199993", found "wrong"');
+      expect(await usage(owner.accountId)).to.equal(4);
+    });
+
+    it('judged on a second runner process with a cache of its own', async () => {
+      const first = readdirSync(caches[0]!);
+      expect(first.length).to.be.greaterThanOrEqual(3);
+      await s.runner!.stop();
+      await s.startRunner({ env: { RUNBOX_DATA_CACHE_DIR: caches[1]!, RUNBOX_SANDBOX_UID_BASE: String(Number(s.env.RUNBOX_SANDBOX_UID_BASE) + 10) } });
+      const ok = await sync(owner.key.key, { code: sevens(false), compiler: PY, problem: problemId });
+      expect(ok.verdict).to.equal('accepted');
+      expect(readdirSync(caches[1]!).sort()).to.deep.equal([...first].sort());
+    });
+
+    it("another account's problem is a 404, nothing billed", async () => {
+      const other = await keyFor(s.db);
+      const res = await postJson(`${s.url}/api/v2/run-code-sync/`, other.key.key, { code: 'print(1)', compiler: PY, problem: problemId });
+      expect(res.status).to.equal(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).to.equal(`no problem ${problemId}`);
+      expect(await usage(other.accountId)).to.equal(0);
+    });
+
+    it("the plan's tests per request bound a problem's tests", async () => {
+      const small = await keyFor(s.db, { limits: { testsPerRequest: 1 } });
+      const res = await fetch(`${s.url}/api/v2/problems`, {
+        method: 'POST',
+        headers: { Authorization: small.key.key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ tests: [{ input: '1', expected_output: '1' }, { input: '2', expected_output: '2' }] }),
+      });
+      const id = ((await res.json()) as { id: string }).id;
+      const run = await postJson(`${s.url}/api/v2/run-code-sync/`, small.key.key, { code: 'print(1)', compiler: PY, problem: id });
+      expect(run.status).to.equal(400);
+      expect(((await run.json()) as { error: { code: string } }).error.code).to.equal('too_many_tests');
+    });
+  });
+});
