@@ -1,0 +1,92 @@
+// Checker and interactor programs written for the tests, in the two conventions runbox
+// takes (runbox ships no testlib): a testlib-style checker, a small stand-in for
+// testlib.h that a Polygon-style checker includes, a Kattis output validator, and a
+// guessing game's interactors. The problem: print two integers whose sum is n (many
+// answers are right); n is the first number of the input.
+
+/** A testlib-convention checker in plain C++: argv input output answer; exit 0/1/2/3/7, message on stderr. */
+export const TESTLIB_CHECKER = String.raw`
+#include <cstdio>
+#include <cstring>
+int main(int argc, char** argv) {
+  if (argc < 4) { fprintf(stderr, "FAIL usage: checker input output answer\n"); return 3; }
+  FILE* in = fopen(argv[1], "r"); FILE* out = fopen(argv[2], "r"); FILE* ans = fopen(argv[3], "r");
+  if (!in || !out || !ans) { fprintf(stderr, "FAIL cannot open the files\n"); return 3; }
+  char word[64] = "";
+  if (fscanf(ans, "%63s", word) == 1 && strcmp(word, "FAIL") == 0) { fprintf(stderr, "FAIL the answer file says so\n"); return 3; }
+  long n, a, b;
+  if (fscanf(in, "%ld", &n) != 1) { fprintf(stderr, "FAIL no n in the input\n"); return 3; }
+  if (fscanf(out, "%ld %ld", &a, &b) != 2) { fprintf(stderr, "presentation error expected two integers\n"); return 2; }
+  if (a + b == n) { fprintf(stderr, "ok %ld + %ld = %ld\n", a, b, n); return 0; }
+  if (a + b == n + 1 || a + b == n - 1) { fprintf(stderr, "points 0.5 off by one\n"); return 7; }
+  fprintf(stderr, "wrong answer %ld + %ld is not %ld\n", a, b, n);
+  return 1;
+}
+`;
+
+/** A stand-in for testlib.h: just what the Polygon-style checker below uses, as testlib spells it. */
+export const TESTLIB_H = String.raw`
+#pragma once
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+enum TResult { _ok = 0, _wa = 1, _pe = 2, _fail = 3, _points = 7 };
+struct InStream {
+  FILE* f = nullptr;
+  long readLong();
+};
+InStream inf, ouf, ans;
+[[noreturn]] void quitf(TResult r, const char* format, ...) {
+  static const char* names[] = {"ok", "wrong answer", "wrong output format", "FAIL"};
+  fprintf(stderr, "%s ", r <= _fail ? names[r] : "points");
+  va_list ap; va_start(ap, format); vfprintf(stderr, format, ap); va_end(ap);
+  fprintf(stderr, "\n");
+  exit(r);
+}
+long InStream::readLong() {
+  long v;
+  if (!f || fscanf(f, "%ld", &v) != 1) quitf(this == &ouf ? _pe : _fail, "expected an integer");
+  return v;
+}
+void registerTestlibCmd(int argc, char* argv[]) {
+  if (argc < 4) quitf(_fail, "usage: checker input output answer");
+  inf.f = fopen(argv[1], "r"); ouf.f = fopen(argv[2], "r"); ans.f = fopen(argv[3], "r");
+}
+`;
+
+/** A Polygon-style checker: it includes testlib.h, one of its files. */
+export const POLYGON_CHECKER = String.raw`
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+  registerTestlibCmd(argc, argv);
+  long n = inf.readLong();
+  long a = ouf.readLong(), b = ouf.readLong();
+  if (a + b != n) quitf(_wa, "%ld + %ld is not %ld", a, b, n);
+  quitf(_ok, "the sum is %ld", n);
+}
+`;
+
+/** A Kattis output validator: argv input answer feedback_dir, the output on stdin, exit 42/43, judgemessage.txt, score.txt. */
+export const KATTIS_VALIDATOR = String.raw`
+#include <cstdio>
+#include <string>
+static void say(const char* dir, const char* file, const std::string& text) {
+  std::string path = std::string(dir) + "/" + file;
+  FILE* f = fopen(path.c_str(), "w");
+  if (f) { fputs(text.c_str(), f); fclose(f); }
+}
+int main(int argc, char** argv) {
+  if (argc < 4) return 1;
+  FILE* in = fopen(argv[1], "r");
+  long n, a, b;
+  if (!in || fscanf(in, "%ld", &n) != 1) return 1;
+  if (scanf("%ld %ld", &a, &b) != 2) { say(argv[3], "judgemessage.txt", "expected two integers"); return 43; }
+  if (a + b == n) { say(argv[3], "judgemessage.txt", "the sum is right"); return 42; }
+  if (a + b == n + 1) { say(argv[3], "judgemessage.txt", "off by one"); say(argv[3], "score.txt", "0.25\n"); return 42; }
+  say(argv[3], "judgemessage.txt", std::to_string(a) + " + " + std::to_string(b) + " is not " + std::to_string(n));
+  return 43;
+}
+`;
+
+/** A solution whose answer the test's input chooses: "n ok" right, "n off" off by one, "n wrong", "n pe" (not two numbers). */
+export const SUM_PROGRAM = 'n, how = input().split()\nn = int(n)\nprint({"ok": f"{n - 1} 1", "off": f"{n} 1", "wrong": f"{n * 10} 1", "pe": "x"}[how])\n';

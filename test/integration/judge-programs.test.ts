@@ -1,0 +1,146 @@
+import { expect } from 'chai';
+import { loadConfig } from '../../src/config.js';
+import type { RunResult } from '../../src/result.js';
+import { createSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, SandboxSpec } from '../../src/sandbox/spec.js';
+import { KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H } from '../helpers/checkers.js';
+import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { makeZip } from '../helpers/zip.js';
+
+// Checker programs (C++, g++-9) in both conventions, written for these tests: every
+// verdict a checker can give, partial scores, a checker that fails, one that does not
+// compile; each built once per request (and once for all on a runner), run in a stage of
+// its own and not billed; a Polygon-style checker that includes testlib.h; and a problem
+// package in the Kattis layout with a testlib checker, uploaded and judged.
+
+const PY = 'python-3.9.7';
+const GXX = 'g++-9';
+
+describe('judged runs (checker programs)', function () {
+  let s: ResultsStack;
+  const stages: SandboxSpec[] = [];
+  before(async function () {
+    const why = realRunsUnavailable(['python3.9', 'gcc']);
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    s = await resultsStack('judge_programs');
+    const real = await createSandbox(loadConfig());
+    const counting: Sandbox = {
+      launcher: real.launcher,
+      run: (spec) => {
+        stages.push(spec);
+        return real.run(spec);
+      },
+      close: () => real.close!(),
+    };
+    await s.startRunner({ sandbox: counting });
+  });
+  after(async () => s?.close());
+
+  const sync = async (key: string, body: object): Promise<RunResult> => {
+    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
+    const text = await res.text();
+    expect(res.status, text).to.equal(200);
+    return JSON.parse(text) as RunResult;
+  };
+  const usage = async (accountId: string) =>
+    (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
+  const sumTests = ['10 ok', '10 off', '10 wrong', '10 pe'].map((input) => ({ input, expected_output: '9 1' }));
+
+  it('testlib: accepted, partial (points), wrong answer, presentation error; built once, run after each test, not billed', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    stages.length = 0;
+    const checker = { type: 'program', compiler: GXX, code: TESTLIB_CHECKER, convention: 'testlib' };
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker, tests: sumTests });
+    expect(r.tests!.map((t) => [t.verdict, t.score, t.checker_message])).to.deep.equal([
+      ['accepted', 1, 'ok 9 + 1 = 10'],
+      ['partial', 0.5, 'points 0.5 off by one'],
+      ['wrong_answer', 0, 'wrong answer 100 + 1 is not 10'],
+      ['presentation_error', 0, 'presentation error expected two integers'],
+    ]);
+    expect(r).to.include({ verdict: 'partial', score: 0.375 });
+    // One compile (the checker's), four runs of the program, four of the checker in stages of their own.
+    expect(stages.filter((st) => st.collect && st.argv.some((a) => a.includes('g++')))).to.have.length(1);
+    const checks = stages.filter((st) => st.argv.includes('/box/judge-answer'));
+    expect(checks).to.have.length(4);
+    expect(checks[0]!.files!.map((f) => f.name)).to.include.members(['judge-input', 'judge-output', 'judge-answer']);
+    expect(await usage(accountId)).to.equal(4);
+    // The same checker again: found built, not compiled a second time.
+    stages.length = 0;
+    await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker, tests: sumTests.slice(0, 1) });
+    expect(stages.filter((st) => st.collect && st.argv.some((a) => a.includes('g++')))).to.have.length(0);
+  });
+
+  it("a checker's own failure is checker_error: exit 3, or a crash", async () => {
+    const { key } = await keyFor(s.db);
+    const fails = await sync(key.key, {
+      code: SUM_PROGRAM,
+      compiler: PY,
+      checker: { type: 'program', compiler: GXX, code: TESTLIB_CHECKER, convention: 'testlib' },
+      tests: [{ input: '10 ok', expected_output: 'FAIL' }],
+    });
+    expect(fails.tests![0]).to.include({ verdict: 'checker_error', score: 0, checker_message: 'the checker exited with code 3: FAIL the answer file says so' });
+    const crashes = await sync(key.key, {
+      code: SUM_PROGRAM,
+      compiler: PY,
+      checker: { type: 'program', compiler: GXX, code: 'int main() { int* p = 0; return *p; }', convention: 'testlib' },
+      input: '10 ok',
+      expected_output: '9 1',
+    });
+    expect(crashes).to.include({ verdict: 'checker_error', checker_message: 'the checker was killed by signal 11' });
+  });
+
+  it('a checker that does not compile: the request ends before the program runs, as checker_error, not billed', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker: { type: 'program', compiler: GXX, code: 'int main( {', convention: 'testlib' }, tests: sumTests });
+    expect(r).to.include({ status: 'internal_error', verdict: 'checker_error', score: 0 });
+    expect(r.checker_message).to.match(/^the checker did not compile:\n[\s\S]*error/);
+    expect(await usage(accountId)).to.equal(0);
+  });
+
+  it('a Polygon-style checker that includes testlib.h, one of its files', async () => {
+    const { key } = await keyFor(s.db);
+    const checker = { type: 'program', compiler: GXX, files: [{ name: 'check.cpp', content: POLYGON_CHECKER }, { name: 'testlib.h', content: TESTLIB_H }], convention: 'testlib' };
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker, tests: [sumTests[0], sumTests[2], sumTests[3]] });
+    expect(r.tests!.map((t) => [t.verdict, t.checker_message])).to.deep.equal([
+      ['accepted', 'ok the sum is 10'],
+      ['wrong_answer', 'wrong answer 100 + 1 is not 10'],
+      ['presentation_error', 'wrong output format expected an integer'],
+    ]);
+  });
+
+  it('Kattis: the output on stdin, 42 and 43, judgemessage.txt, a partial score in score.txt', async () => {
+    const { key } = await keyFor(s.db);
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker: { type: 'program', compiler: GXX, code: KATTIS_VALIDATOR, convention: 'kattis' }, tests: sumTests });
+    expect(r.tests!.map((t) => [t.verdict, t.score, t.checker_message])).to.deep.equal([
+      ['accepted', 1, 'the sum is right'],
+      ['partial', 0.25, 'off by one'],
+      ['wrong_answer', 0, '100 + 1 is not 10'],
+      ['wrong_answer', 0, 'expected two integers'],
+    ]);
+  });
+
+  it('a Kattis-layout package with a testlib checker, uploaded and judged', async () => {
+    const { key } = await keyFor(s.db);
+    const zip = makeZip([
+      { name: 'sum/problem.yaml', content: 'name: Two numbers\nvalidation: custom\nlimits:\n  time_limit: 2\n' },
+      { name: 'sum/data/sample/1.in', content: '10 ok\n' },
+      { name: 'sum/data/sample/1.ans', content: '9 1\n' },
+      { name: 'sum/data/secret/1.in', content: '20 off\n' },
+      { name: 'sum/data/secret/1.ans', content: '19 1\n' },
+      { name: 'sum/data/secret/2.in', content: '7 ok\n' },
+      { name: 'sum/data/secret/2.ans', content: '6 1\n' },
+      { name: 'sum/output_validators/sum/check.cpp', content: POLYGON_CHECKER },
+      { name: 'sum/output_validators/sum/testlib.h', content: TESTLIB_H },
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string; checker: { convention: string } };
+    expect(problem.checker.convention).to.equal('testlib');
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, problem: problem.id });
+    expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/1', 'wrong_answer'], ['secret/2', 'accepted']]);
+    expect(r).to.deep.include({ verdict: 'wrong_answer', problem: { id: problem.id, version: 1 } });
+  });
+});
