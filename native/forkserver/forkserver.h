@@ -76,6 +76,11 @@ struct job {
   long max_procs, every_ms;
   double watch_due;
   int crowded;
+  // A linked job (link): its stdout is written to the stdin of `feeds` (1 + its index in
+  // the table, named `feeds_id` so that a job made later in the same place is not taken
+  // for it), as well as kept like any job's. 0: not linked.
+  int feeds;
+  char feeds_id[32];
 };
 extern struct job jobs[MAX_JOBS];
 
@@ -122,6 +127,8 @@ void more_stdin(char **f, const size_t *len, int nf);
 void end_stdin(char **f, int nf);
 void discard(char **f, int nf);
 int reading(const struct job *j);
+void link_jobs(char **f, int nf);
+int relay_blocked(const struct job *j);
 void finish(struct job *j);
 int awaiting_end(const struct job *j);
 void on_readable(struct job *j, int i);

@@ -28,6 +28,13 @@
 //   stdin ID BYTES   more input for a held pipe 0 (dropped once the program's stdin is gone)
 //   eof ID           pipe 0 closes once what it has is written
 //   discard ID   close ID's pipes (a launched runbox-init whose stage archive is empty leaves)
+//   link A B     join two running jobs (an interactive test: the program and its
+//       interactor, each run with HOLD): A's stdout is written to B's stdin and B's stdout
+//       to A's, as they come (what either wrote before is passed on first), each still
+//       kept up to KEEP but not counted toward FLOOD; the end of one's stdout ends the
+//       other's stdin; a job whose partner's stdin is gone has its stdout closed (its next
+//       write fails, as into a pipe without a reader). No more than 1 MiB waits for a
+//       partner that does not read: the writer is then left to block on its full pipe
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init/pool.c)
 //   enter ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
@@ -102,6 +109,7 @@ static void handle(unsigned char *body, size_t len) {
   else if (!strcmp(fields[0], "discard")) discard(fields, (int)nf);
   else if (!strcmp(fields[0], "stdin")) more_stdin(fields, lengths, (int)nf);
   else if (!strcmp(fields[0], "eof")) end_stdin(fields, (int)nf);
+  else if (!strcmp(fields[0], "link")) link_jobs(fields, (int)nf);
   else fprintf(stderr, "runbox-forkserver: unknown request\n");
 }
 
@@ -187,6 +195,8 @@ int main(void) {
         if (j->fd[i] < 0) continue;
         // A held stdin with nothing to write is left alone until more comes.
         if (i == IN && j->hold_in && j->w[IN].off == j->w[IN].len) continue;
+        // A linked stdout whose partner has not taken what it was given waits.
+        if (i == OUT && relay_blocked(j)) continue;
         owner[n].job = k;
         owner[n].pipe = i;
         pfds[n++] = (struct pollfd){.fd = j->fd[i], .events = child_reads[i] ? POLLOUT : POLLIN};

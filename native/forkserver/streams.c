@@ -75,6 +75,58 @@ void set_run(struct job *j, char **f, const size_t *len) {
   set_write(j, STAGE_IN, f[8], len[8]);
 }
 
+// ---- linked jobs (an interactive test's program and interactor) -----------------------
+
+// Bytes waiting for a partner's stdin past which its feeder's stdout is not read.
+#define RELAY_PENDING_MAX (1u << 20)
+
+static struct job *partner_of(const struct job *j) {
+  if (!j->feeds) return NULL;
+  struct job *p = &jobs[j->feeds - 1];
+  return p->used && !strcmp(p->id, j->feeds_id) ? p : NULL;
+}
+
+// `to`'s stdin ends once what it has is written (its feeder's stdout has ended).
+static void relay_end(struct job *to) {
+  to->hold_in = 0;
+  if (to->fd[IN] >= 0 && to->w[IN].off == to->w[IN].len) close_fd(to, IN);
+}
+
+// What `from` wrote goes to its partner's stdin; a partner that can take no more input
+// closes `from`'s stdout.
+static void relay(struct job *from, const char *data, size_t n) {
+  struct job *to = partner_of(from);
+  if (!to || to->fd[IN] < 0) {
+    close_fd(from, OUT);
+    return;
+  }
+  append_write(to, data, n);
+}
+
+int relay_blocked(const struct job *j) {
+  const struct job *to = partner_of(j);
+  return to && to->fd[IN] >= 0 && to->w[IN].len - to->w[IN].off > RELAY_PENDING_MAX;
+}
+
+static void feed(struct job *from, struct job *to) {
+  from->feeds = (int)(to - jobs) + 1;
+  snprintf(from->feeds_id, sizeof from->feeds_id, "%s", to->id);
+  // What it wrote before the link is passed on first.
+  if (from->r[OUT].len) relay(from, from->r[OUT].data, from->r[OUT].len);
+  if (from->fd[OUT] < 0) relay_end(to);
+}
+
+void link_jobs(char **f, int nf) {
+  // f: "link" A B
+  struct job *a = nf == 3 ? find(f[1]) : NULL, *b = nf == 3 ? find(f[2]) : NULL;
+  if (!a || !b || a == b || !a->running || !b->running || !a->hold_in || !b->hold_in) {
+    fprintf(stderr, "runbox-forkserver: malformed link request\n");
+    return;
+  }
+  feed(a, b);
+  feed(b, a);
+}
+
 void more_stdin(char **f, const size_t *len, int nf) {
   if (nf != 3) return;
   struct job *j = find(f[1]);
@@ -151,6 +203,8 @@ void on_readable(struct job *j, int i) {
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
       close_fd(j, i);
+      struct job *to = i == OUT ? partner_of(j) : NULL;
+      if (to) relay_end(to);
       return;
     }
     struct rbuf *b = &j->r[i];
@@ -162,7 +216,9 @@ void on_readable(struct job *j, int i) {
         struct field f[] = {text("chunk"), text(j->id), text(i == OUT ? "1" : "2"), {b->data + before, b->len - before}};
         send_frame(f, 4);
       }
-      if (!j->flooded && j->r[OUT].total + j->r[ERR].total > j->flood) {
+      if (i == OUT && j->feeds) relay(j, chunk, (size_t)n);
+      // A linked stdout is its partner's input, not output: it does not count toward the flood.
+      if (!j->flooded && (j->feeds ? 0 : j->r[OUT].total) + j->r[ERR].total > j->flood) {
         j->flooded = 1;
         reply_text(2, "flood", j->id);
       }

@@ -44,10 +44,11 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const plan = planProgram(entry, job);
   const options = job.run_options ?? {};
   const multiTest = !!job.tests && job.tests.length > 0;
-  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged']): Promise<SandboxOutcome> => {
+  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
     const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, stdin, slot: deps.slot };
     if (judged) spec.judged = judged;
+    if (link) spec.link = link;
     const limits = stageLimits(kind === 'compile' ? options.compile : options.run);
     if (limits) spec.limits = limits;
     if (entry.env) spec.env = entry.env;
@@ -56,7 +57,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
       spec.collectBounds = { bytes: RETURN_FILES_LIMITS.bytesMax, files: RETURN_FILES_LIMITS.filesMax };
       if (deps.onOutput) spec.onOutput = deps.onOutput;
       // Interactive input belongs to a single run; a multi-test request has none.
-      if (deps.stdinFeed && !multiTest && !judged) {
+      if (deps.stdinFeed && !multiTest && !judged && !link) {
         spec.stdinFeed = deps.stdinFeed;
         spec.env = { ...spec.env, ...lineBufferedEnv(rootfs) };
       }
@@ -80,7 +81,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     return judgeTests(judging, {
       base: { ...base, compile_output: compileOutput },
       returnFiles: options.return_files === true,
-      run: (input, judged) => stage('run', run, input, judged),
+      run: (input, judged, link) => stage('run', run, input, judged, link),
     });
   }
 

@@ -2,13 +2,14 @@ import { existsSync, realpathSync } from 'node:fs';
 import { imageRootfs } from '../compilers/availability.js';
 import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
 import { checkBuiltin, type CheckData, type CheckResult } from '../judge/checkers/index.js';
-import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, type Convention } from '../judge/conventions.js';
+import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
-import { overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
+import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
 import { judgedFloodBytes } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
 import type { StoredTest, versionForRun } from '../problems/store.js';
 import type { RunResult, TestResult } from '../result.js';
+import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import { buildErrorText, buildProgram, stageLimits } from './build.js';
 import { BuiltCache } from './built-cache.js';
@@ -51,6 +52,8 @@ export interface Judging {
   /** A single run (input, no tests): the result has no tests list. */
   single: boolean;
   checker: Helper | null;
+  /** An interactive test's interactor (its verdict is the test's; a checker is not run). */
+  interactor: Helper | null;
   problem?: { id: string; version: number };
   /** The run stage's limits, which a checker's stage takes too. */
   limits: SandboxSpec['limits'];
@@ -86,13 +89,14 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   } else {
     tests = [{ weight: 1, input: text(job.input ?? ''), answer: text(settings.expected_output ?? '') }];
   }
-  if (settings.interactor) throw new NotStarted('interactors are not available on this runner');
-  const checkerHelper = checker.type === 'program' ? await buildHelper(checker, 'checker', sandbox, deps) : null;
+  const interactor = settings.interactor ? await buildHelper(settings.interactor, 'interactor', sandbox, deps) : null;
+  const checkerHelper = !interactor && checker.type === 'program' ? await buildHelper(checker, 'checker', sandbox, deps) : null;
   return {
     settings,
     tests,
     single: !settings.problem && !(job.tests && job.tests.length > 0),
     checker: checkerHelper,
+    interactor,
     ...(problem ? { problem } : {}),
     limits,
     sandbox,
@@ -155,12 +159,42 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
   return conventionVerdict(h.convention, { how: outcome.status, exitCode: outcome.exitCode, signal: outcome.signal, stderr: outcome.stderr, feedback: feedbackOf(outcome.collected) });
 }
 
+/**
+ * An interactive test: the program and the interactor, each in a sandbox of the slot's
+ * (lanes 0 and 1), started together and joined by their stdio; the interactor reads the
+ * test's input (and answer) from its files. The program's time and memory are its own
+ * and its limits the run's; the interactor has the service's. Either ending ends the
+ * other's stdin, so a partner that stops early never leaves the other waiting.
+ */
+async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
+  const link = new StageLink();
+  const feedback = feedbackPaths(h.convention);
+  const given = (name: string, content: Buffer): StageFile => ({ name, mode: 0o444, content });
+  const spec: SandboxSpec = {
+    rootfs: h.rootfs,
+    argv: [...h.run.argv, ...interactorArguments(h.convention)],
+    files: [...h.run.files, given(CHECK_FILES.input, input), given(CHECK_FILES.answer, answer)],
+    dirs: [...h.run.dirs, ...feedback.dirs],
+    slot: j.deps.slot,
+    lane: 1,
+    link: link.side(1),
+  };
+  if (feedback.collect.length > 0) spec.collect = feedback.collect;
+  if (h.entry.env) spec.env = h.entry.env;
+  if (j.deps.signal) spec.signal = j.deps.signal;
+  const [outcome, ended] = await Promise.all([r.run(Buffer.alloc(0), undefined, link.side(0)), j.sandbox.run(spec)]);
+  if (ended.status === 'internal_error') throw new NotStarted('the sandbox could not run the interactor', ended.diagnostic);
+  const word = conventionVerdict(h.convention, { how: ended.status, exitCode: ended.exitCode, signal: ended.signal, stderr: ended.stderr, feedback: feedbackOf(ended.collected) }, 'interactor');
+  const status = executionFields(outcome).status as Parameters<typeof interactiveVerdict>[0];
+  return { outcome, judged: interactiveVerdict(status, word) };
+}
+
 export interface JudgeRun {
   /** The submission's fields before the run's: id, compiler, extra_params, compile_output. */
   base: Pick<RunResult, 'id' | 'compiler' | 'extra_params' | 'compile_output'>;
   returnFiles: boolean;
-  /** The program's run stage with this stdin, its whole stdout kept. */
-  run(input: Buffer, judged: NonNullable<SandboxSpec['judged']>): Promise<SandboxOutcome>;
+  /** The program's run stage with this stdin, its whole stdout kept; or joined to an interactor's stage. */
+  run(input: Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
 }
 
 const skippedTest = (name: string | undefined): TestResult => ({
@@ -190,6 +224,13 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     }
     const input = await t.input();
     const answer = await t.answer();
+    if (j.interactor) {
+      const { outcome, judged } = await interact(j, j.interactor, r, input, answer);
+      results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...executionFields(outcome), ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
+      outcomes.push(outcome);
+      if (j.settings.stop_on_failure && judged.verdict !== 'accepted') stopped = true;
+      continue;
+    }
     const outcome = await r.run(input, { floodBytes: judgedFloodBytes(answer.length) });
     const fields = executionFields(outcome);
     // A run stage's status is never compile_error, internal_error (NotStarted) or cancelled.

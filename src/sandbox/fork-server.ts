@@ -127,6 +127,13 @@ export class StageProcess extends EventEmitter {
     this.server.request(['stdin', this.id, bytes]);
   }
 
+  /** Joins this running stage's stdin and stdout to `other`'s (both run with holdStdin):
+   *  the server writes each one's stdout to the other's stdin (an interactive test). */
+  linkWith(other: StageProcess): void {
+    if (!this.io || this.streamsDone || !other.io || other.streamsDone) return;
+    this.server.request(['link', this.id, other.id]);
+  }
+
   /** Closes a held stdin once what it was given is written. */
   endStdin(): void {
     if (!this.io || this.streamsDone) return;

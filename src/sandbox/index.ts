@@ -94,7 +94,7 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
     launcher,
     pooled: ctx.pooled,
     async run(spec) {
-      const prepared = await pool.take(spec.slot);
+      const prepared = await pool.take(spec.slot, spec.lane ?? 0);
       const key = launchKey(spec);
       // The slot's next sandbox is built once this stage's processes are gone: built
       // while the stage runs, its set-up competes with the stage for the cores and

@@ -57,6 +57,8 @@ export interface LaunchKey {
   rootfsId: string;
   limits: SandboxLimits;
   slot: number;
+  /** Which of the slot's sandboxes (SandboxSpec.lane). */
+  lane: number;
 }
 
 /** A job cgroup with a launcher in it, whose runbox-init waits for its stage. */
@@ -82,8 +84,8 @@ export function jobLimits(limits: JobLimits): JobLimits {
 }
 
 /** The launch key of a stage: its image, its limits (RUN_LIMITS where it sets none), its slot. */
-export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot'>): LaunchKey {
-  return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot };
+export function launchKey(spec: Pick<SandboxSpec, 'rootfs' | 'limits' | 'slot' | 'lane'>): LaunchKey {
+  return { rootfs: spec.rootfs, rootfsId: directoryId(spec.rootfs), limits: { ...RUN_LIMITS, ...spec.limits }, slot: spec.slot, lane: spec.lane ?? 0 };
 }
 
 function directoryId(path: string): string {
@@ -97,7 +99,7 @@ function directoryId(path: string): string {
 
 /** Whether a sandbox built for `a` is the one a stage with key `b` needs. */
 export const sameLaunchKey = (a: LaunchKey, b: LaunchKey) =>
-  a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot &&
+  a.rootfs === b.rootfs && a.rootfsId === b.rootfsId && a.slot === b.slot && a.lane === b.lane &&
   (Object.keys(RUN_LIMITS) as (keyof SandboxLimits)[]).every((k) => a.limits[k] === b.limits[k]);
 
 /** Makes the job cgroup and starts the launcher in it for `key`; its runbox-init then
@@ -202,7 +204,8 @@ export async function runStage(
   try {
     // Checked before anything starts: a bad argv, environment or name is the caller's error.
     const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits), spec.dirs ?? []);
-    const stdin = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
+    // A linked stage's stdin is its partner's output, nothing else.
+    const stdin = spec.link ? Buffer.alloc(0) : typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
     if (p && !usable(p, key)) {
       await discard(p).catch(() => {});
       p = undefined;
@@ -224,6 +227,8 @@ export async function runStage(
     onOver?.();
     return outcome;
   } finally {
+    // Its partner's stdin ends with it, however it ended (or if it never started).
+    spec.link?.ended();
     if (p?.pooled) {
       await discard(p).catch(() => {});
     } else if (p) {
@@ -390,11 +395,13 @@ async function supervise(
     logBytes: DIAGNOSTIC_BYTES,
     ...(spec.onOutput ? { onChunk: spec.judged ? keptChunks(spec.onOutput, limits.outputKeepBytes) : spec.onOutput } : {}),
     onFlood: () => stop('output_limit'),
-    ...(spec.stdinFeed ? { holdStdin: true } : {}),
+    // A linked stage's stdin is held open for its partner's output.
+    ...(spec.stdinFeed || spec.link ? { holdStdin: true } : {}),
     ...(target.processWatch
       ? { processes: { file: target.processWatch, max: limits.maxProcesses + 1, everyMs: limits.processPollMs, onOver: () => stop('process_limit') } }
       : {}),
   });
+  spec.link?.started(child);
   // The stage process drops input once its streams are over; the feed is detached then too.
   const detachFeed = spec.stdinFeed?.attach(
     (chunk) => child.writeStdin(chunk),

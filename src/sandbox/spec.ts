@@ -63,6 +63,13 @@ export interface SandboxSpec {
   limits?: Partial<SandboxLimits>;
   /** Runner slot: the program runs as uid/gid RUNBOX_SANDBOX_UID_BASE + slot. */
   slot: number;
+  /** A second sandbox of the slot, beside its own (1: an interactive test's interactor,
+   *  which runs at the same time as the program). Same uid, its own job cgroup, its own
+   *  pooled sandbox. Default 0. */
+  lane?: 0 | 1;
+  /** Joins this stage's stdin and stdout to another stage's (StageLink): an interactive
+   *  test's program and its interactor, each run in its own lane. `stdin` is not written. */
+  link?: StageLinkSide;
   /** Called as output arrives (WebSocket streaming); chunks are within the kept 64 KB per stream. */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** A judged run: its whole stdout is kept for the comparison (outcome.wholeStdout), up to
@@ -75,6 +82,14 @@ export interface SandboxSpec {
    *  is written, takes each chunk the feed writes, and closes when the feed ends it (or
    *  with the stage). The program's stdin is still a pipe, never a terminal. */
   stdinFeed?: StdinFeed;
+}
+
+/** One side of two stages joined by their stdio (src/sandbox/link.ts). */
+export interface StageLinkSide {
+  /** The stage has been sent: its process, to be joined with the other side's. */
+  started(stage: { linkWith(other: unknown): void; endStdin(): void }): void;
+  /** The stage is over (or never started): the other side's stdin ends. */
+  ended(): void;
 }
 
 /** A source of input for a running program. */

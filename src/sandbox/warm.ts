@@ -6,52 +6,58 @@ import { discard, prepare, removalsSettled, type LaunchKey, type Prepared, type 
 // share an image and limits, and so do most runs that follow each other on a slot. A
 // stage with another key calls the prepared one off and starts afresh.
 
+/** Where a prepared sandbox waits: its slot, and which of the slot's sandboxes (its lane). */
+const place = (key: Pick<LaunchKey, 'slot' | 'lane'>) => `${key.slot}/${key.lane}`;
+
 export class WarmPool {
-  private readonly ready = new Map<number, Promise<Prepared | null>>();
-  private readonly soon = new Map<number, NodeJS.Immediate>();
+  private readonly ready = new Map<string, Promise<Prepared | null>>();
+  private readonly soon = new Map<string, NodeJS.Immediate>();
 
   constructor(private readonly ctx: RunContext) {}
 
   /** The slot's prepared stage, if one is ready; it leaves the pool (runStage checks that it fits). */
-  async take(slot: number): Promise<Prepared | undefined> {
-    const entry = this.ready.get(slot);
+  async take(slot: number, lane = 0): Promise<Prepared | undefined> {
+    const at = place({ slot, lane });
+    const entry = this.ready.get(at);
     // A refill still to come would only prepare what this stage now prepares itself.
-    const soon = this.soon.get(slot);
+    const soon = this.soon.get(at);
     if (soon) {
       clearImmediate(soon);
-      this.soon.delete(slot);
+      this.soon.delete(at);
     }
     if (!entry) return undefined;
-    this.ready.delete(slot);
+    this.ready.delete(at);
     return (await entry) ?? undefined;
   }
 
   /** Gives the slot a pooled sandbox back after its stage (it waits for the next). */
   put(p: Prepared): void {
-    const soon = this.soon.get(p.key.slot);
+    const at = place(p.key);
+    const soon = this.soon.get(at);
     if (soon) {
       clearImmediate(soon);
-      this.soon.delete(p.key.slot);
+      this.soon.delete(at);
     }
-    const old = this.ready.get(p.key.slot);
-    this.ready.set(p.key.slot, Promise.resolve(p));
+    const old = this.ready.get(at);
+    this.ready.set(at, Promise.resolve(p));
     if (old) void old.then((o) => (o ? discard(o) : undefined)).catch(() => {});
   }
 
   /** refill, on the next turn of the event loop (once per slot until then). */
   refillSoon(key: LaunchKey): void {
-    if (this.soon.has(key.slot)) return;
-    this.soon.set(key.slot, setImmediate(() => {
-      this.soon.delete(key.slot);
+    const at = place(key);
+    if (this.soon.has(at)) return;
+    this.soon.set(at, setImmediate(() => {
+      this.soon.delete(at);
       this.refill(key);
     }));
   }
 
   /** Starts preparing the slot's next stage for `key` in the background. */
   refill(key: LaunchKey): void {
-    if (this.ready.has(key.slot)) return;
+    if (this.ready.has(place(key))) return;
     this.ready.set(
-      key.slot,
+      place(key),
       prepare(this.ctx, key).then(
         (p) => {
           p.child.unref();

@@ -90,3 +90,54 @@ int main(int argc, char** argv) {
 
 /** A solution whose answer the test's input chooses: "n ok" right, "n off" off by one, "n wrong", "n pe" (not two numbers). */
 export const SUM_PROGRAM = 'n, how = input().split()\nn = int(n)\nprint({"ok": f"{n - 1} 1", "off": f"{n} 1", "wrong": f"{n * 10} 1", "pe": "x"}[how])\n';
+
+/**
+ * A guessing game's interactor: the input holds the secret (1 to 1,000,000) and the most
+ * guesses allowed; to each guess it answers <, > or = on its own line. `kattis`: argv
+ * input answer feedback_dir, exit 42/43, judgemessage.txt; else testlib's argv input
+ * output, exit 0/1/3, the message on stderr. It ignores SIGPIPE, so a program that
+ * leaves early is told so by the end of its output, not by the interactor's death.
+ */
+export function guessingInteractor(kattis: boolean): string {
+  return String.raw`
+#include <csignal>
+#include <cstdio>
+#include <string>
+static const char* feedback = nullptr;
+static int verdict(bool ok, const std::string& message) {
+  if (${kattis ? 'true' : 'false'}) {
+    std::string path = std::string(feedback) + "/judgemessage.txt";
+    FILE* f = fopen(path.c_str(), "w");
+    if (f) { fputs(message.c_str(), f); fclose(f); }
+    return ok ? 42 : 43;
+  }
+  fprintf(stderr, "%s %s\n", ok ? "ok" : "wrong answer", message.c_str());
+  return ok ? 0 : 1;
+}
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 3) return 3;
+  feedback = argc > 3 ? argv[3] : ".";
+  FILE* in = fopen(argv[1], "r");
+  long secret, most;
+  if (!in || fscanf(in, "%ld %ld", &secret, &most) != 2 || secret < 1) { fprintf(stderr, "FAIL bad input\n"); return 3; }
+  for (long k = 1;; k++) {
+    long guess;
+    if (scanf("%ld", &guess) != 1) return verdict(false, "the program stopped after " + std::to_string(k - 1) + " guesses");
+    if (k > most) return verdict(false, "more than " + std::to_string(most) + " guesses");
+    if (guess == secret) { printf("=\n"); fflush(stdout); return verdict(true, "found in " + std::to_string(k) + " guesses"); }
+    printf(guess < secret ? "<\n" : ">\n");
+    fflush(stdout);
+  }
+}
+`;
+}
+
+/** Binary search over 1..1,000,000: found within 20 guesses. */
+export const GUESS_BINARY = 'lo, hi = 1, 1000000\nwhile True:\n    mid = (lo + hi) // 2\n    print(mid, flush=True)\n    r = input()\n    if r == "=": break\n    if r == "<": lo = mid + 1\n    else: hi = mid - 1\n';
+/** Guesses 1, 2, 3…: too many guesses. */
+export const GUESS_LINEAR = 'g = 1\nwhile True:\n    print(g, flush=True)\n    if input() == "=": break\n    g += 1\n';
+/** Makes one guess and leaves without reading the answer. */
+export const GUESS_ONCE = 'print(500000, flush=True)\n';
+/** Makes one guess, then never reads again and never ends. */
+export const GUESS_STALL = 'import time\nprint(500000, flush=True)\ntime.sleep(60)\n';
