@@ -3,6 +3,7 @@ import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchAcks } from './acks.js';
 import { benchFloor } from './floor.js';
+import { benchJudge } from './judge.js';
 import { loadAverage, markdownTable, QUICK, resultsDir, row, type BenchOutcome, type Row } from './common.js';
 import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
@@ -58,6 +59,7 @@ async function benchCompilersRows(): Promise<BenchOutcome> {
 const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   sandbox: benchSandbox,
   floor: benchFloor,
+  judge: benchJudge,
   latency: benchLatency,
   throughput: benchThroughput,
   acks: benchAcks,

@@ -146,6 +146,21 @@ describe('judged runs (built-in checkers)', function () {
     expect(await usage(accountId)).to.equal(0);
   });
 
+  it("Judge0's expected_output is judged over the whole output, its verdict Judge0's status", async () => {
+    const { key } = await keyFor(s.db);
+    const judge0 = (body: object) =>
+      fetch(`${s.url}/judge0/submissions?wait=true&fields=status,message`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Auth-Token': key.key }, body: JSON.stringify(body) });
+    // 70,000 bytes: past the 64 KB a result keeps, the comparison still sees them all.
+    const long = 'a'.repeat(70_000);
+    let res = await judge0({ source_code: `print("a" * 70000)`, language_id: 71, expected_output: long });
+    expect(await res.json()).to.deep.equal({ status: { id: 3, description: 'Accepted' }, message: null });
+    res = await judge0({ source_code: `print("a" * 69999 + "b")`, language_id: 71, expected_output: long });
+    expect(await res.json()).to.deep.equal({ status: { id: 4, description: 'Wrong Answer' }, message: null });
+    // As Judge0 compares: trailing whitespace of each line and trailing empty lines do not count.
+    res = await judge0({ source_code: 'print("x  ")\nprint()', language_id: 71, expected_output: 'x' });
+    expect(((await res.json()) as { status: { id: number } }).status.id).to.equal(3);
+  });
+
   describe('stored problems', () => {
     const bigLines = (n: number, last?: string) => {
       const lines = Array.from({ length: n }, (_, i) => `${i} ${i * 7}`);

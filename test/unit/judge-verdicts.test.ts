@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkerArguments, conventionVerdict, firstNumber, interactorArguments, type ConventionOutcome } from '../../src/judge/conventions.js';
-import { checkerMessage, interactiveVerdict, overallVerdict, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
+import { checkerMessage, interactiveVerdict, overallVerdict, RESULT_VERDICTS, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
+import { judge0StatusOfVerdict } from '../../src/compat/judge0/statuses.js';
 
 // Verdicts computed in one place: a test's from its run and its comparison, the
 // request's from its tests', and what a testlib or Kattis checker's end means.
@@ -91,5 +92,25 @@ describe('judge: checker conventions', () => {
     expect(firstNumber('score: .5')).to.equal(0.5);
     expect(firstNumber('1e-1')).to.equal(0.1);
     expect(firstNumber('none')).to.equal(null);
+  });
+});
+
+describe('judge: Judge0 statuses of verdicts', () => {
+  it('accepted 3, a wrong, partial or badly laid out output 4, a failed checker 13, the run statuses as Judge0 names them', () => {
+    expect(Object.fromEntries(RESULT_VERDICTS.map((v) => [v, judge0StatusOfVerdict(v)]))).to.deep.equal({
+      accepted: 3,
+      wrong_answer: 4,
+      presentation_error: 4,
+      partial: 4,
+      timeout: 5,
+      memory_limit: 12,
+      runtime_error: 11,
+      output_limit: 8,
+      process_limit: 12,
+      checker_error: 13,
+      compile_error: 6,
+      internal_error: 13,
+      cancelled: 13,
+    });
   });
 });

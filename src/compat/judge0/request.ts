@@ -187,6 +187,10 @@ export async function judge0Run(body: unknown, base64: boolean, recipesDir = '')
     if (timeouts.length > 0) options.run.timeout_ms = clampStageLimit('timeoutMs', Math.min(...timeouts) * 1000);
     if (numbers['memory_limit']) options.run.memory_bytes = clampStageLimit('memoryBytes', numbers['memory_limit'] * 1024);
   }
+  // Judged as runbox judges: the lines comparison is Judge0's (each line without trailing
+  // whitespace, trailing empty lines ignored), over the whole output rather than the
+  // 64 KB a result keeps; the verdict becomes Judge0's status (statuses.ts).
+  if (texts.expected_output !== null) options.judge = { checker: { type: 'lines' }, interactor: null, stop_on_failure: false, expected_output: texts.expected_output };
   const kept: Judge0Kept = {
     language_id: languageId as number,
     expected_output: texts.expected_output,

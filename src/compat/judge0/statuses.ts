@@ -54,10 +54,48 @@ function bySignal(signal: number): number {
   }
 }
 
+/**
+ * A runbox verdict of a run that succeeded as Judge0's status: accepted 3; a wrong or
+ * partly right output, or one right but laid out otherwise, Wrong Answer 4; a checker
+ * that failed, Internal Error 13. (A run that did not succeed maps by its status.)
+ */
+export function judge0StatusOfVerdict(verdict: NonNullable<RunResult['verdict']>): number {
+  switch (verdict) {
+    case 'accepted':
+      return 3;
+    case 'wrong_answer':
+    case 'presentation_error':
+    case 'partial':
+      return 4;
+    case 'checker_error':
+      return 13;
+    case 'timeout':
+      return 5;
+    case 'compile_error':
+      return 6;
+    case 'output_limit':
+      return 8;
+    case 'runtime_error':
+      return 11;
+    case 'memory_limit':
+    case 'process_limit':
+      return 12;
+    case 'internal_error':
+    case 'cancelled':
+      return 13;
+  }
+}
+
 /** The status of an ended run, and Judge0's message for it (isolate's wording). */
 export function judge0Verdict(result: RunResult, expectedOutput: string | null): { status: Judge0Status; message: string | null } {
   switch (result.status) {
     case 'success': {
+      // A judged run (its expected_output compared over the whole output) carries its
+      // verdict; a result stored before that is compared here, on the output it kept.
+      if (result.verdict !== undefined) {
+        const id = judge0StatusOfVerdict(result.verdict);
+        return { status: status(id), message: id === 13 ? (result.checker_message ?? 'internal error') : null };
+      }
       // No output and an empty expected output agree (Judge0 would compare nil with "").
       const accepted = expectedOutput === null || judge0Strip(expectedOutput) === judge0Strip(result.output);
       return { status: status(accepted ? 3 : 4), message: null };
