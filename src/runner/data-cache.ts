@@ -14,10 +14,19 @@ export interface DataCacheOptions {
   maxBytes: number;
   /** The file of this hash from the store; undefined when it is gone. */
   fetch(hash: Buffer): Promise<Buffer | undefined>;
+  /** Bytes also kept in memory (default 64 MiB). */
+  memoryBytes?: number;
+  /** How often a file's use is written to its mtime (default once a minute). */
+  touchEveryMs?: number;
 }
 
 /** Evicting goes down to this share of the bound, so that a full cache does not evict at every fill. */
 const EVICT_TO = 0.8;
+/** The most recently used files are also kept in memory, up to this much: a problem
+ *  judged again and again (every submission of a contest) reads no disk at all. */
+const MEMORY_BYTES = 64 * 1024 * 1024;
+/** A file's last use is written to its mtime (the eviction order) at most this often. */
+const TOUCH_EVERY_MS = 60_000;
 
 export class DataCache {
   private readonly fetching = new Map<string, Promise<Buffer>>();
@@ -27,8 +36,36 @@ export class DataCache {
   readonly stats = { hits: 0, fetches: 0 };
 
   private made = false;
+  /** Recently used files, oldest first (a Map iterates in insertion order). */
+  private readonly memory = new Map<string, Buffer>();
+  private memoryBytes = 0;
+  private readonly touched = new Map<string, number>();
 
-  constructor(private readonly options: DataCacheOptions) {}
+  private readonly memoryMaxBytes: number;
+  private readonly touchEveryMs: number;
+
+  constructor(private readonly options: DataCacheOptions) {
+    this.memoryMaxBytes = options.memoryBytes ?? MEMORY_BYTES;
+    this.touchEveryMs = options.touchEveryMs ?? TOUCH_EVERY_MS;
+  }
+
+  private remember(name: string, content: Buffer): void {
+    if (content.length > this.memoryMaxBytes / 4) return;
+    this.forget(name);
+    this.memory.set(name, content);
+    this.memoryBytes += content.length;
+    for (const k of this.memory.keys()) {
+      if (this.memoryBytes <= this.memoryMaxBytes) break;
+      this.forget(k);
+    }
+  }
+
+  private forget(name: string): void {
+    const old = this.memory.get(name);
+    if (!old) return;
+    this.memory.delete(name);
+    this.memoryBytes -= old.length;
+  }
 
   /** The file of `hash` (of `size` bytes, as its test row says). Throws when the store no longer has it. */
   async get(hash: Buffer, size: number): Promise<Buffer> {
@@ -39,14 +76,21 @@ export class DataCache {
     }
     const name = hash.toString('hex');
     const path = join(this.options.dir, name);
+    const inMemory = this.memory.get(name);
+    if (inMemory && inMemory.length === size) {
+      this.stats.hits++;
+      this.remember(name, inMemory);
+      await this.touch(name, path);
+      return inMemory;
+    }
     try {
       const content = await readFile(path);
       // A file of the wrong size (a crash mid-write is excluded by the rename, but a disk
       // can fail) is fetched again; its content is its name, so nothing else can be wrong.
       if (content.length === size) {
         this.stats.hits++;
-        const now = new Date();
-        await utimes(path, now, now).catch(() => {});
+        this.remember(name, content);
+        await this.touch(name, path);
         return content;
       }
     } catch {
@@ -60,6 +104,15 @@ export class DataCache {
     return pending;
   }
 
+  /** Marks the file used (its mtime orders eviction, across the host's processes), at most once a minute. */
+  private async touch(name: string, path: string): Promise<void> {
+    const now = Date.now();
+    if (this.touchEveryMs > 0 && now - (this.touched.get(name) ?? 0) < this.touchEveryMs) return;
+    this.touched.set(name, now);
+    if (this.touched.size > 100_000) this.touched.clear();
+    await utimes(path, new Date(now), new Date(now)).catch(() => {});
+  }
+
   private async fill(hash: Buffer, path: string): Promise<Buffer> {
     this.stats.fetches++;
     const content = await this.options.fetch(hash);
@@ -71,6 +124,8 @@ export class DataCache {
     const handle = await open(temporary, 'r');
     await handle.sync().finally(() => handle.close());
     await rename(temporary, path);
+    this.remember(hash.toString('hex'), content);
+    this.touched.set(hash.toString('hex'), Date.now());
     this.bytes = (this.bytes ?? (await this.scanBytes())) + content.length;
     if (this.bytes > this.options.maxBytes) {
       this.evicting ??= this.evict().finally(() => (this.evicting = null));

@@ -22,6 +22,7 @@ describe('runner: test data cache', () => {
     new DataCache({
       dir,
       maxBytes,
+      touchEveryMs: 0,
       fetch: async (hash) => {
         fetches.push(hash.toString('hex'));
         await new Promise((r) => setTimeout(r, 5));
@@ -63,6 +64,15 @@ describe('runner: test data cache', () => {
     await c.get(files[2]!.hash, 1000); // 3000 > 2500: evicts down to 2000
     const left = readdirSync(dir).sort();
     expect(left).to.deep.equal([files[0]!.hash.toString('hex'), files[2]!.hash.toString('hex')].sort());
+  });
+
+  it('keeps recent files in memory too: a file removed from disk meanwhile is still served, without a fetch', async () => {
+    const a = put('in memory');
+    const c = cache();
+    await c.get(a.hash, a.size);
+    rmSync(join(dir, a.hash.toString('hex')));
+    expect((await c.get(a.hash, a.size)).toString()).to.equal('in memory');
+    expect(fetches).to.have.length(1);
   });
 
   it('refuses data that does not match its hash, and a file gone from the store', async () => {
