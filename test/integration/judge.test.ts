@@ -3,7 +3,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunResult } from '../../src/result.js';
+import { judgedTests } from '../../src/judge/submission-tests.js';
 import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { WsClient } from '../helpers/ws-client.js';
 
 // Judged runs end to end with the built-in comparisons: expected outputs in a request,
 // each verdict a test can get and the request's, weights, stop_on_failure and what it
@@ -144,6 +146,32 @@ describe('judged runs (built-in checkers)', function () {
       expect(((await res.json()) as { error: { message: string } }).error.message).to.match(message);
     }
     expect(await usage(accountId)).to.equal(0);
+  });
+
+  it('a WebSocket run message with expected_output and a checker: its result carries the verdict', async () => {
+    const { key } = await keyFor(s.db);
+    const ws = await WsClient.open(`${s.url.replace('http', 'ws')}/api/v2/ws/`, { Authorization: key.key });
+    try {
+      ws.send({ type: 'run', id: 'r1', code: 'print("1.0000001 x")', compiler: PY, expected_output: '1 x', checker: { type: 'floats' } });
+      const result = await ws.until((m) => m.type === 'result' && m.id === 'r1');
+      expect(result).to.include({ status: 'success', verdict: 'accepted', score: 1 });
+      ws.send({ type: 'run', id: 'r2', code: 'print(1)', compiler: PY, input: '', checker: { type: 'tokens' } });
+      const refused = await ws.until((m) => m.type === 'error' && m.id === 'r2');
+      expect(refused.message).to.match(/checker compares the output with expected_output/);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("a judged submission's tests as a page shows them: input, expected output, output and where they first differ", async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const r = await sync(key.key, { code: 'n = int(input())\nfor i in range(n): print(i if i != 2 else "two")', compiler: PY, tests: [{ name: 'ok', input: '2', expected_output: '0\n1' }, { input: '4', expected_output: '0\n1\n2\n3\n' }] });
+    const view = await judgedTests(s.db.db, accountId, r.id);
+    expect(view).to.deep.equal([
+      { name: 'ok', verdict: 'accepted', score: 1, checker_message: null, input: '2', expected_output: '0\n1', output: '0\n1\n', diff: null },
+      { name: null, verdict: 'wrong_answer', score: 0, checker_message: 'line 3: expected "2", found "two"', input: '4', expected_output: '0\n1\n2\n3\n', output: '0\n1\ntwo\n3\n', diff: { line: 3, expected: ['2', '3'], found: ['two', '3'] } },
+    ]);
+    expect(await judgedTests(s.db.db, (await keyFor(s.db)).accountId, r.id)).to.equal(undefined);
   });
 
   it("Judge0's expected_output is judged over the whole output, its verdict Judge0's status", async () => {

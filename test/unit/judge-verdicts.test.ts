@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { checkerArguments, conventionVerdict, firstNumber, interactorArguments, type ConventionOutcome } from '../../src/judge/conventions.js';
 import { checkerMessage, interactiveVerdict, overallVerdict, RESULT_VERDICTS, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
 import { judge0StatusOfVerdict } from '../../src/compat/judge0/statuses.js';
+import { firstLineDiff } from '../../src/judge/diff.js';
 
 // Verdicts computed in one place: a test's from its run and its comparison, the
 // request's from its tests', and what a testlib or Kattis checker's end means.
@@ -112,5 +113,13 @@ describe('judge: Judge0 statuses of verdicts', () => {
       internal_error: 13,
       cancelled: 13,
     });
+  });
+});
+
+describe('judge: the first lines that differ, for a page', () => {
+  it('by the lines rule, with a few lines of each from there', () => {
+    expect(firstLineDiff('a\nb\nc\nd\ne\n', 'a\nB\nc\n')).to.deep.equal({ line: 2, expected: ['b', 'c', 'd'], found: ['B', 'c'] });
+    expect(firstLineDiff('a \r\nb\n\n', 'a\nb')).to.equal(null);
+    expect(firstLineDiff('a\n', 'a\nextra\n')).to.deep.equal({ line: 2, expected: [], found: ['extra'] });
   });
 });
