@@ -11,7 +11,7 @@ import type { CompilerRecipe } from '../compilers/recipe.js';
 const NEVER: readonly [RegExp, string][] = [
   [/\//, 'names a path'],
   [/^@/, 'names a response file'],
-  [/^-o/, 'names the output'],
+  [/^-o($|[^a-z])|^--?out|^-output/, 'names the output'],
   [/^-B/, "names the compiler's own programs"],
   [/^--?specs/, 'names a specs file'],
   [/^--?wrapper/, 'names a wrapper'],

@@ -5,6 +5,8 @@ import { compilerEntry } from '../../src/compilers/catalogue.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { executeJob } from '../../src/runner/execute.js';
+import type { ProgramRequest } from '../../src/program/fields.js';
+import { readProgram } from '../../src/program/program.js';
 import { createSandbox, releasePreparedStages } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
 
@@ -14,7 +16,10 @@ import type { Sandbox } from '../../src/sandbox/spec.js';
 
 export interface Case {
   name: string;
+  /** The program as code, or (with `program`) '' and its files. */
   code: string;
+  /** The request's other program fields (files, main, args, compiler options, limits, return_files), read as the API reads them. */
+  program?: Omit<ProgramRequest, 'code'>;
   input?: string;
   check(r: RunResult): void;
 }
@@ -46,8 +51,14 @@ function runAll(sb: Sandbox, id: string, cases: Case[]): Map<string, Promise<Set
   for (const c of cases) out.set(c.name, new Promise((res) => resolvers.set(c.name, res)));
   const worker = async (slot: number) => {
     for (let c = queue.shift(); c; c = queue.shift()) {
-      const job = { id: randomUUID(), compiler: id, code: c.code, input: c.input ?? null, tests: null, extra_params: null };
-      const settled: Settled = await executeJob(job, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, recipesDir: config.RUNBOX_RECIPES_DIR, slot }).then(
+      const entry = compilerEntry(id, config.RUNBOX_RECIPES_DIR)!;
+      const settled: Settled = await Promise.resolve()
+        .then(() => {
+          const program = c.program ? readProgram({ ...c.program, ...(c.program.files ? {} : { code: c.code }) }, entry) : { code: c.code, options: {} };
+          const job = { id: randomUUID(), compiler: id, code: program.code, run_options: program.options, input: c.input ?? null, tests: null, extra_params: null };
+          return executeJob(job, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, recipesDir: config.RUNBOX_RECIPES_DIR, slot });
+        })
+        .then(
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
       );

@@ -88,7 +88,7 @@ describe('Piston v2 compatible API', function () {
     expect(got.run).to.include({ stdout: 'args 3\n', code: 0, status: null });
   });
 
-  it('a compile error: the compile stage, also as run, with the compiler\'s messages', async function () {
+  it('a compile error: the compile stage with the compiler\'s messages, and no run stage (as Piston)', async function () {
     if (!gccImage()?.compilers['gcc-4.9']) {
       console.log('      SKIPPED: the gcc image is not installed');
       this.skip();
@@ -97,7 +97,68 @@ describe('Piston v2 compatible API', function () {
     expect(got.compile!.code).to.not.equal(0);
     expect(got.compile!.status).to.equal('RE');
     expect(got.compile!.stderr).to.match(/error/);
-    expect(got.run).to.deep.equal(got.compile);
+    expect(got).to.not.have.property('run');
+  });
+
+  it('stdin that does not end in a newline gets one, as Piston appends it (an empty one too)', async () => {
+    const code = 'import sys\nprint(repr(sys.stdin.read()))\n';
+    for (const [stdin, seen] of [['abc', "'abc\\n'"], ['', "'\\n'"], ['x\n', "'x\\n'"]] as const) {
+      const got = (await client(key).execute('python', code, { stdin })) as Executed;
+      expect(got.run.stdout, stdin).to.equal(`${seen}\n`);
+    }
+  });
+
+  it('files of a C program are compiled together (a header and two units, one in a directory)', async function () {
+    if (!gccImage()?.compilers['gcc-9']) {
+      console.log('      SKIPPED: the gcc image is not installed');
+      this.skip();
+    }
+    const res = await execute({
+      language: 'c',
+      version: '*',
+      files: [
+        { name: 'main.c', content: '#include <stdio.h>\n#include "util/twice.h"\nint main(int argc, char **argv) { printf("%d %s\\n", twice(21), argv[1]); return 0; }\n' },
+        { name: 'util/twice.h', content: 'int twice(int);\n' },
+        { name: 'util/twice.c', content: '#include "util/twice.h"\nint twice(int x) { return 2 * x; }\n' },
+      ],
+      args: ['hi'],
+    });
+    const got = (await res.json()) as Executed;
+    expect(got.compile!.code).to.equal(0);
+    expect(got.run).to.include({ stdout: '42 hi\n', code: 0 });
+  });
+
+  it('files of a Java program are compiled together: a class per file, the first file\'s class runs', async function () {
+    if (!readManifest(loadConfig().RUNBOX_IMAGES_DIR, 'openjdk-17')) {
+      console.log('      SKIPPED: the openjdk-17 image is not installed (runbox-admin image build openjdk-17)');
+      this.skip();
+    }
+    const res = await execute({
+      language: 'java',
+      version: '*',
+      files: [
+        { name: 'Main.java', content: 'public class Main {\n  public static void main(String[] a) { System.out.println(new Greeter().greet() + " " + Shapes.area(3)); }\n}\n' },
+        { name: 'Greeter.java', content: 'public class Greeter {\n  String greet() { return "hello"; }\n}\n' },
+        { name: 'Shapes.java', content: 'class Shapes {\n  static int area(int s) { return s * s; }\n}\n' },
+      ],
+    });
+    const got = (await res.json()) as Executed;
+    expect(got.run, JSON.stringify(got)).to.include({ stdout: 'hello 9\n', code: 0 });
+  });
+
+  it('every runtime GET /runtimes lists is found by *, by its listed version and by the ranges clients send', async () => {
+    const runtimes = (await (await raw('/piston/api/v2/runtimes')).json()) as { language: string; version: string; aliases: string[] }[];
+    expect(runtimes.length).to.be.above(0);
+    for (const rt of runtimes) {
+      const major = rt.version.split('.')[0]!;
+      for (const version of ['*', rt.version, `${major}.x`, `^${major}`, `>=${major}`]) {
+        for (const language of [rt.language, ...rt.aliases]) {
+          // Resolved before the files are looked at: a runtime found answers about the files instead.
+          const res = await execute({ language, version, files: [{ content: 'AA==', encoding: 'base64' }] });
+          expect(await res.json(), `${language} ${version}`).to.deep.equal({ message: 'files must include at least one utf8 encoded file' });
+        }
+      }
+    }
   });
 
   it('a timeout: run_timeout is honoured (below runbox\'s own), status TO, SIGKILL', async () => {
@@ -156,9 +217,11 @@ describe('Piston v2 compatible API', function () {
         [{ ...valid, files: [{ content: 'AA==', encoding: 'base64' }] }, 'files must include at least one utf8 encoded file'],
         [{ ...valid, run_timeout: 'soon' }, 'If specified, run_timeout must be a number'],
         [{ ...valid, compile_timeout: -5 }, 'compile_timeout must be non-negative'],
-        [{ ...valid, files: [{ content: 'x' }, { name: '../etc/passwd', content: 'x' }] }, 'files[1].name must be a plain file name (letters, digits, . _ + -; no directories)'],
+        [{ ...valid, files: [{ content: 'x' }, { name: '../etc/passwd', content: 'x' }] }, 'files[1].name: "../etc/passwd" must not contain ..'],
+        [{ ...valid, files: [{ content: 'x' }, { name: '/etc/passwd', content: 'x' }] }, 'files[1].name: "/etc/passwd" must be a relative path (no leading /)'],
         [{ ...valid, args: [1] }, 'args must be an array of strings'],
-        [{ ...valid, files: [{ content: 'x' }, { name: 'a.txt', content: '' }, { name: 'a.txt', content: '' }] }, 'files[2].name a.txt is given to another file too'],
+        [{ ...valid, files: [{ content: 'x' }, { name: 'a.txt', content: '' }, { name: 'a.txt', content: '' }] }, 'files[2].name: a.txt is given to files[1] too'],
+        [{ ...valid, args: Array.from({ length: 65 }, () => 'a') }, 'args: at most 64 arguments (got 65)'],
       ];
       for (const [body, message] of cases) {
         const res = await execute(body);

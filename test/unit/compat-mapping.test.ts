@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { availabilityOf, type CompilerAvailability } from '../../src/compilers/availability.js';
-import { compilerEntry } from '../../src/compilers/catalogue.js';
+import { catalogue, compilerEntry } from '../../src/compilers/catalogue.js';
 import { judge0Run, Judge0FieldErrors } from '../../src/compat/judge0/request.js';
 import { judge0Verdict } from '../../src/compat/judge0/statuses.js';
 import { pistonJob } from '../../src/compat/piston/request.js';
 import { pistonResponse } from '../../src/compat/piston/response.js';
-import { findRuntime, pistonRuntimes } from '../../src/compat/piston/runtimes.js';
+import { findRuntime, pistonRuntimes, semverOf } from '../../src/compat/piston/runtimes.js';
+import { shellWords } from '../../src/compat/judge0/shell-words.js';
 import { RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../../src/limits.js';
 import { successResult } from '../helpers/run-result.js';
 
@@ -22,6 +23,22 @@ const installed: CompilerAvailability[] = [
 const runtimes = pistonRuntimes(installed);
 
 describe('Piston translation', () => {
+  it('finds every runtime of the whole catalogue by *, its listed version and the ranges clients send (NASM\'s 2.16.01 too)', () => {
+    const all = pistonRuntimes([...catalogue('').entries.values()].filter((e) => !e.retired).map((e) => availabilityOf(e, e.version)));
+    expect(all.map((r) => r.version)).to.include('2.16.01');
+    for (const rt of all) {
+      const major = rt.version.split('.')[0]!;
+      const best = (version: string) => findRuntime(all, rt.language, version);
+      for (const version of ['*', 'x', rt.version, semverOf(rt.version)!, `${major}.x`, `^${major}`, `>=${major}`, `~${semverOf(rt.version)}`]) {
+        expect(best(version), `${rt.compiler} ${version}`).to.not.equal(undefined);
+      }
+      expect(best(rt.version)!.compiler, rt.compiler).to.equal(all.find((o) => o.language === rt.language && o.version === rt.version)!.compiler);
+    }
+    expect(semverOf('2.16.01')).to.equal('2.16.1');
+    expect(semverOf('2022.12')).to.equal('2022.12.0');
+    expect(findRuntime(all, 'nasm', '2.16.1')?.compiler).to.equal('nasm-2.16');
+  });
+
   it('finds runtimes by name or alias and semver range, the highest first; uninstalled ones are absent', () => {
     expect(findRuntime(runtimes, 'python', '*')!.compiler).to.equal('python-3.9.7');
     expect(findRuntime(runtimes, 'python', '2.x')!.compiler).to.equal('python-2.7.18');
@@ -69,6 +86,24 @@ describe('Piston translation', () => {
 });
 
 describe('Judge0 translation', () => {
+  it('splits command_line_arguments and compiler_options as bash splits words (quotes together, no expansion)', () => {
+    expect(shellWords(`a "b c" 'd e' f\\ g  *.txt`)).to.deep.equal(['a', 'b c', 'd e', 'f g', '*.txt']);
+    expect(shellWords('-O2  -DX=1 # a comment')).to.deep.equal(['-O2', '-DX=1']);
+    expect(shellWords('')).to.deep.equal([]);
+  });
+
+  it('refuses a compiler option the compiler does not allow, naming it; options to an interpreter are dropped as Judge0 does', async () => {
+    try {
+      await judge0Run({ source_code: 'int main(){}', language_id: 50, compiler_options: '-O2 -fplugin=x' }, false);
+      expect.fail('no error');
+    } catch (err) {
+      expect((err as Judge0FieldErrors).fields['compiler_options']![0]).to.match(/^"-fplugin=x" is never allowed: it names a plugin/);
+    }
+    const { run } = await judge0Run({ source_code: 'int main(){}', language_id: 50, compiler_options: '-O2 "-DX=ab"', command_line_arguments: "1 '2 3' $HOME;x" }, false);
+    expect(run.runOptions).to.deep.equal({ args: ['1', '2 3', 'HOMEx'], compiler_options: ['-O2', '-DX=ab'] });
+    expect((await judge0Run({ source_code: 'print(1)', language_id: 71, compiler_options: '-O' }, false)).run.runOptions).to.equal(null);
+  });
+
   it('names every runbox verdict with a Judge0 status', () => {
     const id = (more: Parameters<typeof successResult>[1], expected: string | null = null) => judge0Verdict(successResult('x', more), expected).status.id;
     expect(id({})).to.equal(3);

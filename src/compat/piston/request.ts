@@ -96,7 +96,7 @@ export function pistonJob(body: unknown, runtimes: PistonRuntime[]): PistonJob {
   try {
     checkFiles(decoded);
   } catch (err) {
-    if (err instanceof ProgramError) throw bad(err.message.replace(/^files\.(\d+)\./, 'files[$1].'));
+    if (err instanceof ProgramError) throw bad(err.message.replace(/\bfiles\.(\d+)/g, 'files[$1]'));
     throw err;
   }
   // The main file goes under the name its compiler expects (Piston's packages rename it

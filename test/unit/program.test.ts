@@ -1,0 +1,179 @@
+import { expect } from 'chai';
+import { catalogue } from '../../src/compilers/catalogue.js';
+import { PROGRAM_LIMITS } from '../../src/limits.js';
+import { neverAllowed, optionsProblem } from '../../src/program/compiler-options.js';
+import { nameConflict, pathProblem } from '../../src/program/paths.js';
+import { planProgram } from '../../src/program/plan.js';
+import { ProgramError, readProgram } from '../../src/program/program.js';
+
+// A request's program: the rules of its files' names, its compiler options against the
+// recipes' allowed forms, its limits, and the stages a recipe plans for it.
+
+const entries = [...catalogue('').entries.values()];
+const entry = (id: string) => entries.find((e) => e.id === id)!;
+
+function refusal(fn: () => unknown): ProgramError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ProgramError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+describe('program: file names', () => {
+  it('takes relative paths with directories; refuses absolute, dot-dot, dot-only, empty segments, odd characters, out/', () => {
+    for (const good of ['main.c', 'src/util/Parser.java', 'include/list.h', 'pkg/__init__.py', '.env', 'a+b-c_d.txt', 'outline/x', 'x'.repeat(255)]) {
+      expect(pathProblem(good), good).to.equal(undefined);
+    }
+    const cases: [string, RegExp][] = [
+      ['', /empty/],
+      ['/etc/x', /relative/],
+      ['../x', /\.\./],
+      ['a/../x', /\.\./],
+      ['./x', /dots only/],
+      ['a//b', /empty segment/],
+      ['a/', /empty segment/],
+      ['a b', /letters, digits/],
+      ['a\\b', /letters, digits/],
+      ['é.py', /letters, digits/],
+      ['out', /out/],
+      ['out/x', /out/],
+      ['x'.repeat(256), /256 bytes long; at most 255/],
+    ];
+    for (const [bad, why] of cases) expect(pathProblem(bad), bad).to.match(why);
+  });
+
+  it('refuses a name given twice and a file that is another one\'s directory', () => {
+    expect(nameConflict(['a', 'b', 'a'])).to.deep.equal({ index: 2, problem: 'a is given to files.0 too' });
+    expect(nameConflict(['a', 'a/b'])).to.deep.equal({ index: 1, problem: 'a is a file (files.0), not a directory' });
+    expect(nameConflict(['a/b', 'a'])).to.deep.equal({ index: 1, problem: 'a is a directory of files.0' });
+    expect(nameConflict(['a/b', 'a/c', 'b'])).to.equal(undefined);
+  });
+});
+
+describe('program: a request read', () => {
+  const c = entry('gcc-9');
+  const py = entry('python-3.9.7');
+  const file = (name: string, content = 'x') => ({ name, content });
+
+  it('stores the main file as code and the others beside it; main defaults to the first', () => {
+    const p = readProgram({ files: [file('src/main.c', 'int main(){}'), file('lib/a.h'), { name: 'data.bin', content: 'AAEC', encoding: 'base64' }] }, c);
+    expect(p.code).to.equal('int main(){}');
+    expect(p.options).to.deep.equal({ main: 'src/main.c', files: [{ name: 'lib/a.h', content_base64: 'eA==' }, { name: 'data.bin', content_base64: 'AAEC' }] });
+    expect(readProgram({ files: [file('a.py', 'a'), file('b.py', 'b')], main: 'b.py' }, py).code).to.equal('b');
+  });
+
+  it('names what is wrong: both or neither of code and files, main, sizes, counts, encodings', () => {
+    expect(refusal(() => readProgram({ code: 'x', files: [file('a')] }, py)).message).to.equal('files: give either code or files, not both');
+    expect(refusal(() => readProgram({}, py)).message).to.match(/^code: missing required field code \(or files\)/);
+    expect(refusal(() => readProgram({ files: [file('a')], main: 'b' }, py)).message).to.equal('main: no file of files is named "b"');
+    expect(refusal(() => readProgram({ files: Array.from({ length: 101 }, (_, i) => file(`f${i}`)) }, py)).message).to.equal('files: at most 100 files (got 101)');
+    const big = { name: 'big.bin', content: Buffer.alloc(PROGRAM_LIMITS.filesMaxBytes).toString('base64'), encoding: 'base64' as const };
+    expect(refusal(() => readProgram({ files: [file('m.py', 'p'), big] }, py)).message).to.equal('files: the files hold 1,000,001 bytes together; at most 1,000,000');
+    expect(refusal(() => readProgram({ files: [file('m.py'), { name: 'x', content: 'not base64!', encoding: 'base64' }] }, py)).message).to.match(/^files\.1\.content: is not Base64/);
+    expect(refusal(() => readProgram({ files: [{ name: 'm.py', content: '/w==', encoding: 'base64' }] }, py)).message).to.match(/^files\.0\.content: is not UTF-8 text: it is the main file/);
+    expect(refusal(() => readProgram({ files: [file('m.py', 'a\u0000b')] }, py)).message).to.match(/^files\.0\.content: must not contain NUL/);
+    expect(refusal(() => readProgram({ files: [file('m.py'), file('../x')] }, py)).message).to.equal('files.1.name: "../x" must not contain ..');
+    expect(refusal(() => readProgram({ code: 'x', args: Array.from({ length: 65 }, () => 'a') }, py)).message).to.equal('args: at most 64 arguments (got 65)');
+    expect(refusal(() => readProgram({ code: 'x', args: ['x'.repeat(4097)] }, py)).message).to.equal('args.0: is 4,097 bytes; at most 4,096');
+  });
+
+  it('checks limits against the service\'s and the floors; a CPU time gives the wall timeout 2 × time + 1 s', () => {
+    expect(readProgram({ code: 'x', limits: { time: 1.5, memory: 65536 } }, py).options.run).to.deep.equal({ cpu_ms: 1500, timeout_ms: 4000, memory_bytes: 64 * 1024 * 1024 });
+    expect(readProgram({ code: 'x', limits: { time: 20, wall_time: 2 } }, py).options.run).to.deep.equal({ cpu_ms: 20000, timeout_ms: 2000 });
+    expect(readProgram({ code: 'x', limits: { time: 20 } }, py).options.run).to.deep.equal({ cpu_ms: 20000, timeout_ms: 30000 });
+    expect(refusal(() => readProgram({ code: 'x', limits: { time: 31 } }, py)).message).to.equal("limits.time: at most 30 seconds (the service's limit); got 31");
+    expect(refusal(() => readProgram({ code: 'x', limits: { wall_time: 0.05 } }, py)).message).to.equal('limits.wall_time: at least 0.1 seconds; got 0.05');
+    expect(refusal(() => readProgram({ code: 'x', limits: { memory: 600000 } }, py)).message).to.equal("limits.memory: at most 524,288 KB (the service's limit); got 600,000");
+    expect(refusal(() => readProgram({ code: 'x', limits: { memory: 1000 } }, py)).message).to.equal('limits.memory: at least 32,768 KB; got 1,000');
+  });
+});
+
+describe('program: compiler options', () => {
+  // What no recipe may let through, whatever its forms: paths, response files, the
+  // output, plugins, wrappers, specs, options passed on to other programs.
+  const DANGEROUS = [
+    '-o', '-o/tmp/x', '-o.', '@args.txt', '-B/tmp', '-Bprefix', '-specs=x', '--specs=x', '-wrapper', '-fplugin=x.so', '-fplugin-arg-x',
+    '-I/etc', '-include/etc/passwd', '-L/tmp', '-Wl,-rpath,/tmp', '-Wa,-o', '-Xlinker', '-J-javaagent:x', '-Xplugin:x',
+    '-DX=/etc/passwd', '--sysroot=/', '-isystem/x', '-Clinker=/bin/sh', '-Clink-arg=-x', '--out-dir=x', '--emit=link=x', '-out:x.dll', '--out:x',
+  ];
+
+  it('no recipe allows a dangerous form, and the never-allowed list names why', () => {
+    for (const d of DANGEROUS) expect(neverAllowed(d), d).to.be.a('string');
+    for (const e of entries) {
+      for (const d of DANGEROUS) expect(optionsProblem(e.id, e, [d]), `${e.id} ${d}`).to.not.equal(undefined);
+    }
+  });
+
+  it('the usual options pass where the recipe allows them', () => {
+    const ok: [string, string[]][] = [
+      ['gcc-9', ['-O2', '-O0', '-Os', '-std=c11', '-std=gnu99', '-DDEBUG', '-DN=10', '-Wall', '-Wextra', '-Werror', '-Wno-unused-variable', '-g', '-lm', '-lpthread', '-pedantic', '-fsanitize=address']],
+      ['g++-9', ['-std=c++17', '-std=gnu++20', '-O3', '-fno-exceptions']],
+      ['openjdk-17', ['-Xlint', '-Xlint:unchecked,deprecation', '--release=11', '-g', '-nowarn']],
+      ['rust-1.63', ['-O', '-Copt-level=2', '--edition=2018', '-Dwarnings']],
+      ['dotnet-csharp-5', ['-optimize+', '-checked', '-langversion:latest', '-define:DEBUG']],
+      ['dotnet-vb-10', ['-optionstrict+', '-optimize-']],
+      ['go-1.19', ['-trimpath']],
+      ['typescript-4.8', ['--strict']],
+    ];
+    for (const [id, options] of ok) expect(optionsProblem(id, entry(id), options), id).to.equal(undefined);
+  });
+
+  it('a refused option is named with the forms the compiler allows; an interpreter takes none', () => {
+    const bad = optionsProblem('gcc-9', entry('gcc-9'), ['-O2', '-frobnicate']);
+    expect(bad?.index).to.equal(1);
+    expect(bad?.message).to.match(/^"-frobnicate" is not allowed; gcc-9 allows -std=\(c\|gnu\)/);
+    expect(optionsProblem('gcc-9', entry('gcc-9'), ['-o/tmp/x'])?.message).to.match(/^"-o\/tmp\/x" is never allowed: it names a path; gcc-9 allows/);
+    expect(optionsProblem('python-3.9.7', entry('python-3.9.7'), ['-O'])?.message).to.equal('python-3.9.7 has no compile stage: compiler options do not apply to it');
+    expect(optionsProblem('gcc-9', entry('gcc-9'), Array.from({ length: 33 }, () => '-g'))?.message).to.equal('at most 32 compiler options (got 33)');
+  });
+});
+
+describe('program: the stages a recipe plans', () => {
+  it('{sources} is every file of the recipe\'s extensions and the main file, sorted; headers are not compiled', () => {
+    const plan = planProgram(entry('gcc-9'), {
+      code: 'int main(){}',
+      run_options: { main: 'src/main.c', files: ['lib/b.c', 'lib/a.h', 'a.c', 'notes.txt'].map((name) => ({ name, content_base64: '' })), compiler_options: ['-O0'], args: ['x y'] },
+    });
+    expect(plan.compile!.argv).to.deep.equal(['/usr/bin/gcc-9', '-O2', '-pipe', '-pthread', '-I.', '-o', 'main', 'a.c', 'lib/b.c', 'src/main.c', '-O0', '-lm']);
+    expect(plan.compile!.collect).to.deep.equal(['main']);
+    expect(plan.run.argv).to.deep.equal(['./main', 'x y']);
+    expect(plan.run.dirs).to.deep.equal(['out']);
+    expect(plan.files.map((f) => f.name)).to.deep.equal(['src/main.c', 'lib/b.c', 'lib/a.h', 'a.c', 'notes.txt']);
+  });
+
+  it('a program sent as code builds as before: the recipe\'s source name, no options', () => {
+    const plan = planProgram(entry('gcc-4.9'), { code: 'int main(){}' });
+    expect(plan.compile!.argv).to.deep.equal(['/usr/bin/gcc-9', '-std=gnu89', '-O2', '-pipe', '-I.', '-o', 'main', 'main.c', '-lm']);
+    expect(planProgram(entry('python-3.9.7'), { code: 'print(1)' }).run.argv).to.deep.equal(['/usr/bin/python3.9', 'main.py']);
+  });
+
+  it("Java runs the main file's class with the package it declares (comments and strings do not count)", () => {
+    const code = '/* package fake; */\n// package nope;\npackage com.example.app;\npublic class App { String s = "package str;"; }\n';
+    const plan = planProgram(entry('openjdk-17'), { code, run_options: { main: 'src/com/example/app/App.java', files: [{ name: 'src/com/example/Util.java', content_base64: '' }] } });
+    expect(plan.compile!.argv.slice(-3)).to.deep.equal(['classes', 'src/com/example/Util.java', 'src/com/example/app/App.java']);
+    expect(plan.compile!.collect).to.deep.equal(['classes/']);
+    expect(plan.run.argv.slice(-3)).to.deep.equal(['-cp', 'classes', 'com.example.app.App']);
+    // Sent as code with one public class: the file is named after it, no package.
+    expect(planProgram(entry('openjdk-17'), { code: 'public class Solution {}' }).run.argv.slice(-1)).to.deep.equal(['Solution']);
+  });
+
+  it('Kotlin names the main class as its compiler does; F# puts the main file last; the compile script is optional', () => {
+    expect(planProgram(entry('kotlin-1.3'), { code: 'package a.b\nfun main() {}', run_options: { main: 'hello-world.kt' } }).run.argv.slice(-1)).to.deep.equal(['a.b.Hello_worldKt']);
+    const fs = planProgram(entry('dotnet-fsharp-5'), { code: '', run_options: { main: 'Program.fs', files: [{ name: 'B.fs', content_base64: '' }, { name: 'A.fs', content_base64: '' }] } });
+    expect(fs.compile!.argv.slice(-3)).to.deep.equal(['A.fs', 'B.fs', 'Program.fs']);
+    expect(planProgram(entry('multi-file'), { code: 'echo hi' }).compile).to.equal(undefined);
+    const built = planProgram(entry('multi-file'), { code: './app', run_options: { files: [{ name: 'compile', content_base64: '' }], compiler_options: ['-O2'] } });
+    expect(built.compile!.argv).to.deep.equal(['/bin/bash', 'compile', '-O2']);
+    expect(built.compile!.collect).to.deep.equal(['./']);
+    expect(built.run.argv).to.deep.equal(['/bin/bash', 'run']);
+  });
+
+  it('return_files collects /box/out; a file named like the main one cannot replace it', () => {
+    const plan = planProgram(entry('python-3.9.7'), { code: 'print(1)', run_options: { return_files: true, files: [{ name: 'main.py', content_base64: Buffer.from('evil').toString('base64') }] } });
+    expect(plan.run.collect).to.deep.equal(['out/']);
+    expect(plan.files.map((f) => [f.name, f.content.toString()])).to.deep.equal([['main.py', 'print(1)']]);
+  });
+});
