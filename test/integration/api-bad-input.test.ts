@@ -106,7 +106,7 @@ describe('api bad input', () => {
       // A whole body of another service's shape names the compatible route that takes it.
       await rejects(post({ language: 'python', version: '*', files: [{ content: 'print(1)' }] }), 'unknown_field', /^unknown field language: .*; this is a Piston body: POST \/piston\/api\/v2\/execute takes it as it is$/);
       await rejects(post({ source_code: 'print(1)', language_id: 71 }), 'unknown_field', /; this is a Judge0 body: POST \/judge0\/submissions takes it as it is$/);
-      await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, files, main, args, compiler_options, limits, return_files, input, compiler, extra_params, tests$/);
+      await rejects(post({ ...valid, colour: 'blue' }), 'unknown_field', /^unknown field colour: the fields are code, files, main, args, compiler_options, limits, return_files, input, compiler, extra_params, tests, expected_output, checker, interactor, stop_on_failure, problem$/);
       await rejects(post(`{"code":"x","compiler":"python-3.9.7","__proto__":{"input":"1"}}`), 'unknown_field', /^unknown field __proto__: the fields are/);
       await rejects(
         post({ code: 'x', compiler: 'python-3.9.7', tests: [{ input: '1' }, { stdin: '2' }] }),

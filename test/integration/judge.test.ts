@@ -155,6 +155,8 @@ describe('judged runs (built-in checkers)', function () {
       ws.send({ type: 'run', id: 'r1', code: 'print("1.0000001 x")', compiler: PY, expected_output: '1 x', checker: { type: 'floats' } });
       const result = await ws.until((m) => m.type === 'result' && m.id === 'r1');
       expect(result).to.include({ status: 'success', verdict: 'accepted', score: 1 });
+      // One run per second per connection.
+      await new Promise((r) => setTimeout(r, 1100));
       ws.send({ type: 'run', id: 'r2', code: 'print(1)', compiler: PY, input: '', checker: { type: 'tokens' } });
       const refused = await ws.until((m) => m.type === 'error' && m.id === 'r2');
       expect(refused.message).to.match(/checker compares the output with expected_output/);

@@ -22,10 +22,11 @@ const EXTRA_ECHOED = '{"zeta":1,"10":"ten","alpha":{"b":2,"a":[1,2.50]},"note":"
 /** The keys of a JSON object in the order they appear in its text (none of them integer-like). */
 const keysOf = (text: string): string[] => Object.keys(JSON.parse(text) as object);
 
-/** The files fields, present only when the request asked for its files (return_files). */
-const FILES_FIELDS: readonly string[] = ['files', 'files_truncated', 'files_dropped'];
+/** The files fields, present only when the request asked for its files (return_files), and
+ *  the judged fields, only when it was judged (test/integration/judge.test.ts holds their places). */
+const OPTIONAL_FIELDS: readonly string[] = ['files', 'files_truncated', 'files_dropped', 'verdict', 'score', 'checker_message', 'problem'];
 /** The result fields a single-input run carries, in order. */
-const SINGLE = RESULT_FIELD_ORDER.filter((k) => k !== 'tests' && !FILES_FIELDS.includes(k));
+const SINGLE = RESULT_FIELD_ORDER.filter((k) => k !== 'tests' && !OPTIONAL_FIELDS.includes(k));
 
 class Receiver {
   bodies: string[] = [];
@@ -137,7 +138,7 @@ describe('results on every channel', function () {
     const { key } = await keyFor(s.db);
     const res = await post('/api/v2/run-code-sync/', key.key, JSON.stringify({ code: 'print(input())', compiler: PY, tests: [{ input: 'a' }, { input: 'b' }] }));
     const text = await res.text();
-    expect(keysOf(text)).to.deep.equal(RESULT_FIELD_ORDER.filter((k) => !FILES_FIELDS.includes(k)));
+    expect(keysOf(text)).to.deep.equal(RESULT_FIELD_ORDER.filter((k) => !OPTIONAL_FIELDS.includes(k)));
     const tests = (JSON.parse(text) as { tests: object[] }).tests;
     for (const t of tests) expect(Object.keys(t)).to.deep.equal(['status', 'output', 'error', 'exit_code', 'signal', 'time', 'total', 'memory', 'truncated']);
     expect(text).to.contain('"extra_params":null,"tests":[{"status":"success","output":"a\\n"');
