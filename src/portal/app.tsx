@@ -4,6 +4,7 @@ import bodyParser from 'koa-bodyparser';
 import compose from 'koa-compose';
 import { databaseUnavailable } from '../api/middleware/errors.js';
 import { publicUrl } from '../config.js';
+import { REQUEST_LIMITS } from '../limits.js';
 import { serveAssets } from './assets.js';
 import { readCookie } from './cookies.js';
 import { csrf } from './csrf.js';
@@ -64,6 +65,13 @@ function loadSession(deps: PortalDeps, isPage: (path: string) => boolean): Koa.M
   };
 }
 
+/** Form bodies: 256 KB, but the playground's form carries a program's files and tests (as the API's 4 MiB body, URL-encoded). */
+function formBody(): Koa.Middleware<PortalState> {
+  const small = bodyParser({ enableTypes: ['form'], formLimit: '256kb' });
+  const playground = bodyParser({ enableTypes: ['form'], formLimit: `${3 * REQUEST_LIMITS.bodyMaxBytes}b` });
+  return (ctx, next) => (ctx.path === '/playground' ? playground : small)(ctx as never, next);
+}
+
 export function createPortal(deps: PortalDeps): Koa.Middleware {
   const router = new Router<PortalState>();
   authRoutes(router, deps);
@@ -77,7 +85,7 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
     securityHeaders(),
     errorPage(deps),
     serveAssets(),
-    bodyParser({ enableTypes: ['form'], formLimit: '256kb' }) as never,
+    formBody(),
     loadSession(deps, (path) => router.match(path, 'GET').path.length > 0),
     csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
     router.routes() as never,

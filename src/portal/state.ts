@@ -30,6 +30,16 @@ export function field(ctx: PortalContext, name: string): string {
   return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '';
 }
 
+/** A field the form repeats (one per file, per test), in the form's order; [] when absent. */
+export function fieldList(ctx: PortalContext, name: string): string[] {
+  const body = (ctx.request as unknown as { body?: Record<string, unknown> }).body ?? {};
+  const v = body[name];
+  if (typeof v === 'string') return [v];
+  // Past 20 repeats the form parser (qs) gives an object keyed by position instead of an array.
+  const list = Array.isArray(v) ? v : v !== null && typeof v === 'object' && Object.keys(v).every((k) => /^\d+$/.test(k)) ? Object.values(v) : [];
+  return list.filter((x): x is string => typeof x === 'string');
+}
+
 /** An error answered as an HTML page with this status (404 for anything not the caller's). */
 export class PortalError extends Error {
   constructor(

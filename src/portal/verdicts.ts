@@ -1,3 +1,5 @@
+import { fmtKilobytes, fmtSeconds } from './format.js';
+
 // What a run's status and a judged test's verdict are called on every face (portal
 // pages, the playground, the widget): one word list, imported by the server's views and
 // the browser bundles alike (it is plain data).
@@ -27,3 +29,30 @@ export const VERDICT_WORDS: Record<string, string> = {
 /** A status or verdict in words (the code itself when it is a new one). */
 export const statusWords = (status: string): string => STATUS_WORDS[status] ?? status;
 export const verdictWords = (verdict: string): string => VERDICT_WORDS[verdict] ?? verdict;
+
+/** What the line under a run's output needs of its result. */
+export interface VerdictFields {
+  status: string;
+  verdict?: string | undefined;
+  exit_code?: number | null | undefined;
+  time?: number | null | undefined;
+  total?: number | null | undefined;
+  memory?: number | null | undefined;
+  truncated?: boolean | undefined;
+}
+
+/**
+ * The line under the output once a run has ended: what happened, in words (a judged
+ * run's verdict), then its CPU time and peak memory (`Finished · 41 ms · 2.7 MB`).
+ */
+export function verdictText(r: VerdictFields): string {
+  let what = r.verdict !== undefined ? verdictWords(r.verdict) : statusWords(r.status);
+  if (r.status === 'runtime_error' && typeof r.exit_code === 'number') what += ` (exit code ${r.exit_code})`;
+  const parts = [what];
+  // CPU time first: wall time would count the seconds a reader took to type input.
+  const seconds = r.time ?? r.total;
+  if (typeof seconds === 'number') parts.push(fmtSeconds(seconds));
+  if (typeof r.memory === 'number') parts.push(fmtKilobytes(r.memory));
+  if (r.truncated) parts.push('output cut at 64 KB');
+  return parts.join(' · ');
+}

@@ -1,14 +1,9 @@
+import { downloadName, droppedText, fileShown, fileUrl, imageAlt, sizeText } from '../../portal/returned-files.js';
 import type { ReturnedFile, RunResult } from './verdict.js';
 
 // The files a run brought back from /box/out/ (return_files), shown under the output by
-// the playground and the widget: PNG, JPEG and SVG images as images (an <img> from a
-// data: URL: an SVG's markup is never put in the page, so nothing in it runs), text
-// files up to 64 KB in a <pre>, and every file as a link that downloads it.
-
-const IMAGES = new Set(['image/png', 'image/jpeg', 'image/svg+xml']);
-const TEXT_SHOWN_BYTES = 64 * 1024;
-
-const isText = (mime: string) => mime.startsWith('text/') || mime === 'application/json' || mime === 'application/xml';
+// the playground and the widget as src/portal/returned-files.ts says (images as <img>,
+// text in a <pre>, every file a download link).
 
 function bytesOf(base64: string): Uint8Array {
   const raw = atob(base64);
@@ -16,8 +11,6 @@ function bytesOf(base64: string): Uint8Array {
   for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
   return bytes;
 }
-
-const sizeText = (bytes: number) => (bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 
 function node<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
@@ -35,25 +28,26 @@ export function filesView(r: Pick<RunResult, 'files' | 'files_truncated' | 'file
   for (const f of files) list.append(fileItem(f));
   const out: HTMLElement[] = [list];
   if (r.files_truncated && dropped.length > 0) {
-    out.push(node('p', 'files-dropped', `Not brought back (past the 16 files or 1 MiB a run returns): ${dropped.map((d) => `${d.name} (${sizeText(d.size)})`).join(', ')}.`));
+    out.push(node('p', 'files-dropped', droppedText(dropped)));
   }
   return out;
 }
 
 function fileItem(f: ReturnedFile): HTMLLIElement {
   const item = node('li', 'file');
-  const url = `data:${f.mime};base64,${f.content}`;
+  const url = fileUrl(f);
+  const shown = fileShown(f);
   const link = node('a', '', f.name);
   link.href = url;
-  link.download = f.name.slice(f.name.lastIndexOf('/') + 1);
+  link.download = downloadName(f.name);
   const caption = node('p', 'file-name');
   caption.append(link, ` · ${sizeText(f.size)}`);
-  if (IMAGES.has(f.mime)) {
+  if (shown === 'image') {
     const img = node('img', 'file-image');
     img.src = url;
-    img.alt = `${f.name}, an image the program wrote`;
+    img.alt = imageAlt(f.name);
     item.append(img, caption);
-  } else if (isText(f.mime) && f.size <= TEXT_SHOWN_BYTES) {
+  } else if (shown === 'text') {
     const pre = node('pre', 'file-text', new TextDecoder().decode(bytesOf(f.content)));
     pre.tabIndex = 0;
     pre.setAttribute('aria-label', f.name);
