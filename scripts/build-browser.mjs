@@ -48,7 +48,8 @@ if (entries.length > 0) {
       metafile: true,
       define: { __RUNBOX_SOURCES__: JSON.stringify(sources) },
     });
-    const entry = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint)?.[0];
+    // Each language a dynamic import is an entry point of its own too: the editor's is the one named so.
+    const entry = Object.keys(metafile.outputs).find((file) => basename(file).startsWith('editor-') && file.endsWith('.js'));
     editorPath = `${EDITOR_PATH}${basename(entry)}`;
   }
   await Promise.all(

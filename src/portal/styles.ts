@@ -2,6 +2,7 @@
 export const PORTAL_CSS = `
 :root{--fg:#1a1f36;--muted:#5b6478;--line:#d8dde6;--bg:#f6f8fa;--accent:#4f46e5;--accent-dark:#3730a3;--bad:#b42318;--ok:#067647;--warn:#93370d;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:#fff}
 body{margin:0;line-height:1.45}
+[hidden]{display:none!important}
 a{color:var(--accent-dark)}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px 8px;z-index:2}
 header.top{display:flex;align-items:center;gap:24px;padding:10px 24px;border-bottom:1px solid var(--line);background:var(--bg);flex-wrap:wrap}

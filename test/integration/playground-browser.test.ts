@@ -42,7 +42,20 @@ describe('the playground, in Chromium', function () {
 
   const goto = async (path: string) => (await page.goto(stack.url + path, { waitUntil: 'load' }))!;
   const value = (selector: string) => page.$eval(selector, (e) => (e as HTMLInputElement).value);
-  const setCode = (code: string) => page.$eval('#pg-code', (e, c) => ((e as HTMLTextAreaElement).value = c), code);
+  /** The code editor named `name` (its accessible name, as a screen reader says it). */
+  const editor = (name: string) => page.locator(`::-p-aria([name="${name}"][role="textbox"])`);
+  const editorReady = () => page.waitForSelector('#playground[data-editor="ready"]', { timeout: 30_000 });
+  /** As a person pastes: everything in the file's editor selected, then the text comes in at once. */
+  const setCode = async (code: string, name = 'Code of main.py') => {
+    await editorReady();
+    await editor(name).click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.sendCharacter(code);
+  };
+  /** The code of the file at `index`, as the form will send it (the editor keeps its text box up to date). */
+  const codeOf = (index = 0) => value(`#pg-code-${index}`);
   const outputText = () => page.$eval('#output', (e) => e.textContent ?? '');
   const waitForOutput = (fragment: string) => page.waitForFunction((f: string) => (document.getElementById('output')!.textContent ?? '').includes(f), { timeout: 90_000 }, fragment);
   const waitForVerdict = async () => {
@@ -113,21 +126,25 @@ describe('the playground, in Chromium', function () {
     await goto('/playground');
     const ids = await page.$$eval('#pg-compiler option', (os) => os.map((o) => (o as HTMLOptionElement).value));
     expect(ids).to.include.members([PY, C]);
+    await editorReady();
     await page.select('#pg-compiler', C);
-    expect(await value('#pg-code')).to.equal(compilerEntry(C)!.hello.code);
+    expect(await codeOf()).to.equal(compilerEntry(C)!.hello.code);
+    expect(await value('#pg-file-name-0'), "the file takes the compiler's own name").to.equal('main.c');
     await page.select('#pg-compiler', PY);
-    expect(await value('#pg-code')).to.equal(compilerEntry(PY)!.hello.code);
+    expect(await codeOf()).to.equal(compilerEntry(PY)!.hello.code);
+    expect(await value('#pg-file-name-0')).to.equal('main.py');
     // The C sample compiles and runs as the catalogue says.
     await page.select('#pg-compiler', C);
     await (await byText(page, 'Run', 'button')).click();
     expect((await waitForVerdict()).status).to.equal('success');
     expect(await outputText()).to.equal(compilerEntry(C)!.hello.output);
     // Once changed, the code stays whatever compiler is chosen.
-    await page.click('#pg-code');
+    await editor('Code of main.c').click();
     await page.keyboard.type('// mine\n');
-    const mine = await value('#pg-code');
+    const mine = await codeOf();
+    expect(mine).to.include('// mine');
     await page.select('#pg-compiler', PY);
-    expect(await value('#pg-code')).to.equal(mine);
+    expect(await codeOf()).to.equal(mine);
   });
 
   for (const w of WIDTHS) {
@@ -140,7 +157,7 @@ describe('the playground, in Chromium', function () {
       expect(sideways).to.equal(false);
       // Short enough that the page might not need to scroll: scrolled down first, so it must.
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.click('#pg-code');
+      await editor('Code of main.py').click();
       if (w.width === 390) expect(await inView('#verdict'), 'at phone width the verdict starts below the fold').to.equal(false);
       await pause();
       await page.keyboard.down('Control');

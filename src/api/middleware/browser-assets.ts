@@ -23,6 +23,9 @@ export const BROWSER_ASSETS: Record<string, string> = {
  */
 const EDITOR_FILE = /^\/widget\/editor\/((?:editor|chunk)-[A-Za-z0-9_-]{6,16}\.js)$/;
 
+/** Whether `path` is one of these bundles' (the app sends such paths here). */
+export const isBrowserAsset = (path: string): boolean => fileOf(path) !== undefined;
+
 function fileOf(path: string): string | undefined {
   const editor = EDITOR_FILE.exec(path);
   return editor ? `editor/${editor[1]}` : BROWSER_ASSETS[path];

@@ -77,7 +77,6 @@ const theme = EditorView.theme({
   '.cm-activeLineGutter': { backgroundColor: 'var(--cm-active-gutter, #e8eef6)', color: 'var(--cm-fg, #1f2328)' },
   '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, ::selection': { backgroundColor: 'var(--cm-selection, #b6d6fb)' },
   '&.cm-focused .cm-matchingBracket': { backgroundColor: 'var(--cm-bracket, #cfe8d3)', outline: 'none' },
-  '.cm-hint': { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clipPath: 'inset(50%)', whiteSpace: 'nowrap' },
 });
 
 let editors = 0;
@@ -89,7 +88,8 @@ export function createEditor(options: EditorOptions): CodeEditor {
   const hintId = `cm-hint-${++editors}`;
   const hint = document.createElement('p');
   hint.id = hintId;
-  hint.className = 'cm-hint';
+  // Said with the label, not shown: the page shows its own hint beside the editor.
+  hint.hidden = true;
   hint.textContent = options.hint ?? '';
   const language = new Compartment();
   const label = new Compartment();

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { submissionViewJson } from '../../api/submission-view.js';
 import { deliveriesOf, queueRedelivery } from '../../callbacks/redeliver.js';
+import { judgedTests } from '../../judge/submission-tests.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
 import { findSubmission, listSubmissions } from '../submission-list.js';
@@ -37,7 +38,8 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
         : [];
     // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
     const json = (await submissionViewJson(db, c.state.session!.accountId, s.id))!;
-    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
+    const judged = await judgedTests(db, c.state.session!.accountId, s.id);
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} judged={judged} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {

@@ -58,9 +58,7 @@ function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[
     <form class="stack playground" id="playground" method="post" action="/playground#pg-result" data-ws-path="/api/v2/ws/">
       <CsrfField token={p.page.csrf} />
       {/* The form's default button (Enter in a one-line field): Run, not Add or Remove. */}
-      <button type="submit" name="op" value="run" class="default-action" tabIndex={-1} aria-hidden="true">
-        Run
-      </button>
+      <button type="submit" name="op" value="run" class="default-action" tabIndex={-1} aria-hidden="true" />
       <div>
         <label for="pg-key">Key</label>
         <select id="pg-key" name="key_id" aria-describedby="pg-key-hint">

@@ -1,8 +1,11 @@
 import type { DeliveryRow } from '../../callbacks/redeliver.js';
+import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { RunResult } from '../../result.js';
 import type { SubmissionDetail, SubmissionLine } from '../submission-list.js';
 import { fmtKilobytes, fmtSeconds } from '../format.js';
+import { verdictText } from '../verdicts.js';
 import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
 // The account's submissions, and one submission: its code, its input, its result as
 // readable fields (the raw JSON behind a toggle), and its callback deliveries.
@@ -136,7 +139,7 @@ function ResultFields(p: { r: RunResult }) {
   );
 }
 
-export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; deliveries: DeliveryRow[]; notices?: Notice[] }) {
+export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; judged?: JudgedTestView[] | undefined; deliveries: DeliveryRow[]; notices?: Notice[] }) {
   const { s } = p;
   // JSON.parse keeps the order of the fields, so the raw view keeps the API's.
   const view = JSON.parse(p.json) as { result?: RunResult };
@@ -178,7 +181,24 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
       <h2>Result</h2>
       {result ? (
         <>
+          {result.verdict !== undefined && (
+            <p class="verdict-line" data-field="result.verdict">
+              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}`}
+            </p>
+          )}
+          {p.judged && p.judged.length > 0 && (
+            <>
+              <h3>Verdicts</h3>
+              <JudgedTests tests={p.judged} />
+            </>
+          )}
           <ResultFields r={result} />
+          {(result.files?.length ?? 0) + (result.files_dropped?.length ?? 0) > 0 && (
+            <>
+              <h3>Files the program wrote</h3>
+              <ReturnedFiles files={result.files} dropped={result.files_dropped} />
+            </>
+          )}
         </>
       ) : (
         <p>The run has not ended yet.</p>
