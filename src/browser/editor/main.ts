@@ -1,5 +1,5 @@
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
-import { bracketMatching, HighlightStyle, indentOnInput, LanguageDescription, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, HighlightStyle, indentOnInput, indentUnit, LanguageDescription, syntaxHighlighting } from '@codemirror/language';
 import { languages } from '@codemirror/language-data';
 import { Compartment, EditorState } from '@codemirror/state';
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
@@ -113,6 +113,8 @@ export function createEditor(options: EditorOptions): CodeEditor {
         language.of([]),
         label.of(attributes(options.label)),
         EditorState.tabSize.of(4),
+        // Four spaces a level, as the widget's plain code box indents.
+        indentUnit.of('    '),
         EditorState.readOnly.of(options.readOnly === true),
         // Before the default keymap, whose Mod-Enter inserts a blank line.
         keymap.of([{ key: 'Mod-Enter', run: () => (options.onRun?.(), true) }, ...defaultKeymap, ...historyKeymap, ...(options.readOnly ? [] : [indentWithTab])]),

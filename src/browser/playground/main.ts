@@ -137,8 +137,9 @@ if (form) {
     const panel = fromTemplate('pg-file-template', files.length + 1);
     tabsList.parentElement!.insertBefore(panel, $('pg-code-hint'));
     const main = files.find((f) => f.main.checked) ?? files[0];
+    const name = newFileName(files.map((x) => x.name.value), main?.name.value ?? '');
     const f = addFile(panel);
-    f.name.value = newFileName(files.map((x) => x.name.value), main?.name.value ?? '');
+    f.name.value = name;
     f.editor?.setFilename(f.name.value);
     relabel();
     tabs.select(files.length - 1);

@@ -86,7 +86,7 @@ export class RunboxWidget extends HTMLElement {
     if (tabs) box.append(tabs.list);
     sources.forEach((source, i) => {
       const panel = el('div', { className: 'panel' });
-      const label = sources.length > 1 ? `${source.name}${source.main ? ' (main file)' : ''}` : `Code${compiler ? ` (${compiler})` : ''}`;
+      const label = sources.length > 1 ? `Code of ${source.name}` : `Code${compiler ? ` (${compiler})` : ''}`;
       const area = el('textarea', { id: sources.length > 1 ? `code-${i}` : 'code', value: source.text, spellcheck: false, readOnly }, {
         autocapitalize: 'off',
         autocomplete: 'off',
@@ -98,7 +98,7 @@ export class RunboxWidget extends HTMLElement {
       attachEditing(area, run);
       this.areas.push(area);
       this.editors.push(null);
-      tabs?.add(`${source.name}${source.main ? ' •' : ''}`, panel);
+      tabs?.add(`${source.name}${source.main ? ' (main)' : ''}`, panel);
     });
     if (!readOnly) box.append(el('p', { id: 'code-hint', className: 'hint', textContent: 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.' }));
     if (this.hasAttribute('stdin')) {
