@@ -28,8 +28,6 @@ export function playgroundRunner(deps: PortalDeps) {
   /** Runs `request`; null when the browser went away before the end (the run is then stopped). */
   return async (res: ServerResponse, accountId: string, keyId: string, request: PlaygroundRequest): Promise<PlaygroundOutcome | null> => {
     const refused = (status: number, message: string) => ({ ok: false as const, status, message });
-    const live = deps.live;
-    if (!live) return refused(503, 'Runs are not available on this server process.');
     const key = /^[1-9][0-9]{0,17}$/.test(keyId) ? await findKeyById(deps.db, keyId) : undefined;
     if (!key || key.accountId !== accountId || key.revoked || key.kind !== 'api') return refused(400, 'Choose one of your API keys.');
     if (await maintenance.isOn()) return refused(503, 'The service is temporarily offline for maintenance.');
@@ -38,11 +36,13 @@ export function playgroundRunner(deps: PortalDeps) {
       const body = validate<RunCodeRequest>(RunCodeRequest, request);
       const program = requestProgram(body, body.compiler, deps.config.RUNBOX_RECIPES_DIR);
       const judging = await requestJudging(deps, accountId, body);
+      if (!deps.live) return refused(503, 'Runs are not available on this server process.');
       submission = await admit(key, { compiler: body.compiler, ...judgedProgram(program, judging, body), extraParams: null }, 'sync');
     } catch (err) {
       if (err instanceof ApiError) return refused(err.status, err.message);
       throw err;
     }
+    const live = deps.live!;
     if (!(await waitForRunEnd(res, live, submission.id, deps.db, deps.log, submission.admittedAt))) return null;
     const result = await storedResult(deps.db, submission.id, live);
     const tests = result.verdict !== undefined ? await judgedTests(deps.db, accountId, submission.id) : undefined;
