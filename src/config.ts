@@ -45,6 +45,21 @@ export const CONFIG_VARS = {
     'PostgreSQL connection URL. Empty: the local cluster that `npm run setup` creates (database `runbox` over the Unix socket).',
     'postgresql://%2Fvar%2Frun%2Fpostgresql/runbox',
   ),
+  RUNBOX_DATABASE_POOLING: str(
+    'What RUNBOX_DATABASE_URL reaches: `session` (PostgreSQL itself, or a pooler that gives each client its own server connection) or `transaction` (PgBouncer in transaction pooling mode: no named prepared statements, and LISTEN only over RUNBOX_DATABASE_LISTEN_URL).',
+    'session',
+    Type.Union([Type.Literal('session'), Type.Literal('transaction')]),
+  ),
+  RUNBOX_DATABASE_LISTEN_URL: str(
+    'A direct connection to PostgreSQL (not through a pooler in transaction mode) for LISTEN: each process holds one, for every channel. Empty: RUNBOX_DATABASE_URL with `session` pooling; with `transaction` pooling none. `none`: no LISTEN (runner hosts of a large fleet: every admission wakes every listening runner). Without LISTEN, new jobs, run ends and cancellations are polled for every RUNBOX_POLL_MS, live output every 250 ms.',
+    '',
+  ),
+  RUNBOX_DATABASE_POOL: int(
+    'Connections in the pool of a process that runs the API or the sender (a runner alone holds 4 whatever its slots; each process one more to LISTEN): see docs/operating.md#scaling-out.',
+    10,
+    1,
+    1000,
+  ),
   RUNBOX_HOST: str('Address the API listens on.', '127.0.0.1'),
   RUNBOX_PORT: int('Port the API listens on.', 8080, 0, 65535),
   RUNBOX_COMPONENTS: str(
@@ -151,6 +166,12 @@ export const CONFIG_VARS = {
     4 * 1024 * 1024,
     1024,
     1024 * 1024 * 1024,
+  ),
+  RUNBOX_WS_STDIN_WRITES_PER_SECOND: int(
+    "Statements storing an interactive run's stdin, per WebSocket connection (its runs together) and second; what the client sends meanwhile joins the next one. Each is a NOTIFY every runner hears.",
+    50,
+    1,
+    10_000,
   ),
   RUNBOX_TRUST_PROXY: bool('Trust X-Forwarded-For from a load balancer.', false),
   RUNBOX_PUBLIC_URL: str(

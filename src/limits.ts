@@ -50,6 +50,28 @@ export const RUN_LIMITS = {
   network: false,
 } as const;
 
+/**
+ * What a job cgroup allows beyond the program's own limits, for the sandbox's own
+ * processes (the launcher, runbox-init) and what the kernel keeps for them. The program's
+ * cgroup (a pooled stage's, or the job's `program`) is held to memoryBytes itself, so an
+ * OOM kill lands on the program and never on the sandbox around it: memory no process
+ * maps (socket buffers, kernel objects) would otherwise make the largest task of the job,
+ * the launcher, the OOM killer's choice.
+ */
+export const SANDBOX_OVERHEAD = {
+  memoryBytes: 32 * MiB,
+  /** A pooled stage that leaves more than this charged at its end (page cache, negative
+   *  dentries) has it reclaimed then, on the runner's time, before its cgroup goes and
+   *  the charges move to the job, where the next stage (another account's) would pay for
+   *  their reclaim in its own CPU time. Most stages leave a megabyte or two, and a
+   *  reclaim costs 0.2-4 ms even then. */
+  drainAboveBytes: 8 * MiB,
+  /** A pooled sandbox is reused only while its job, once a stage's charges have been
+   *  reclaimed, holds at most this much more than before its first stage: stages' small
+   *  leftovers add up, and what cannot be reclaimed would be paid for by a later stage. */
+  settledSlackBytes: 16 * MiB,
+} as const;
+
 /** The lowest per-stage limits a request may ask for (the compatible routes accept lower
  *  timeouts and memory than RUN_LIMITS; below these a runtime cannot even start). */
 export const STAGE_LIMIT_FLOORS = {
@@ -76,6 +98,29 @@ export const REQUEST_LIMITS = {
   jsonMaxDepth: 16,
 } as const;
 
+/** What a program may be made of, beyond `code` (the request's files, main, args and compiler options). */
+export const PROGRAM_LIMITS = {
+  /** Files of one program, the main one included. */
+  filesMax: 100,
+  /** Their decoded bytes together. */
+  filesMaxBytes: 1_000_000,
+  /** A file's name: a relative path, UTF-8 bytes. */
+  fileNameMaxBytes: 255,
+  /** Command-line arguments of the run stage. */
+  argsMax: 64,
+  argMaxBytes: 4096,
+  /** Options added to the compile stage, each checked against the recipe's allowed forms. */
+  compilerOptionsMax: 32,
+  compilerOptionMaxBytes: 256,
+} as const;
+
+/** Files a run brings back from /box/out (return_files): the first ones by name within both bounds. */
+export const RETURN_FILES_LIMITS = {
+  filesMax: 16,
+  bytesMax: 1 * MiB,
+  /** Files past the bounds listed by name and size in files_dropped. */
+  droppedListedMax: 100,
+} as const;
 /** Judged runs: comparisons, checker programs and interactors. */
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
@@ -103,30 +148,6 @@ export const PROBLEM_LIMITS = {
   zipEntriesMax: 10_000,
   /** A problem's name, and a test's. */
   nameMaxBytes: 200,
-} as const;
-
-/** What a program may be made of, beyond `code` (the request's files, main, args and compiler options). */
-export const PROGRAM_LIMITS = {
-  /** Files of one program, the main one included. */
-  filesMax: 100,
-  /** Their decoded bytes together. */
-  filesMaxBytes: 1_000_000,
-  /** A file's name: a relative path, UTF-8 bytes. */
-  fileNameMaxBytes: 255,
-  /** Command-line arguments of the run stage. */
-  argsMax: 64,
-  argMaxBytes: 4096,
-  /** Options added to the compile stage, each checked against the recipe's allowed forms. */
-  compilerOptionsMax: 32,
-  compilerOptionMaxBytes: 256,
-} as const;
-
-/** Files a run brings back from /box/out (return_files): the first ones by name within both bounds. */
-export const RETURN_FILES_LIMITS = {
-  filesMax: 16,
-  bytesMax: 1 * MiB,
-  /** Files past the bounds listed by name and size in files_dropped. */
-  droppedListedMax: 100,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */

@@ -35,8 +35,8 @@
 #define MAX_STAGE_DIRS 4
 #define MAX_WRITES 4
 #define MAX_COUNTS 8
-// The most fields of any reply (done: 4 + 2 * MAX_COUNTS).
-#define MAX_FRAME_FIELDS (4 + 2 * MAX_COUNTS)
+// The most fields of any reply (done: 5 + 2 * MAX_COUNTS).
+#define MAX_FRAME_FIELDS (5 + 2 * MAX_COUNTS)
 
 // Which of a child's pipes it reads (stdin, stage-in): this server writes those.
 extern const int child_reads[PIPES];
@@ -66,6 +66,13 @@ struct job {
   int ndirs;
   char *counts[MAX_COUNTS], *before[MAX_COUNTS];
   int ncounts;
+  // Written at the stage's end, before its directories go, when `usage` reads more than
+  // `drain_over` (what it left charged is reclaimed); and the file read once they have
+  // gone (the job's memory then).
+  char *drains[2 * MAX_WRITES];
+  int ndrains;
+  char *usage, *settle;
+  unsigned long long drain_over;
   char id[32];
   int fd[PIPES];         // this server's ends; -1 once closed
   struct wbuf w[PIPES];  // used for IN, STAGE_IN
@@ -117,6 +124,8 @@ void start(char **f, int nf, int env);
 // stage.c: a stage in a pooled sandbox (enter), its end (on_control), its process count
 void enter(char **f, const size_t *len, int nf);
 void on_control(struct job *env);
+int reclaim_fd(void);
+void on_reclaimed(void);
 int watch_processes(void);
 
 // streams.c: the bytes of each job's pipes

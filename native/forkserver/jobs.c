@@ -31,7 +31,11 @@ void free_stage_info(struct job *j) {
     free(j->counts[k]);
     free(j->before[k]);
   }
-  j->ndirs = j->ncounts = 0;
+  for (int k = 0; k < j->ndrains; k++) free(j->drains[k]);
+  free(j->usage);
+  free(j->settle);
+  j->usage = j->settle = NULL;
+  j->ndirs = j->ncounts = j->ndrains = 0;
 }
 
 void forget(struct job *j) {

@@ -38,6 +38,7 @@
 //   startenv ...  as start, but descriptor 3 is a SOCK_SEQPACKET socket: the control
 //       socket of a pooled sandbox (runbox-init --pool, native/init/pool.c)
 //   enter ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
+//         NDRAIN FILE VALUE... USAGE OVER SETTLE
 //         WATCH MAXPROCS EVERYMS KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
 //       a stage in the pooled sandbox ENV, in one request: make the stage's cgroup
 //       directories DIR..., write each VALUE to its FILE (the stage's limits), read each
@@ -48,14 +49,20 @@
 //       log); stdin and eof apply to ID. Its stdio pipes belong to UID and GID (the
 //       program is given them: runbox-init relays nothing). While it runs, WATCH (a
 //       cgroup.procs file; empty for none) is read every EVERYMS ms: more than MAXPROCS
-//       processes listed is reported once (crowd), without waking the runner otherwise
+//       processes listed is reported once (crowd), without waking the runner otherwise.
+//       At its end, when USAGE (empty: always) reads more than OVER bytes, each drain
+//       VALUE is written to its FILE (what the stage left charged is reclaimed), before its
+//       directories are removed; then SETTLE (empty: none) is read
 // Replies (server -> runner):
 //   started ID PID | failed ID ERRNO STEP
-//   done ID STATUS REMOVED BEFORE... AFTER...
+//   done ID STATUS REMOVED SETTLED BEFORE... AFTER...
 //                               the stage ID of a pooled sandbox has ended, and everything
 //                               in its PID namespace (STATUS: its wait status); its
-//                               counter files as read at its start and now; REMOVED "1"
-//                               when its cgroup directories are gone ("0": still busy)
+//                               counter files as read at its start and at its end; REMOVED
+//                               "1" when its cgroup directories are gone ("0": still busy;
+//                               "2": being reclaimed, a `settled` reply follows); SETTLED
+//                               the SETTLE file's text once they are gone
+//   settled ID REMOVED SETTLED  the reclaim of stage ID has ended, as done would have said
 //   exit PID CODE SIGNAL        a child ended (CODE -1 when killed by SIGNAL)
 //   chunk ID STREAM BYTES       kept output as it comes (STREAM 1 or 2), when asked
 //   flood ID                    stdout + stderr passed FLOOD bytes (once)
@@ -159,10 +166,10 @@ static void reap(void) {
   }
 }
 
-static struct pollfd pfds[2 + MAX_JOBS * PIPES];
+static struct pollfd pfds[3 + MAX_JOBS * PIPES];
 static struct {
   int job, pipe;
-} owner[2 + MAX_JOBS * PIPES];
+} owner[3 + MAX_JOBS * PIPES];
 
 int main(void) {
   // Dies with the runner; if the runner is already gone, do not start serving.
@@ -182,6 +189,7 @@ int main(void) {
     int n = 0;
     pfds[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
     pfds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    pfds[n++] = (struct pollfd){.fd = reclaim_fd(), .events = POLLIN};
     for (int k = 0; k < MAX_JOBS; k++) {
       struct job *j = &jobs[k];
       if (j->used && j->env && j->fd[STAGE_IN] >= 0) {
@@ -208,7 +216,8 @@ int main(void) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    for (int k = 2; k < n; k++) {
+    if (pfds[2].revents) on_reclaimed();
+    for (int k = 3; k < n; k++) {
       if (!pfds[k].revents) continue;
       struct job *j = &jobs[owner[k].job];
       int i = owner[k].pipe;

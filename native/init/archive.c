@@ -336,35 +336,44 @@ void collect(char **names, int count, unsigned long long max_total, unsigned lon
       free(path);
       continue;
     }
-    unsigned long long size = (unsigned long long)st.st_size;
     // Taken in order while both bounds hold; from the first that does not fit, listed only.
+    uint32_t size = (uint32_t)st.st_size;
     full = full || files >= max_files || size > max_total - total;
-    char *data = full ? NULL : malloc(size ? size : 1);
-    size_t got = 0;
-    while (data && got < size) {
-      ssize_t r = read(fd, data + got, size - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      got += (size_t)r;
-    }
-    close(fd);
-    if (!data) {
-      send_omitted(path, len, size);
+    if (full) {
+      close(fd);
+      send_omitted(path, len, (unsigned long long)st.st_size);
       free(path);
       continue;
     }
-    total += got;
-    files++;
-    unsigned char hdr[3 + ARCHIVE_PATH_MAX + 8];
+    // Copied through a buffer made once, never read whole into memory: a pooled stage's
+    // child shares init's memory, where a file's size would stay as init's high-water
+    // mark and in the job's charge after the stage.
+    static char buf[65536];
+    static unsigned char hdr[3 + ARCHIVE_PATH_MAX + 8];
     hdr[0] = ARCHIVE_FILE;
     hdr[1] = (unsigned char)(len >> 8);
     hdr[2] = (unsigned char)len;
     memcpy(hdr + 3, path, len);
     put32(hdr + 3 + len, st.st_mode & 0777);
-    put32(hdr + 7 + len, (uint32_t)got);
+    put32(hdr + 7 + len, size);
     write_full(STAGE_OUT_FD, hdr, 11 + len);
-    write_full(STAGE_OUT_FD, data, got);
-    free(data);
+    // Nothing of the stage runs any more, so the file keeps its size; were it shorter
+    // now, zeros keep the archive whole.
+    uint32_t sent = 0;
+    while (sent < size) {
+      size_t want = size - sent < sizeof buf ? size - sent : sizeof buf;
+      ssize_t r = read(fd, buf, want);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        memset(buf, 0, want);
+        r = (ssize_t)want;
+      }
+      write_full(STAGE_OUT_FD, buf, (size_t)r);
+      sent += (uint32_t)r;
+    }
+    close(fd);
+    total += size;
+    files++;
     free(path);
   }
   free(w.list);

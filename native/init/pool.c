@@ -97,7 +97,10 @@ static void stage_mounts(void) {
   int n = proc_mask_count;
   for (int k = 0; k < n; k++)
     if ((pm[k].fd = open(pm[k].path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0) fail("cannot open", pm[k].path);
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail("cannot mount /proc", NULL);
+  // hidepid=2: a process the program may not ptrace is not listed. The stage's PID 1 (this
+  // child, not dumpable) is made when the previous stage ends and shares init's memory,
+  // so its /proc/1/stat start time and /proc/1/status figures would tell of earlier runs.
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0) fail("cannot mount /proc", NULL);
   for (int k = 0; k < n; k++) {
     char src[32];
     snprintf(src, sizeof src, "/proc/self/fd/%d", pm[k].fd);
@@ -107,6 +110,9 @@ static void stage_mounts(void) {
   mount_tmpfs(SANDBOX_WORKSPACE, pool_workspace);
   mount_tmpfs("/tmp", pool_tmp);
   mount_tmpfs("/dev/shm", pool_shm);
+  // A launcher that mounted a devpts of its own there (nsjail) would leave it listed
+  // under the stage's, which bubblewrap does not: the stage's is the only one.
+  if (umount2("/dev/pts", MNT_DETACH) != 0 && errno != EINVAL) fail("cannot unmount the launcher's /dev/pts", NULL);
   if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, pool_devpts) != 0) fail("cannot mount /dev/pts", pool_devpts);
 }
 
@@ -177,6 +183,9 @@ static void stage_child(void) {
     if (write(k, "0", 1) != 1) fail("cannot join the stage's cgroup", NULL);
     close(k);
   }
+  // A cgroup namespace rooted at the stage's own cgroups: /proc/self/cgroup reads "/" in
+  // every stage, not the runner's count of them.
+  if (unshare(CLONE_NEWCGROUP) != 0) fail("cannot make the stage's cgroup namespace", NULL);
   drop_capabilities();
   _exit(stage(1));
 }

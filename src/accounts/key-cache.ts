@@ -23,7 +23,8 @@ export interface KeyCache {
 
 export interface KeyCacheOptions {
   db: Db;
-  url: string;
+  /** Where to LISTEN; null: nothing is cached (every lookup reads the key). */
+  url: string | null;
   /** How long an entry is trusted even without a notification. */
   ttlMs?: number;
   /** Entries kept at most (least recently stored go first). */

@@ -5,7 +5,7 @@ import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import type { ApiLog } from './route.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import { storedOutput } from '../queue/output-store.js';
+import { storedOutput, storedOutputFrom } from '../queue/output-store.js';
 import { sql } from 'kysely';
 import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
@@ -28,20 +28,43 @@ export interface LiveResults {
   close(): Promise<void>;
 }
 
-function createOutputFeed(url: string, db: Db, reconnectMinMs?: number): OutputFeed {
+/** While nothing is listened to, how often the stored output of live runs is read (interactive sessions want it soon). */
+const OUTPUT_POLL_MS = 250;
+
+function createOutputFeed(url: string | null, db: Db, reconnectMinMs?: number): OutputFeed {
   const subscribers = new Map<string, (m: OutputMessage) => void>();
+  // The next message number of each subscribed run that a poll asks for.
+  const polledFrom = new Map<string, number>();
   const deliver = (messages: OutputMessage[]) => {
-    for (const m of messages) subscribers.get(m.i)?.(m);
+    for (const m of messages) {
+      const sub = subscribers.get(m.i);
+      if (!sub) continue;
+      polledFrom.set(m.i, Math.max(polledFrom.get(m.i) ?? 0, m.n + 1));
+      sub(m);
+    }
   };
   const replay = async (ids: string[], from = 0) => deliver(await storedOutput(db, ids, from));
   let lost = false;
+  let polling = false;
+  const poll = setInterval(() => {
+    if (listener.listening || polling || subscribers.size === 0) return;
+    polling = true;
+    // Each run from where the last poll left it: no notification says what came since.
+    storedOutputFrom(db, new Map([...subscribers.keys()].map((id) => [id, polledFrom.get(id) ?? 0])))
+      .then(deliver)
+      .catch(() => {
+        // The database is unreachable: the next tick tries again.
+      })
+      .finally(() => (polling = false));
+  }, OUTPUT_POLL_MS);
+  poll.unref();
   const listener: Listener = listen({
     url,
     channel: OUTPUT_CHANNEL,
     ...(reconnectMinMs !== undefined ? { reconnectMinMs } : {}),
     onNotify: (payload) => {
       const m = parseOutputMessage(payload);
-      if (m) subscribers.get(m.i)?.(m);
+      if (m) deliver([m]);
     },
     onLost: () => (lost = true),
     // Chunks notified while the connection was down come back from the store.
@@ -57,16 +80,21 @@ function createOutputFeed(url: string, db: Db, reconnectMinMs?: number): OutputF
     subscribe: (id, onMessage) => {
       subscribers.set(id, onMessage);
       return () => {
-        if (subscribers.get(id) === onMessage) subscribers.delete(id);
+        if (subscribers.get(id) !== onMessage) return;
+        subscribers.delete(id);
+        polledFrom.delete(id);
       };
     },
     replay: (id, from) => replay([id], from),
     ready: () => listener.ready(),
-    close: () => listener.close(),
+    close: async () => {
+      clearInterval(poll);
+      await listener.close();
+    },
   };
 }
 
-export function createLiveResults(options: { url: string; db: Db; pollMs: number; reconnectMinMs?: number }): LiveResults {
+export function createLiveResults(options: { url: string | null; db: Db; pollMs: number; reconnectMinMs?: number }): LiveResults {
   const done = createDoneWatcher(options);
   const outputs = createOutputFeed(options.url, options.db, options.reconnectMinMs);
   return {

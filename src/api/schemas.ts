@@ -1,7 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
 import { PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
 import { ProgramFields } from '../program/fields.js';
+import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
 
 // Request and answer schemas, declared once: they validate requests, give the handlers
 // their types and are published as-is in GET /api/openapi.json.
@@ -240,6 +240,15 @@ export const LimitsDocument = Type.Object({
     monthly_period: Type.String(),
     per_key_monthly_limit: Type.String(),
   }),
+  problems: Type.Object(
+    {
+      test_file_max_bytes: Type.Integer({ description: "A stored problem's test input or expected output." }),
+      tests_max: Type.Integer({ description: 'Tests of one stored problem.' }),
+      upload_max_bytes: Type.Integer({ description: 'A problem as sent: its JSON body or its zip package.' }),
+      checker_message_max_bytes: Type.Integer({ description: "A checker's or interactor's message kept in a test's result." }),
+    },
+    { description: 'Judged runs and stored problems (the account storage figure is account.problem_storage_bytes).' },
+  ),
   websocket_runs_per_second_per_connection: Type.Integer(),
 });
 
@@ -253,6 +262,9 @@ export const CompilerList = Type.Array(
       description: "The language name Piston's clients send for it (POST /piston/api/v2/execute); null: not offered there (another id of its version is).",
     }),
     judge0: Type.Union([Type.Integer(), Type.Null()], { description: 'Its Judge0 CE language id (POST /judge0/submissions); null where Judge0 has none.' }),
+    libraries: Type.Record(Type.String(), Type.String(), {
+      description: 'Libraries a program can use with no install step (numpy, Boost, Gson, ggplot2…): name → the version installed, probed when the image was built. Empty when it has none or is not installed.',
+    }),
     compiler_options: Type.Array(Type.String(), {
       description: 'The forms of compiler_options it takes, each a pattern an option must match whole; empty: none (an interpreter, or a compiler without options).',
     }),

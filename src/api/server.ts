@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { onAccountEvent } from '../accounts/events.js';
+import { listenUrl } from '../db/connections.js';
 import { createKeyCache } from '../accounts/key-cache.js';
 import { createApp, type ApiDeps } from './app.js';
 import { onClientError } from './client-error.js';
@@ -16,11 +17,12 @@ export interface RunningApi {
 }
 
 export async function startApi(given: ApiDeps): Promise<RunningApi> {
-  // Run ends and live output: one LISTEN each for the whole process.
-  const live =
-    given.live ?? createLiveResults({ url: given.config.RUNBOX_DATABASE_URL, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
-  // Keys as last read, dropped when a change is notified: one LISTEN for the process.
-  const keys = given.keys ?? createKeyCache({ db: given.db, url: given.config.RUNBOX_DATABASE_URL });
+  // Run ends, live output and key changes, heard on the process's one LISTEN connection
+  // (or polled for without one: src/db/connections.ts).
+  const url = listenUrl(given.config);
+  const live = given.live ?? createLiveResults({ url, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
+  // Keys as last read, dropped when a change is notified.
+  const keys = given.keys ?? createKeyCache({ db: given.db, url });
   const deps = { ...given, live, keys };
   const app = createApp(deps);
   // Slow clients must not hold sockets forever: the whole request (headers and body)

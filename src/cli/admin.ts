@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
+import { namedStatementsAllowed } from '../db/connections.js';
 import { type Command, UsageError } from './command.js';
 import { commandGroups } from './commands/index.js';
 import { applyEnvFile } from './env-file.js';
@@ -94,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const config = loadConfig();
-  const handle = command.needsDb ? connect(config.RUNBOX_DATABASE_URL, { max: 4, applicationName: 'runbox-admin' }) : undefined;
+  const handle = command.needsDb ? connect(config.RUNBOX_DATABASE_URL, { max: 4, applicationName: 'runbox-admin', namedStatements: namedStatementsAllowed(config) }) : undefined;
   try {
     const result = await command.run({
       values: parsed.values as Record<string, string | boolean | undefined>,

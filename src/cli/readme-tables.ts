@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configTableMarkdown } from '../config.js';
+import { librariesTableMarkdown } from '../docs/libraries-table.js';
 import { limitsTableMarkdown } from '../docs/limits-table.js';
 import { PROJECT_ROOT } from '../util/paths.js';
 
@@ -13,9 +14,10 @@ export interface GeneratedTable {
   render: () => string;
 }
 
-export const GENERATED_TABLES: Record<'limits-table' | 'config-table', GeneratedTable> = {
+export const GENERATED_TABLES: Record<'limits-table' | 'config-table' | 'libraries-table', GeneratedTable> = {
   'limits-table': { file: 'docs/limits.md', render: limitsTableMarkdown },
   'config-table': { file: 'docs/configuration.md', render: configTableMarkdown },
+  'libraries-table': { file: 'docs/compilers.md', render: librariesTableMarkdown },
 };
 
 export type TableName = keyof typeof GENERATED_TABLES;

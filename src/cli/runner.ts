@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { connect } from '../db/connect.js';
+import { connectFor } from '../db/connections.js';
 import { startRunner, type Runner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
@@ -9,7 +9,7 @@ import { claimForRunner, type UidRange } from '../runner/uid-range.js';
 
 const config = loadConfig();
 const log = processLogger(config, 'runbox-runner');
-const handle = connect(config.RUNBOX_DATABASE_URL, { max: config.RUNBOX_RUNNER_SLOTS + 4, applicationName: 'runbox-runner' });
+const handle = connectFor(config, { runner: true }, 'runbox-runner');
 let uids: UidRange | undefined;
 let runner: Runner | undefined;
 

@@ -1,7 +1,8 @@
 import { startApi } from '../api/server.js';
 import { startSender } from '../callbacks/sender.js';
 import { loadConfig, publicUrl } from '../config.js';
-import { connect } from '../db/connect.js';
+import { databaseClock } from '../db/clock.js';
+import { connectFor } from '../db/connections.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
 import { startAdminListener } from '../metrics/listener.js';
@@ -10,7 +11,6 @@ import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
 import { claimForRunner } from '../runner/uid-range.js';
-import { systemClock } from '../util/clock.js';
 
 // `npm start`: the API, the runner and the callback sender in one process, as chosen
 // by RUNBOX_COMPONENTS. Stops gracefully on SIGINT/SIGTERM: the API stops taking
@@ -24,7 +24,7 @@ interface Component {
 const config = loadConfig();
 const log = processLogger(config, 'runbox');
 const wanted = new Set(config.RUNBOX_COMPONENTS.split(','));
-const handle = connect(config.RUNBOX_DATABASE_URL, { max: 20 + (wanted.has('runner') ? config.RUNBOX_RUNNER_SLOTS : 0), applicationName: 'runbox' });
+const handle = connectFor(config, { api: wanted.has('api'), sender: wanted.has('sender'), runner: wanted.has('runner') }, 'runbox');
 const started: Component[] = [];
 
 async function shutdown(): Promise<void> {
@@ -42,7 +42,7 @@ async function shutdown(): Promise<void> {
 
 try {
   await migrateToLatest(handle.db);
-  watchQueue(handle.db);
+  watchQueue(handle.db, config.RUNBOX_LEASE_SECONDS);
 
   if (wanted.has('runner')) {
     // The sandbox uids of this runner's slots, claimed against every other runner on the host.
@@ -64,8 +64,16 @@ try {
   }
 
   if (wanted.has('api')) {
-    const api = await startApi({ db: handle.db, config, clock: systemClock, log });
-    started.push({ name: 'api', stop: () => api.close() });
+    // Admission and usage go by the database's time, whatever this host's clock says.
+    const clock = await databaseClock(handle.db);
+    const api = await startApi({ db: handle.db, config, clock, log });
+    started.push({
+      name: 'api',
+      stop: async () => {
+        clock.close();
+        await api.close();
+      },
+    });
     const base = `http://${api.host.includes(':') ? `[${api.host}]` : api.host}:${api.port}`;
     log.info({ url: base }, `API listening on ${base}/api/`);
     log.info({ url: publicUrl({ ...config, RUNBOX_PORT: api.port }) }, `web portal: open ${publicUrl({ ...config, RUNBOX_PORT: api.port })}/ to sign up and create keys`);

@@ -11,7 +11,8 @@ export interface ImageManifest {
   recipeHash: string;
   digest: string;
   builtAt: string;
-  compilers: Record<string, { version: string }>;
+  /** Per compiler: the probed toolchain version and, where the recipe ships some, each library's. */
+  compilers: Record<string, { version: string; libraries?: Record<string, string> }>;
 }
 
 export interface CompilerAvailability {
@@ -22,14 +23,16 @@ export interface CompilerAvailability {
   version: string | null;
   /** Installed and not retired. */
   available: boolean;
+  /** Library name → version installed with it (probed at build time); empty when none or not available. */
+  libraries: Record<string, string>;
   entry: CompilerEntry;
 }
 
 /** One catalogue entry with the version a deployment has installed (null: none). */
-export function availabilityOf(entry: CompilerEntry, version: string | null): CompilerAvailability {
+export function availabilityOf(entry: CompilerEntry, version: string | null, libraries: Record<string, string> = {}): CompilerAvailability {
   // A retired id is never offered, even where an old image still holds it.
   const installed = entry.retired ? null : version;
-  return { id: entry.id, language: entry.language, image: entry.image, version: installed, available: installed !== null, entry };
+  return { id: entry.id, language: entry.language, image: entry.image, version: installed, available: installed !== null, libraries: installed === null ? {} : libraries, entry };
 }
 
 export function imageRootfs(imagesDir: string, image: string): string {
@@ -49,6 +52,7 @@ export function compilerAvailability(imagesDir: string, recipesDir = ''): Compil
   const manifests = new Map<string, ImageManifest | undefined>();
   return [...catalogue(recipesDir).entries.values()].map((entry) => {
     if (!manifests.has(entry.image)) manifests.set(entry.image, readManifest(imagesDir, entry.image));
-    return availabilityOf(entry, manifests.get(entry.image)?.compilers[entry.id]?.version ?? null);
+    const installed = manifests.get(entry.image)?.compilers[entry.id];
+    return availabilityOf(entry, installed?.version ?? null, installed?.libraries);
   });
 }

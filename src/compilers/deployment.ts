@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { Config } from '../config.js';
 import { availabilityOf, compilerAvailability, type CompilerAvailability } from './availability.js';
 import { catalogue } from './catalogue.js';
+import { LIBRARIES_KEY, type PublishedCompilers } from '../queue/heartbeat.js';
 
 // What the deployment can run, as an API host sees it. Runners publish the compilers
 // of their installed images with every heart-beat (runners.compilers). A compiler is
@@ -13,9 +14,26 @@ import { catalogue } from './catalogue.js';
 // every runner down that directory is empty, so runs answer 400 compiler_unavailable
 // until a runner heart-beats again.
 
-/** Compiler id → version, from the images installed under `imagesDir` (what a runner publishes). */
-export function installedCompilers(imagesDir: string, recipesDir = ''): Record<string, string> {
-  return Object.fromEntries(compilerAvailability(imagesDir, recipesDir).flatMap((c) => (c.version !== null ? [[c.id, c.version]] : [])));
+/** What a runner publishes of the images installed under `imagesDir`. */
+export interface InstalledCompilers {
+  /** Compiler id → toolchain version. */
+  compilers: Record<string, string>;
+  /** Compiler id → its libraries (name → version), for the ids that have some. */
+  libraries: Record<string, Record<string, string>>;
+}
+
+export function installedCompilers(imagesDir: string, recipesDir = ''): InstalledCompilers {
+  const installed = compilerAvailability(imagesDir, recipesDir).filter((c) => c.version !== null);
+  return {
+    compilers: Object.fromEntries(installed.map((c) => [c.id, c.version!])),
+    libraries: Object.fromEntries(installed.filter((c) => Object.keys(c.libraries).length > 0).map((c) => [c.id, c.libraries])),
+  };
+}
+
+/** The name → version strings of a published library list; anything else in it is ignored. */
+function librariesOf(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 /** The settings availability reads. */
@@ -24,15 +42,20 @@ export type AvailabilityConfig = Pick<Config, 'RUNBOX_IMAGES_DIR' | 'RUNBOX_RECI
 /** Every compiler of the catalogue, available when a live runner (or, with none, this host) has it installed. */
 export async function deploymentAvailability(db: Db, config: AvailabilityConfig): Promise<CompilerAvailability[]> {
   const { RUNBOX_IMAGES_DIR: imagesDir, RUNBOX_RECIPES_DIR: recipesDir, RUNBOX_LEASE_SECONDS: freshSeconds } = config;
-  const { rows } = await sql<{ compilers: Record<string, string> }>`
+  const { rows } = await sql<{ compilers: PublishedCompilers }>`
     SELECT compilers FROM runners
     WHERE stopped_at IS NULL AND compilers IS NOT NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})
     ORDER BY id
   `.execute(db);
   if (rows.length === 0) return compilerAvailability(imagesDir, recipesDir);
-  return [...catalogue(recipesDir).entries.values()].map((entry) =>
-    availabilityOf(entry, rows.map((r) => r.compilers[entry.id]).find((v) => typeof v === 'string') ?? null),
-  );
+  return [...catalogue(recipesDir).entries.values()].map((entry) => {
+    // The version and the libraries come from the same runner: the first live one that has the id.
+    const row = rows.find((r) => typeof r.compilers[entry.id] === 'string');
+    if (!row) return availabilityOf(entry, null);
+    const published = row.compilers[LIBRARIES_KEY];
+    const libraries = published && typeof published === 'object' ? librariesOf(published[entry.id]) : {};
+    return availabilityOf(entry, row.compilers[entry.id] as string, libraries);
+  });
 }
 
 /** How long a process trusts its view of what the deployment offers. */

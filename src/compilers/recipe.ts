@@ -6,6 +6,28 @@ import Type, { type Static } from 'typebox';
 
 export const Argv = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
 
+/** Library names as the API lists them (`numpy`, `scikit-learn`, `data.table`, `commons-lang3`); the loader checks them. */
+export const LIBRARY_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+export const MAX_LIBRARY_NAME_LENGTH = 64;
+
+/**
+ * A library shipped with a compiler identifier, from Debian's packages: programs use it
+ * with no install step (the image is read-only and the sandbox has no network).
+ */
+export const LibraryRecipe = Type.Object(
+  {
+    /** The Debian package that installs it; the build adds it to the image's packages. */
+    package: Type.String({ pattern: '^[a-z0-9][a-z0-9.+-]+$' }),
+    /** The real version in the image, stated openly (the build warns when the probe disagrees). */
+    version: Type.String({ minLength: 1 }),
+    /** What a program writes to use it: its import, #include or class name. */
+    use: Type.String({ minLength: 1 }),
+    /** Prints the library's version inside the image; run at build time like the compiler's probe. */
+    probe: Argv,
+  },
+  { additionalProperties: false },
+);
+
 export const CompilerRecipe = Type.Object(
   {
     language: Type.String(),
@@ -46,6 +68,8 @@ export const CompilerRecipe = Type.Object(
     env: Type.Optional(Type.Record(Type.String(), Type.String())),
     /** Prints the toolchain version. */
     probe: Argv,
+    /** Libraries programs can use with no install step, by name (what `GET /api/compilers/` lists). */
+    libraries: Type.Optional(Type.Record(Type.String(), LibraryRecipe)),
     hello: Type.Object({ code: Type.String(), output: Type.String() }),
     /** A program that uses a feature of the shipped version, and what it prints. */
     level: Type.Object(
@@ -101,5 +125,15 @@ export const ImageRecipe = Type.Object(
   { additionalProperties: false },
 );
 
+export type LibraryRecipe = Static<typeof LibraryRecipe>;
 export type CompilerRecipe = Static<typeof CompilerRecipe>;
 export type ImageRecipe = Static<typeof ImageRecipe>;
+
+/** What debootstrap installs: the recipe's packages, then its libraries' that are not among them. */
+export function imagePackages(recipe: ImageRecipe): string[] {
+  const packages = [...recipe.packages];
+  for (const compiler of Object.values(recipe.compilers)) {
+    for (const library of Object.values(compiler.libraries ?? {})) if (!packages.includes(library.package)) packages.push(library.package);
+  }
+  return packages;
+}

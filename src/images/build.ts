@@ -2,19 +2,19 @@ import { execa } from 'execa';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readManifest, type ImageManifest } from '../compilers/availability.js';
-import type { ImageRecipe } from '../compilers/recipe.js';
+import { imagePackages, type ImageRecipe } from '../compilers/recipe.js';
 import { auditTree, cleanTree } from './clean.js';
 import { installDotnetSdk } from './dotnet.js';
 import { writeManifest } from './manifest.js';
 import { mountsUnder } from './mounts.js';
-import { probeVersion } from './probe.js';
+import { probeLibraryVersion, probeVersion } from './probe.js';
 import { builtFrom, recipeHash } from './recipes.js';
 import { installStaging } from './store.js';
 import { treeDigest, treeSize } from './tree.js';
 import { makeWorkDir, removeStaleWorkDirs, removeWorkTree, type WorkDir } from './work-dirs.js';
 
 // Builds one image from its recipe: debootstrap a minimal Debian tree with the recipe's
-// packages, clean it (clean.ts), probe each compiler's real version inside it, write the
+// packages, clean it (clean.ts), probe each compiler's and library's real version inside it, write the
 // manifest and install it atomically (store.ts).
 
 export interface BuildOptions {
@@ -35,8 +35,8 @@ export interface BuildResult {
   compilers: ImageManifest['compilers'];
   sizeBytes?: number;
   seconds?: number;
-  /** Compilers whose recipe `version` differs from what the image really has. */
-  versionMismatches?: { id: string; recipe: string; image: string }[];
+  /** Compilers (or one of their libraries) whose recipe `version` differs from what the image really has. */
+  versionMismatches?: { id: string; library?: string; recipe: string; image: string }[];
 }
 
 /** Work trees and debootstrap processes of builds under way, so that an interrupted build can remove its own. */
@@ -63,7 +63,8 @@ export async function abandonBuilds(log: (line: string) => void): Promise<void> 
 
 async function debootstrap(recipe: ImageRecipe, rootfs: string, mirror: string, lockFd: number, log: (line: string) => void): Promise<void> {
   const args = ['--variant=minbase'];
-  if (recipe.packages.length) args.push(`--include=${recipe.packages.join(',')}`);
+  const packages = imagePackages(recipe);
+  if (packages.length) args.push(`--include=${packages.join(',')}`);
   // debootstrap takes no `--`: the positionals are checked instead (suite is one of the
   // recipe schema's literals, rootfs is absolute).
   if (!/^(https?|file):\/\//.test(mirror)) throw new Error(`RUNBOX_DEBIAN_MIRROR must be an http(s):// or file:// URL, not ${JSON.stringify(mirror)}`);
@@ -127,6 +128,18 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
         versionMismatches.push({ id, recipe: compiler.version, image: version });
         log(`WARNING ${id}: the recipe says version ${compiler.version}, the image has ${version}; fix rootfs/${recipe.image}.json`);
       }
+      if (!compiler.libraries) continue;
+      const libraries: Record<string, string> = {};
+      for (const [name, library] of Object.entries(compiler.libraries)) {
+        const { version: found } = await probeLibraryVersion(rootfs, compiler, library);
+        libraries[name] = found;
+        if (found !== library.version) {
+          versionMismatches.push({ id, library: name, recipe: library.version, image: found });
+          log(`WARNING ${id} ${name}: the recipe says version ${library.version}, the image has ${found}; fix rootfs/${recipe.image}.json`);
+        }
+      }
+      compilers[id] = { version, libraries };
+      log(`${id} libraries: ${Object.entries(libraries).map(([name, v]) => `${name} ${v}`).join(', ')}`);
     }
     // Probes may leave files in /tmp or the home directory; the mount points must be empty.
     await cleanTree(rootfs);

@@ -16,7 +16,13 @@ const ManifestSchema = Type.Object({
   recipeHash: Hex64,
   digest: Hex64,
   builtAt: Type.String({ maxLength: 64 }),
-  compilers: Type.Record(Type.String({ maxLength: 64 }), Type.Object({ version: Type.String({ maxLength: 128 }) })),
+  compilers: Type.Record(
+    Type.String({ maxLength: 64 }),
+    Type.Object({
+      version: Type.String({ maxLength: 128 }),
+      libraries: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 128 }), { maxProperties: 256 })),
+    }),
+  ),
 });
 
 const check = Compile(ManifestSchema);

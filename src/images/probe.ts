@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import type { CompilerRecipe } from '../compilers/recipe.js';
+import type { CompilerRecipe, LibraryRecipe } from '../compilers/recipe.js';
 import { BASE_ENV } from '../sandbox/spec.js';
 
 // The real toolchain version of an image, read by running the recipe's probe inside it.
@@ -21,12 +21,21 @@ function hostTool(name: string): string {
 }
 
 export async function probeVersion(rootfs: string, compiler: CompilerRecipe): Promise<{ version: string; output: string }> {
+  return runProbe(rootfs, compiler.probe, compiler.env);
+}
+
+/** A library's version, probed with its compiler's environment (what a program that uses it runs with). */
+export async function probeLibraryVersion(rootfs: string, compiler: CompilerRecipe, library: LibraryRecipe): Promise<{ version: string; output: string }> {
+  return runProbe(rootfs, library.probe, compiler.env);
+}
+
+async function runProbe(rootfs: string, probe: string[], env: Record<string, string> | undefined): Promise<{ version: string; output: string }> {
   // Runtimes read /proc (the JVM's $ORIGIN, CoreCLR's memory map), as they do in the
   // sandbox. It is mounted in a mount namespace of the probe's own, so it disappears with
   // the probe and never stays mounted inside the tree being built.
-  const argv = ['--mount', '--pid', '--fork', `--mount-proc=${rootfs}/proc`, hostTool('chroot'), rootfs, ...compiler.probe];
+  const argv = ['--mount', '--pid', '--fork', `--mount-proc=${rootfs}/proc`, hostTool('chroot'), rootfs, ...probe];
   const result = await execa(hostTool('unshare'), argv, {
-    env: { ...BASE_ENV, HOME: '/tmp', TMPDIR: '/tmp', ...compiler.env },
+    env: { ...BASE_ENV, HOME: '/tmp', TMPDIR: '/tmp', ...env },
     extendEnv: false,
     reject: false,
     timeout: 120_000,
@@ -34,8 +43,8 @@ export async function probeVersion(rootfs: string, compiler: CompilerRecipe): Pr
     all: true,
   });
   const output = `${result.stdout}\n${result.stderr}`.trim();
-  if (result.exitCode !== 0) throw new Error(`probe ${compiler.probe.join(' ')} failed (exit ${result.exitCode ?? result.signal ?? 'none'}): ${result.shortMessage ?? ''} ${output.slice(0, 500)}`);
+  if (result.exitCode !== 0) throw new Error(`probe ${probe.join(' ')} failed (exit ${result.exitCode ?? result.signal ?? 'none'}): ${result.shortMessage ?? ''} ${output.slice(0, 500)}`);
   const version = versionFromProbe(output);
-  if (!version) throw new Error(`probe ${compiler.probe.join(' ')} printed no version: ${output.slice(0, 500)}`);
+  if (!version) throw new Error(`probe ${probe.join(' ')} printed no version: ${output.slice(0, 500)}`);
   return { version, output };
 }

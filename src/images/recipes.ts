@@ -25,8 +25,8 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The part of a recipe that the built image depends on: the Debian suite and packages,
- * the .NET SDK copy, and which compilers the manifest records with their probes (a
- * probe's answer is written into the manifest). How a compiler compiles and runs a
+ * the .NET SDK copy, and which compilers and libraries the manifest records with their
+ * probes and packages (a probe's answer is written into the manifest). How a compiler compiles and runs a
  * program (compile, run, artifacts, source, env, hello, the stated version, the
  * description) is read from the recipe at run time, so editing it needs no rebuild.
  */
@@ -36,7 +36,13 @@ export function buildInputs(recipe: ImageRecipe): unknown {
     suite: recipe.suite,
     packages: recipe.packages,
     dotnetSdk: recipe.dotnetSdk === true,
-    compilers: Object.fromEntries(Object.entries(recipe.compilers).map(([id, c]) => [id, { probe: c.probe }])),
+    // Libraries enter only where a compiler has some, so adding the field changed no other image's hash.
+    compilers: Object.fromEntries(
+      Object.entries(recipe.compilers).map(([id, c]) => [
+        id,
+        c.libraries ? { probe: c.probe, libraries: Object.fromEntries(Object.entries(c.libraries).map(([name, l]) => [name, { package: l.package, probe: l.probe }])) } : { probe: c.probe },
+      ]),
+    ),
   };
 }
 

@@ -58,7 +58,25 @@ export const emailsSent = new Counter({
   registers: [registry],
 });
 
+/** How long each job claimed here had waited in the queue (claim time less its run_at, by the database's clock). */
+export const queueWait = new Histogram({
+  name: 'runbox_queue_wait_seconds',
+  help: 'Time a job waited in the queue before this runner claimed it.',
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+/** Round trips of this runner's claim statements (a claim, or a result stored with the slot's next claim). */
+export const claimSeconds = new Histogram({
+  name: 'runbox_claim_seconds',
+  help: "Duration of this runner's claim statements (claim, complete-and-claim), round trip included.",
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
 let queueDb: Db | undefined;
+/** A runner whose last heart-beat is older than this is not counted live (RUNBOX_LEASE_SECONDS). */
+let freshSeconds = 60;
 
 /** Read from the database at each scrape: the whole deployment's queue, the same on every host. */
 new Gauge({
@@ -81,7 +99,52 @@ new Gauge({
   },
 });
 
-/** The database whose queue the queue gauge reports (the process's own). */
-export function watchQueue(db: Db): void {
+/** Read at each scrape, deployment-wide: how long the oldest claimable job has waited. */
+new Gauge({
+  name: 'runbox_queue_oldest_seconds',
+  help: 'Age of the oldest claimable queued job (0 when none), deployment-wide.',
+  registers: [registry],
+  async collect() {
+    if (!queueDb) return;
+    try {
+      const { rows } = await sql<{ s: number }>`
+        SELECT coalesce(extract(epoch FROM now() - min(run_at)), 0)::float8 AS s FROM submissions WHERE state = 'queued' AND run_at <= now()
+      `.execute(queueDb);
+      this.set(rows[0]!.s);
+    } catch {
+      // The database is down: left out of this scrape.
+    }
+  },
+});
+
+const slotsLive = new Gauge({
+  name: 'runbox_runner_slots_live',
+  help: 'Slots of the live runners (runbox_runners_live), deployment-wide.',
+  registers: [registry],
+});
+
+/** Read at each scrape, deployment-wide: runners heart-beating and their slots. */
+new Gauge({
+  name: 'runbox_runners_live',
+  help: 'Runners that have heart-beaten within RUNBOX_LEASE_SECONDS and not stopped, deployment-wide.',
+  registers: [registry],
+  async collect() {
+    if (!queueDb) return;
+    try {
+      const { rows } = await sql<{ n: number; slots: number }>`
+        SELECT count(*)::int AS n, coalesce(sum(slots), 0)::int AS slots FROM runners
+         WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})
+      `.execute(queueDb);
+      this.set(rows[0]!.n);
+      slotsLive.set(rows[0]!.slots);
+    } catch {
+      // The database is down: left out of this scrape.
+    }
+  },
+});
+
+/** The database whose queue the deployment-wide gauges report (the process's own), and the lease that makes a runner live. */
+export function watchQueue(db: Db, leaseSeconds?: number): void {
   queueDb = db;
+  if (leaseSeconds !== undefined) freshSeconds = leaseSeconds;
 }

@@ -116,7 +116,8 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
       FROM pick
       WHERE s.id = pick.id AND pick.account_id IN (SELECT id FROM slot)
       RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params, s.run_options,
-                s.mode, s.units, s.month, s.attempts, s.max_attempts
+                s.mode, s.units, s.month, s.attempts, s.max_attempts,
+                extract(epoch FROM now() - s.run_at)::float8 AS queued_seconds
     )`;
 }
 

@@ -46,7 +46,8 @@ const RECENT_MS = 60_000;
 const RESULTS_MAX = 256;
 
 export interface DoneWatcherOptions {
-  url: string;
+  /** Where to LISTEN; null: waiting submissions are only looked up every pollMs. */
+  url: string | null;
   db: Db;
   /** How often waiting submissions are also looked up directly. */
   pollMs: number;

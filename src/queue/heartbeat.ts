@@ -10,6 +10,23 @@ export interface RunnerInfo {
   pid?: number;
   /** Compiler id → version this runner can run (its installed images); published for API hosts. */
   compilers?: Record<string, string>;
+  /** Compiler id → the libraries installed with it (name → version), published with `compilers`. */
+  libraries?: Record<string, Record<string, string>>;
+}
+
+/**
+ * runners.compilers holds the compiler ids with their versions and, under this key, the
+ * libraries of each id. No compiler id can take the key (ids start with [a-z0-9]), so an
+ * API host of an earlier release, which looks up ids only, reads the column as before.
+ */
+export const LIBRARIES_KEY = '@libraries';
+
+/** The column as written: id → version, plus LIBRARIES_KEY → id → name → version. */
+export type PublishedCompilers = Record<string, string | Record<string, Record<string, string>>>;
+
+function published(runner: RunnerInfo): PublishedCompilers | null {
+  if (!runner.compilers) return null;
+  return runner.libraries && Object.keys(runner.libraries).length ? { ...runner.compilers, [LIBRARIES_KEY]: runner.libraries } : runner.compilers;
 }
 
 /**
@@ -17,9 +34,9 @@ export interface RunnerInfo {
  * Returns the claims still held (job id and attempt): a run whose claim is missing was
  * taken away (its lease ran out and the job was requeued) and should be abandoned.
  * `running` ("<id>/<attempt>" of the runs the runner is busy with) limits the renewal
- * to those: a job whose outcome could not be recorded (database down at that moment),
- * or one claimed by an earlier process under the same runner id, must not be kept
- * alive by heart-beats; its lease runs out and the reaper requeues it.
+ * to those: a job whose outcome the runner gave up recording (the database stayed down
+ * for twice the lease), or one claimed by an earlier process under the same runner id,
+ * must not be kept alive by heart-beats; its lease runs out and the reaper requeues it.
  */
 export async function heartbeat(
   db: Db,
@@ -31,7 +48,7 @@ export async function heartbeat(
     WITH alive AS (
       INSERT INTO runners (id, hostname, slots, launcher, compilers, pid, last_seen, stopped_at)
       VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher},
-              ${runner.compilers ? JSON.stringify(runner.compilers) : null}::jsonb, ${runner.pid ?? null}::int, now(), NULL)
+              ${runner.compilers ? JSON.stringify(published(runner)) : null}::jsonb, ${runner.pid ?? null}::int, now(), NULL)
       ON CONFLICT (id) DO UPDATE
       SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher, pid = coalesce(excluded.pid, runners.pid),
           compilers = coalesce(excluded.compilers, runners.compilers), last_seen = now(), stopped_at = NULL

@@ -18,6 +18,8 @@ export interface ClaimedJob {
   month: string;
   attempts: number;
   max_attempts: number;
+  /** How long it had been due when claimed (the database's clock). */
+  queued_seconds?: number;
 }
 
 /** Notified (payload empty) when a submission becomes claimable. */

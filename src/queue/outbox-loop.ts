@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';
+import { listenUrl } from '../db/connections.js';
 import type { Logger } from '../log.js';
 import { createWaker, type Waker } from './waker.js';
 
@@ -16,7 +17,7 @@ export function workerId(kind: string): string {
 /** A waker on `channel`, listening before it is returned; `listener` names it in the logs. */
 export async function outboxWaker(config: Config, channel: string, log: Logger, listener: string): Promise<Waker> {
   const waker = createWaker({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenUrl(config),
     channel,
     pollMs: Math.max(config.RUNBOX_POLL_MS, 1000),
     onError: (err) => log.warn({ err: err.message }, `${listener} listener lost its connection; reconnecting`),

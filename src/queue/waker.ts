@@ -7,7 +7,8 @@ import { listen } from './listen.js';
 export type WakeReason = 'notify' | 'poll' | 'kick' | 'closed';
 
 export interface WakerOptions {
-  url: string;
+  /** Where to LISTEN; null: the poll alone wakes. */
+  url: string | null;
   pollMs: number;
   channel?: string;
   /** Backoff of reconnect attempts, doubling from min to max. */

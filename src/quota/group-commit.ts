@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type Db, poolOf } from '../db/connect.js';
+import { type Db, poolOf, poolQuery } from '../db/connect.js';
 import { USAGE_THRESHOLDS } from '../email/thresholds.js';
 import { retryOnConflict } from '../queue/retry.js';
 import { WAITING_MODES } from './modes.js';
@@ -80,9 +80,12 @@ interface Pending {
 /** One statement for the whole batch: a named prepared statement when the pool is known, else through Kysely. */
 async function runBatch(db: Db, inputs: AdmitInput[]): Promise<AdmitRow[]> {
   const json = JSON.stringify(inputs.map((input, n) => ({ ...input, n })));
-  const pool = poolOf(db);
-  if (pool) {
-    const res = await pool.query<AdmitRow>({ name: 'runbox_admit', text: ADMIT_SQL, values: [json, thresholds, waitingModes] });
+  const known = poolOf(db);
+  if (known) {
+    // Named where the pool's connections are its own; the function's inner statements are
+    // planned once per server connection either way (PL/pgSQL caches them).
+    const name = known.named ? 'runbox_admit' : undefined;
+    const res = await poolQuery<AdmitRow>(known.pool, { ...(name ? { name } : {}), text: ADMIT_SQL, values: [json, thresholds, waitingModes] });
     return res.rows;
   }
   const { rows } = await sql<AdmitRow>`SELECT * FROM runbox_admit(${json}::jsonb, ${thresholds}::int[], ${waitingModes}::text[])`.execute(db);

@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { installedCompilers } from '../compilers/deployment.js';
 import type { Config } from '../config.js';
-import { runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
+import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
+import { listenUrl } from '../db/connections.js';
 import { RUN_LIMITS } from '../limits.js';
 import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
@@ -23,6 +24,7 @@ import { executeJob } from './execute.js';
 import type { JudgeDeps } from './judge.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
+import { recordOutcome } from './record-outcome.js';
 
 // The runner: claims up to RUNBOX_RUNNER_SLOTS jobs, runs each in its own slot,
 // heart-beats their leases, and writes results back. Jobs it could not start are
@@ -100,7 +102,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, compilers: installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
@@ -116,15 +118,18 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   // Registers the runner before claiming, so its row exists while it holds jobs.
   await heartbeat(db, info, leaseSeconds, []);
 
+  // One LISTEN connection for the process (src/queue/listen.ts), or none: then every watcher polls.
+  const listenAt = listenUrl(config);
   const waker: Waker = createWaker({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
     pollMs: config.RUNBOX_POLL_MS,
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
   });
   // A caller that went away stops its run (the job is completed as cancelled, so its slot frees).
   const cancellations = watchCancellations({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
+    pollMs: config.RUNBOX_POLL_MS,
     db,
     running: () => [...active.values()].map((a) => a.job.id),
     onCancel: (subId) => {
@@ -134,7 +139,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   });
   // What callers of interactive runs type, forwarded to their programs' stdin.
   const inputs = watchInput({
-    url: config.RUNBOX_DATABASE_URL,
+    url: listenAt,
     db,
     onError: (err) => rlog.warn({ err: err.message }, 'reading interactive input failed'),
   });
@@ -149,7 +154,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     try {
       // Only claims made before the heartbeat are checked against its answer.
       const before = [...active.values()];
-      info.compilers = installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR);
+      Object.assign(info, installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR));
       const held = new Set((await heartbeat(db, info, leaseSeconds, before.map((a) => claimKey(a.job)))).map((c) => `${c.id}/${c.attempt}`));
       for (const a of before) {
         // Requeued behind our back (we missed heart-beats): another runner may run it now.
@@ -188,12 +193,29 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const ref = { id: job.id, attempt: job.attempts };
     jlog.info({ compiler: job.compiler }, 'job started');
     const startedAt = performance.now();
+    // Each outcome's statement is tried again while the database cannot be reached (src/runner/record-outcome.ts).
+    const record = <T>(write: () => Promise<T>) =>
+      recordOutcome(write, {
+        forMs: 2 * leaseSeconds * 1000,
+        onRetry: (err) => jlog.warn({ err: err.message }, 'could not record the outcome of a job yet; trying again'),
+      });
     try {
       let result: RunResult | undefined;
       let problem: Error | undefined;
       // WebSocket jobs stream their output to the API host as it is written.
       const publisher =
-        job.mode === 'ws' ? createOutputPublisher(db, job.id, (err) => jlog.warn({ err: err.message }, 'output streaming failed')) : undefined;
+        job.mode === 'ws'
+          ? createOutputPublisher(
+              db,
+              { runnerId: id, submissionId: job.id, attempt: job.attempts },
+              (err) => jlog.warn({ err: err.message }, 'output streaming failed'),
+              // The claim is gone (another runner has the job): stop at once, as a lost heart-beat would.
+              () => {
+                jlog.warn('output refused: the lease is gone; abandoning the run');
+                abort.abort('lease_lost' satisfies Stop);
+              },
+            )
+          : undefined;
       try {
         const interactive = job.mode === 'ws' && job.run_options?.interactive === true;
         result = await execute(job, {
@@ -211,7 +233,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (why === 'lease_lost') return none;
       if (why === 'cancelled') {
         // Counted (it started); the slot frees with the job's end.
-        const ok = await complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled'));
+        const ok = await record(() => complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled')));
         if (ok) jlog.info('job stopped: its caller went away');
         return none;
       }
@@ -223,10 +245,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       }
       if (result) {
         // The result and the slot's next job in one statement (none once stopping).
-        const claimNext = !stopping;
-        const { completed, next, lostRace } = claimNext
-          ? await completeAndClaim(db, id, ref, result, leaseSeconds)
-          : { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+        let claimNext = false;
+        const { completed, next, lostRace } = await record(async () => {
+          claimNext = !stopping;
+          if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
+          const end = claimSeconds.startTimer();
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds);
+          end();
+          return turned;
+        });
         if (completed) {
           jlog.info({ status: result.status, time: result.time, total: result.total }, 'job finished');
           observeRun(job.compiler, result, (performance.now() - startedAt) / 1000);
@@ -243,10 +270,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       // not build says so in its verdict as well.
       const verdict = notStarted ? (problem as NotStarted).verdict : undefined;
       const failed = internalErrorResult(job, notStarted ? message : 'internal error');
-      await fail(db, id, ref, message, { refund: true, result: verdict ? { ...failed, verdict, score: 0, checker_message: checkerMessage(message) } : failed });
+      await record(() => fail(db, id, ref, message, { refund: true, result: verdict ? { ...failed, verdict, score: 0, checker_message: checkerMessage(message) } : failed }));
       runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
-      // The database is unreachable: the lease runs out and the reaper requeues the job.
+      // The database stayed unreachable: the lease runs out and the reaper requeues the job.
       jlog.error({ err: (err as Error).message }, 'could not record the outcome of a job');
     }
     return none;
@@ -257,6 +284,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     const abort = new AbortController();
     const a: Active = { job, slot, abort, done: Promise.resolve() };
     active.set(claimKey(job), a);
+    if (job.queued_seconds !== undefined) queueWait.observe(job.queued_seconds);
     // Its caller went away before the runner had registered it.
     if (cancellations.has(job.id)) abort.abort('cancelled' satisfies Stop);
     a.done = runJob(job, slot, abort).then(async ({ claimed, next }) => {
@@ -277,7 +305,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       if (freeSlots.length > 0) {
         let jobs: ClaimedJob[] = [];
         try {
+          const end = claimSeconds.startTimer();
           jobs = await claim(db, id, freeSlots.length, leaseSeconds);
+          end();
           failures = 0;
         } catch (err) {
           failures++;

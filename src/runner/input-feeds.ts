@@ -29,7 +29,7 @@ interface Open {
   ended: boolean;
 }
 
-export function watchInput(options: { url: string; db: Db; onError?: (err: Error) => void }): InputFeeds {
+export function watchInput(options: { url: string | null; db: Db; onError?: (err: Error) => void }): InputFeeds {
   const open = new Map<string, Open>();
 
   const deliver = (m: InputMessage) => {

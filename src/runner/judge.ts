@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { imageRootfs } from '../compilers/availability.js';
 import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
-import { checkBuiltin, type CheckData, type CheckResult } from '../judge/checkers/index.js';
+import type { CheckData, CheckResult } from '../judge/checkers/index.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
@@ -13,6 +13,7 @@ import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import { buildErrorText, buildProgram, stageLimits } from './build.js';
 import { BuiltCache } from './built-cache.js';
+import { compare } from './check-off-loop.js';
 import type { DataCache } from './data-cache.js';
 import type { ExecuteDeps, JobToRun } from './execute.js';
 import { returnedFiles } from './returned-files.js';
@@ -240,7 +241,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     else {
       const data: CheckData = { input, output: outcome.wholeStdout ?? outcome.stdout, answer };
       const checker = j.settings.checker;
-      judged = testVerdict('success', j.checker ? await runChecker(j, j.checker, data) : checker.type === 'program' ? null : checkBuiltin(checker, data));
+      judged = testVerdict('success', j.checker ? await runChecker(j, j.checker, data) : checker.type === 'program' ? null : await compare(checker, data));
     }
     results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...fields, ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
     outcomes.push(outcome);

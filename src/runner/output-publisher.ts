@@ -5,7 +5,8 @@ import { publishOutput } from '../queue/output-store.js';
 // Publishes a WebSocket run's output as it is written (only the kept bytes: the
 // sandbox calls onOutput with those alone). Chunks written while a NOTIFY is under
 // way are merged into the next one, so a chatty program costs few round trips; the
-// messages go out one at a time, in order.
+// messages go out one at a time, in order. Each is written under the runner's claim of
+// the run: once one is refused (the lease is gone) nothing more is sent, and `onLost` says so.
 
 export interface OutputPublisher {
   push(stream: 'stdout' | 'stderr', chunk: Buffer): void;
@@ -16,15 +17,29 @@ export interface OutputPublisher {
   finish(truncated?: { stdout: boolean; stderr: boolean }): Promise<void>;
 }
 
-export function createOutputPublisher(db: Db, submissionId: string, onError: (err: Error) => void): OutputPublisher {
+export interface OutputClaim {
+  runnerId: string;
+  submissionId: string;
+  attempt: number;
+}
+
+export function createOutputPublisher(db: Db, claim: OutputClaim, onError: (err: Error) => void, onLost: () => void): OutputPublisher {
+  const { submissionId } = claim;
   // Per stream, so a character split across two writes is decoded whole.
   const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
   const pending: { s: 'stdout' | 'stderr'; d: string }[] = [];
   let seq = 0;
   let running: Promise<void> | undefined;
+  let lost = false;
 
   // Stored as well as notified: an API host that missed a notification replays it.
-  const notify = (m: OutputMessage) => publishOutput(db, m);
+  const notify = async (m: OutputMessage) => {
+    if (lost) return;
+    if (await publishOutput(db, claim.runnerId, claim.attempt, m)) return;
+    lost = true;
+    pending.length = 0;
+    onLost();
+  };
 
   const drain = async () => {
     while (pending.length > 0) {

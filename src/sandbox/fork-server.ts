@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as os } from 'node:os';
+import { SANDBOX_OVERHEAD } from '../limits.js';
 import type { StageCgroup } from './cgroups/types.js';
 
 // Launchers are started by runbox-forkserver (native/forkserver/), a small process
@@ -65,6 +66,24 @@ export interface StageIo {
   processes?: { file: string; max: number; everyMs: number; onOver: () => void };
 }
 
+/** How a stage's cgroup ended up once the server had reclaimed what it left charged. */
+export interface Settled {
+  /** Its cgroup directories are gone (else the caller removes them). */
+  removed: boolean;
+  /** The settle file's text then (the job's memory in use). */
+  settled: string;
+}
+
+/** A pooled stage's end as the server reported it. */
+export interface StageReport extends Settled {
+  /** Its counter files' texts at its start and at its end. */
+  before: string[];
+  after: string[];
+  /** Where the server reclaims the stage's charges on a thread of its own: when that has
+   *  ended (removed and settled above are then not yet known); null if the server went. */
+  reclaim?: Promise<Settled | null>;
+}
+
 /** A started process: its pid, how it ended, and its stage's streams through the server. */
 export class StageProcess extends EventEmitter {
   exitCode: number | null = null;
@@ -74,9 +93,8 @@ export class StageProcess extends EventEmitter {
   private streamsDone = false;
   /** A stage of a pooled sandbox: the fields of its `enter` request before the run's own. */
   enterFields: readonly string[] | null = null;
-  /** A pooled stage's end as the server reported it: its counter files' texts at its
-   *  start and at its end, and whether its cgroup directories are gone. */
-  report: { before: string[]; after: string[]; removed: boolean } | null = null;
+  /** A pooled stage's end as the server reported it. */
+  report: StageReport | null = null;
 
   constructor(
     /** 0 for a stage of a pooled sandbox: its processes are in the sandbox's namespaces. */
@@ -224,6 +242,8 @@ export class ForkServer {
   private readonly starting = new Map<number, [number | null, NodeJS.Signals | null] | null>();
   /** Stages of pooled sandboxes under way, by request id (for their end). */
   private readonly stages = new Map<string, StageProcess>();
+  /** Stages whose charges the server is reclaiming, by request id (for its `settled`). */
+  private readonly reclaiming = new Map<string, (s: Settled | null) => void>();
   private seq = 0;
   private holds = 0;
   /** Whether the pipes are referenced now (setRef changes them only when this changes). */
@@ -247,6 +267,8 @@ export class ForkServer {
       for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
       for (const s of this.stages.values()) s.ended(null, 'SIGKILL');
       this.stages.clear();
+      for (const settle of this.reclaiming.values()) settle(null);
+      this.reclaiming.clear();
       this.byId.clear();
       this.byPid.clear();
     };
@@ -348,17 +370,26 @@ export class ForkServer {
         const stage = this.stages.get(text(1));
         if (!stage) return;
         this.stages.delete(text(1));
-        const counts = (f.length - 4) / 2;
+        const counts = (f.length - 5) / 2;
+        const id = text(1);
         stage.report = {
           removed: text(3) === '1',
-          before: f.slice(4, 4 + counts).map((b) => b.toString('latin1')),
-          after: f.slice(4 + counts).map((b) => b.toString('latin1')),
+          settled: text(4),
+          before: f.slice(5, 5 + counts).map((b) => b.toString('latin1')),
+          after: f.slice(5 + counts).map((b) => b.toString('latin1')),
+          ...(text(3) === '2' ? { reclaim: new Promise<Settled | null>((resolve) => this.reclaiming.set(id, resolve)) } : {}),
         };
         // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
         const status = num(2);
         const sig = status & 0x7f;
         if (sig === 0) stage.ended((status >> 8) & 0xff, null);
         else stage.ended(null, signalName(sig) ?? 'SIGKILL');
+        return;
+      }
+      case 'settled': {
+        const settle = this.reclaiming.get(text(1));
+        this.reclaiming.delete(text(1));
+        settle?.({ removed: text(2) === '1', settled: text(3) });
         return;
       }
       case 'started':
@@ -439,15 +470,17 @@ export class ForkServer {
   /** A stage in the pooled sandbox `env` (started with `pooled`), sent with its run in
    *  one `enter` request: the server makes the stage's cgroup directories `dirs`, writes
    *  `writes`, reads `counterFiles` before (but those in the new directories) and after
-   *  the stage (StageProcess.report), and passes the stage's pipes, the directories'
+   *  the stage (StageProcess.report), writes `drains` at its end (when `usageFile` reads
+   *  more than SANDBOX_OVERHEAD.drainAboveBytes) before removing the directories and then
+   *  reads `settleFile` (report.settled), and passes the stage's pipes, the directories'
    *  cgroup.procs and `joins` to the sandbox's init. The stage's 'exit' is its end, once
    *  nothing of it is left in the sandbox. */
-  stage(env: StageProcess, user: { uid: number; gid: number }, cgroup: Pick<StageCgroup, 'dirs' | 'joins' | 'writes' | 'counterFiles'>): StageProcess {
+  stage(env: StageProcess, user: { uid: number; gid: number }, cgroup: Pick<StageCgroup, 'dirs' | 'joins' | 'writes' | 'counterFiles' | 'drains' | 'usageFile' | 'settleFile'>): StageProcess {
     if (this.gone) throw this.gone;
     const id = String(++this.seq);
     const stage = new StageProcess(0, id, this);
     const list = (items: readonly string[]) => [String(items.length), ...items];
-    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(cgroup.dirs), ...list(cgroup.joins), ...list(cgroup.writes.flat()), ...list(cgroup.counterFiles)];
+    stage.enterFields = [env.requestId, String(user.uid), String(user.gid), ...list(cgroup.dirs), ...list(cgroup.joins), ...list(cgroup.writes.flat()), ...list(cgroup.counterFiles), ...list(cgroup.drains.flat()), cgroup.usageFile, String(SANDBOX_OVERHEAD.drainAboveBytes), cgroup.settleFile];
     this.holds++;
     this.byId.set(id, stage);
     this.stages.set(id, stage);

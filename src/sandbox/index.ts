@@ -104,9 +104,9 @@ export async function createSandbox(config: Config, opts: { launcher?: LauncherN
       const refill = () => {
         if (!kept) pool.refillSoon(key);
       };
-      const keep = (p: Prepared) => {
+      const keep = (p: Prepared, ready?: Promise<boolean>) => {
         kept = true;
-        pool.put(p);
+        pool.put(p, ready);
       };
       try {
         return await runStage(ctx, spec, prepared, key, refill, keep);

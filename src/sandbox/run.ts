@@ -1,9 +1,10 @@
-import { statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_LIMITS, VERDICT_CODES } from '../limits.js';
+import { RUN_LIMITS, SANDBOX_OVERHEAD, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn, PATH_MAX_BYTES, WALK_MAX_ENTRIES } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageIo, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
+import { readNumber } from './cgroups/v1.js';
 import { stageProgram, type LaunchPlan, type LaunchRequest } from './launchers/common.js';
 import { sandboxView } from './launchers/view.js';
 import { slotCpus } from './cpus.js';
@@ -77,6 +78,8 @@ export interface Prepared {
   pooled: boolean;
   /** Stages it has run. */
   stages: number;
+  /** The job's memory in use before its first stage (bytes; null: unknown). */
+  baselineBytes: number | null;
 }
 
 export function jobLimits(limits: JobLimits): JobLimits {
@@ -123,7 +126,11 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
       view: sandboxView(join(launchDir(), 'view'), limits.memoryBytes, cpus.length),
     });
     if (plan.configText === undefined) configPath = undefined;
-    else writeFileSync(configPath, plan.configText, { mode: 0o600 });
+    else {
+      writeFileSync(configPath, plan.configText, { mode: 0o600 });
+      // Read by the launcher itself: root's, or the slot's when it runs as the slot.
+      if (plan.dropPrivileges) chownSync(configPath, uid, uid);
+    }
     const child = await forkServer(ctx.forkServerPath).start({
       argv: plan.argv,
       join: job.procsFiles,
@@ -132,7 +139,7 @@ export async function prepare(ctx: RunContext, key: LaunchKey): Promise<Prepared
       ...(plan.dropPrivileges ? { user: { uid, gid: uid } } : {}),
     }, pooled);
     const gone = child.exited ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    return { key, job, child, plan, configPath, gone, pooled, stages: 0 };
+    return { key, job, child, plan, configPath, gone, pooled, stages: 0, baselineBytes: null };
   } catch (e) {
     removeConfig(configPath);
     await job.remove();
@@ -190,14 +197,15 @@ function newConfigPath(): string {
 /** Runs one stage, in `prepared` when it fits (same launch key, still waiting), else afresh.
  *  `onOver` is called once the stage's processes are gone, before its counters are read.
  *  A pooled sandbox that is still clean after the stage is handed to `keep` (for the
- *  slot's next stage) instead of being removed. */
+ *  slot's next stage) instead of being removed; with `ready`, it may be used once that
+ *  settles true (what its stage left charged is being reclaimed) and goes if false. */
 export async function runStage(
   ctx: RunContext,
   spec: SandboxSpec,
   prepared?: Prepared,
   key: LaunchKey = launchKey(spec),
   onOver?: () => void,
-  keep?: (p: Prepared) => void,
+  keep?: (p: Prepared, ready?: Promise<boolean>) => void,
 ): Promise<SandboxOutcome> {
   const { limits } = key;
   let p = prepared;
@@ -213,15 +221,21 @@ export async function runStage(
     p ??= await prepare(ctx, key);
     if (!p.pooled) return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
     const { target, clean, cgroup } = enterStage(ctx, p);
+    if (p.stages === 0) p.baselineBytes = readNumber(cgroup.settleFile);
     p.stages++;
     const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
-    if (!target.child.report?.removed) removeLater(cgroup);
+    const report = target.child.report;
+    // Charges being reclaimed by the fork server: the cgroup is its until that has ended.
+    if (report?.reclaim) void report.reclaim.then((r) => (r?.removed ? undefined : removeLater(cgroup)));
+    else if (!report?.removed) removeLater(cgroup);
     // A stage that ended by itself or was stopped leaves its sandbox clean; one whose
-    // runbox-init failed says nothing good of the sandbox, which goes.
+    // runbox-init failed says nothing good of the sandbox, which goes. One whose job
+    // kept much more memory than it started with goes too, once that is known.
     const failed = outcome.status === 'internal_error' && outcome.diagnostic !== 'aborted';
-    if (keep && clean() && !failed) {
+    if (keep && clean() && !failed && report && (report.reclaim || settled(p, report.settled))) {
+      const sandbox = p;
       p.child.unref();
-      keep(p);
+      keep(p, report.reclaim?.then((r) => r !== null && settled(sandbox, r.settled)));
       p = undefined;
     }
     onOver?.();
@@ -239,9 +253,18 @@ export async function runStage(
   }
 }
 
+/** Whether the job of pooled sandbox `p`, once its last stage's charges were reclaimed,
+ *  is back near what it held before its first stage (SANDBOX_OVERHEAD.settledSlackBytes). */
+function settled(p: Prepared, text: string | undefined): boolean {
+  const now = text === undefined || text.trim() === '' ? NaN : Number(text.trim());
+  if (p.baselineBytes === null || !Number.isFinite(now)) return true; // nothing to compare: the counters are informational
+  return now <= p.baselineBytes + SANDBOX_OVERHEAD.settledSlackBytes;
+}
+
 /** A stage in pooled sandbox `p`: its own cgroup and pipes, sent in one request. */
 function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean: () => boolean; cgroup: StageCgroup } {
   const cgroup = p.job.createStage!();
+  const oomKillsBefore = p.job.oomKills();
   const uid = ctx.uidBase + p.key.slot;
   const stage = forkServer(ctx.forkServerPath).stage(p.child, { uid, gid: uid }, cgroup);
   // The sandbox going (its init failed, or it was killed) ends the stage with it.
@@ -281,8 +304,10 @@ function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean:
     processWatch: cgroup.procsFile,
     counters: async () => {
       const r = stage.report;
-      if (!r) throw new Error('no counters: the stage did not end in its sandbox');
-      return cgroup.counters(r.before, r.after);
+      if (r) return cgroup.counters(r.before, r.after);
+      // The stage's end was never reported: its sandbox died with it. An OOM kill in the
+      // job meanwhile (whichever task it took) is the program's doing: memory_limit.
+      return { oomKills: p.job.oomKills() - oomKillsBefore + cgroup.oomKills(), taskLimitHits: 0, cpuNs: null, memoryPeakBytes: null };
     },
   };
   return { target, clean: () => !sandboxGone && !killedSandbox && !p.child.exited && stage.report !== null, cgroup };

@@ -30,8 +30,9 @@ export class WarmPool {
     return (await entry) ?? undefined;
   }
 
-  /** Gives the slot a pooled sandbox back after its stage (it waits for the next). */
-  put(p: Prepared): void {
+  /** Gives the slot a pooled sandbox back after its stage (it waits for the next); with
+   *  `ready`, the slot's next stage waits for it to settle, and the sandbox goes if false. */
+  put(p: Prepared, ready?: Promise<boolean>): void {
     const at = place(p.key);
     const soon = this.soon.get(at);
     if (soon) {
@@ -39,7 +40,20 @@ export class WarmPool {
       this.soon.delete(at);
     }
     const old = this.ready.get(at);
-    this.ready.set(at, Promise.resolve(p));
+    const usable = !ready
+      ? Promise.resolve(p)
+      : ready.then(
+          async (ok) => {
+            if (ok) return p;
+            await discard(p).catch(() => {});
+            return null;
+          },
+          async () => {
+            await discard(p).catch(() => {});
+            return null;
+          },
+        );
+    this.ready.set(at, usable);
     if (old) void old.then((o) => (o ? discard(o) : undefined)).catch(() => {});
   }
 

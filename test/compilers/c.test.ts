@@ -24,8 +24,8 @@ describeCompiler('gcc-4.9', [
     check: compileError('main.c:3:', 'error: ‘for’ loop initial declarations are only allowed in C99'),
   },
   {
-    // The compile stage's sandbox is gone; only the source and the named artifact are handed on.
-    name: 'the run stage gets a fresh workspace with the source and the binary only',
+    // The compile stage's sandbox is gone; only the source and the named artifact are handed on, beside the empty out/.
+    name: 'the run stage gets a fresh workspace with the source, the binary and an empty out/ only',
     code: [
       '#include <dirent.h>',
       '#include <stdio.h>',
@@ -44,7 +44,7 @@ describeCompiler('gcc-4.9', [
       '}',
       '',
     ].join('\n'),
-    check: succeeds('main\nmain.c\n'),
+    check: succeeds('main\nmain.c\nout\n'),
   },
   {
     name: 'gnu89: GNU extensions and C89 declarations compile',

@@ -200,3 +200,30 @@ describeCompiler('multi-file', [
     'util.c': 'int twice(int x) { return x * 2; }\n',
   }, succeeds('42 gcc 2\n'), { args: ['a', 'b'], compiler_options: ['-O2', '-Wall'] }),
 ]);
+
+// A plot a program saves under /box/out/ comes back as a file of its result (return_files).
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const returnsPng = (name: string) => (r: RunResult) => {
+  expect(r.status, r.error).to.equal('success');
+  const files = (r as RunResult & { files: { name: string; mime: string; size: number; content: string }[] }).files;
+  expect(files.map((x) => [x.name, x.mime])).to.deep.equal([[name, 'image/png']]);
+  const bytes = Buffer.from(files[0]!.content, 'base64');
+  expect(bytes.length).to.equal(files[0]!.size);
+  expect(bytes.subarray(0, 8).equals(PNG_SIGNATURE)).to.equal(true);
+};
+describeCompiler('python-3.13', [
+  {
+    name: 'matplotlib: a figure saved to out/plot.png comes back as a PNG file',
+    code: "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1, 2], [0, 1, 4])\nfig.savefig('out/plot.png')\n",
+    program: { return_files: true },
+    check: returnsPng('plot.png'),
+  },
+]);
+describeCompiler('r-4.2', [
+  {
+    name: 'ggplot2: a plot saved to out/plot.png comes back as a PNG file',
+    code: "suppressPackageStartupMessages(library(ggplot2))\np <- ggplot(data.frame(x = 1:5, y = (1:5)^2), aes(x, y)) + geom_line()\nggsave('out/plot.png', p, width = 3, height = 2, dpi = 72)\n",
+    program: { return_files: true },
+    check: returnsPng('plot.png'),
+  },
+]);

@@ -39,12 +39,14 @@ export interface FakeImages {
 /** An images directory where exactly these compilers count as installed. */
 export function fakeImagesDir(compilers: string[]): FakeImages {
   const dir = mkdtempSync(join(tmpdir(), 'runbox-api-images-'));
-  const byImage = new Map<string, Record<string, { version: string }>>();
+  const byImage = new Map<string, Record<string, { version: string; libraries?: Record<string, string> }>>();
   for (const id of compilers) {
     const entry = compilerEntry(id);
     if (!entry) throw new Error(`no recipe serves ${id}`);
     const list = byImage.get(entry.image) ?? {};
-    list[id] = { version: entry.version };
+    // As a build records them: the recipe's stated versions, which the build checks.
+    const libraries = entry.libraries ? Object.fromEntries(Object.entries(entry.libraries).map(([name, l]) => [name, l.version])) : undefined;
+    list[id] = { version: entry.version, ...(libraries ? { libraries } : {}) };
     byImage.set(entry.image, list);
   }
   for (const [image, list] of byImage) {

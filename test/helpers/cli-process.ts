@@ -30,9 +30,13 @@ function testLockDir(): string {
   return lockDir;
 }
 
-/** Starts dist/src/cli/<entry> with info-level logs and `env` over this process's environment. */
-export function spawnCli(entry: string, env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/src/cli', entry)], {
+/**
+ * Starts dist/src/cli/<entry> with info-level logs and `env` over this process's
+ * environment; `wrap` is a command that execs it (`nsenter --net=…`).
+ */
+export function spawnCli(entry: string, env: Record<string, string>, wrap: string[] = []): CliProcess {
+  const argv = [...wrap, process.execPath, join(PROJECT_ROOT, 'dist/src/cli', entry)];
+  const child = spawn(argv[0]!, argv.slice(1), {
     env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', RUNBOX_LOCK_DIR: testLockDir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

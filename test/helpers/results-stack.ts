@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
@@ -41,7 +44,10 @@ export function realRunsUnavailable(images: string[]): string | null {
 
 export async function resultsStack(label: string, env: Record<string, string> = {}): Promise<ResultsStack> {
   const db = await freshDatabase(label);
+  // Stored problems' test data cached in a directory of the stack's own, not the host's.
+  const dataCache = mkdtempSync(join(tmpdir(), 'runbox-test-data-'));
   const base = {
+    RUNBOX_DATA_CACHE_DIR: dataCache,
     RUNBOX_POLL_MS: '200',
     RUNBOX_RUNNER_SLOTS: '2',
     // A uid range of its own, apart from the other suites' runners.
@@ -70,6 +76,7 @@ export async function resultsStack(label: string, env: Record<string, string> = 
       await Promise.all(runners.map((r) => r.stop()));
       await api.close();
       await db.drop();
+      rmSync(dataCache, { recursive: true, force: true });
     },
   };
   return stack;

@@ -47,7 +47,8 @@ describe('api contract', () => {
         const id = res.headers.get('x-submission-id')!;
         expect(id).to.match(/^[0-9a-f-]{36}$/);
         expect(res.headers.get('location')).to.equal(`/api/v2/submissions/${id}`);
-        expect(await notified).to.equal(id);
+        // Runners are woken, not told which job: one notification per committed batch.
+        expect(await notified).to.equal('');
         const row = await t.db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
         expect(row).to.include({ account_id: accountId, key_id: key.id, state: 'queued', month: '2026-03', units: 1, compiler: 'python-3.9.7', input: '3\n', mode: 'async' });
         expect(row.extra_params).to.deep.equal({ task: 7 });
@@ -234,6 +235,7 @@ describe('api contract', () => {
         max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       });
       expect(body.websocket_runs_per_second_per_connection).to.equal(WEBSOCKET_RUNS_PER_SECOND);
+      expect(body.problems).to.deep.equal({ test_file_max_bytes: 16 * 1024 * 1024, tests_max: 1000, upload_max_bytes: 64 * 1024 * 1024, checker_message_max_bytes: 4096 });
     });
   });
 
@@ -248,6 +250,13 @@ describe('api contract', () => {
       expect(list.find((c) => c.id === 'gcc-4.9')).to.include({ available: true, language: 'c' });
       expect(list.find((c) => c.id === 'g++-4.9')).to.include({ available: false, version: null });
       expect(list.filter((c) => c.available)).to.have.length(2);
+    });
+
+    it("gives each identifier the libraries installed with it: none for the ten, none where not installed", async () => {
+      const list = (await (await fetch(`${api.url}/api/compilers/`)).json()) as { id: string; available: boolean; libraries: Record<string, string> }[];
+      for (const c of list) expect(c.libraries, c.id).to.be.an('object');
+      expect(list.find((c) => c.id === 'python-3.9.7')).to.deep.include({ available: true, libraries: {} });
+      expect(list.find((c) => c.id === 'python-3.13')).to.deep.include({ available: false, libraries: {} });
     });
 
     it("gives each identifier its Piston language name and Judge0 id", async () => {

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { publishInput, pruneInput, storedInput } from '../../src/queue/input-channel.js';
 import { REQUEST_LIMITS } from '../../src/limits.js';
 import { watchInput, type InputFeeds } from '../../src/runner/input-feeds.js';
-import { RunInput } from '../../src/api/ws/run-input.js';
+import { RunInput, StdinPace } from '../../src/api/ws/run-input.js';
 import { connect } from '../../src/db/connect.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -42,7 +42,7 @@ describe('interactive input through Postgres (runner side)', function () {
     feeds = watchInput({ url: t.url, db: t.db });
     // The listener is in place once its backend shows up.
     for (;;) {
-      const { rows } = await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_input'`);
+      const { rows } = await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen'`);
       if (rows.length > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -81,7 +81,8 @@ describe('interactive input through Postgres (runner side)', function () {
   it("the API side numbers, cuts and stores what the client sends; the whole run's stdin stays within the limit", async () => {
     const id = randomUUID();
     const errors: Error[] = [];
-    const input = new RunInput(t.db, id, 'x'.repeat(10), (e) => errors.push(e));
+    const input = new RunInput(t.db, id, 'x'.repeat(10), (e) => errors.push(e), new StdinPace(1000));
+    input.admitted();
     const big = 'é'.repeat(3000);
     expect(input.write('one\n', false)).to.equal(null);
     expect(input.write(big, false)).to.equal(null);
@@ -107,9 +108,53 @@ describe('interactive input through Postgres (runner side)', function () {
     f.detach();
   });
 
+  it('nothing is stored before the run is admitted; what waited is stored then, or dropped with a refusal', async () => {
+    const stored = async (id: string) => (await sql<{ n: string }>`SELECT count(*) AS n FROM submission_input WHERE submission_id = ${id}::uuid`.execute(t.db)).rows[0]!.n;
+    const admitted = randomUUID();
+    const a = new RunInput(t.db, admitted, '', (e) => expect.fail(e.message), new StdinPace(1000));
+    expect(a.write('early\n', false)).to.equal(null);
+    a.end();
+    await a.settled();
+    expect(await stored(admitted), 'rows before admission').to.equal('0');
+    a.admitted();
+    await a.settled();
+    expect((await storedInput(t.db, admitted)).map((r) => ('d' in r ? r.d : 'eof'))).to.deep.equal(['early\n', 'eof']);
+
+    const refused = randomUUID();
+    const r = new RunInput(t.db, refused, '', (e) => expect.fail(e.message), new StdinPace(1000));
+    expect(r.write('never\n', false)).to.equal(null);
+    r.drop();
+    expect(r.write('more\n', true)).to.deep.equal({ reason: 'stdin_closed' });
+    r.admitted();
+    await r.settled();
+    expect(await stored(refused), 'rows of a refused run').to.equal('0');
+  });
+
+  it("a connection's runs store their stdin at its pace: what comes meanwhile joins the next statement", async () => {
+    const pace = new StdinPace(5);
+    const ids = [randomUUID(), randomUUID()];
+    const inputs = ids.map((id) => new RunInput(t.db, id, '', (e) => expect.fail(e.message), pace));
+    for (const i of inputs) i.admitted();
+    const started = performance.now();
+    // A byte every 10 ms to each of two runs, for about a second.
+    for (let k = 0; k < 100; k++) {
+      for (const i of inputs) expect(i.write(String(k % 10), false)).to.equal(null);
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    for (const i of inputs) i.end();
+    await Promise.all(inputs.map((i) => i.settled()));
+    const elapsed = performance.now() - started;
+    const rows = (await Promise.all(ids.map((id) => storedInput(t.db, id)))).flat();
+    // Both runs together, their ends included: at most 5 statements a second (and one at once).
+    expect(rows.length, `statements in ${Math.round(elapsed)} ms`).to.be.at.most(Math.floor((elapsed / 1000) * 5) + 1);
+    expect(rows.length).to.be.at.least(4);
+    for (const id of ids) expect((await storedInput(t.db, id)).map((r) => ('d' in r ? r.d : '')).join('')).to.equal('0123456789'.repeat(10));
+  });
+
   it('what the client sends while a statement is under way is merged into the next: fewer rows, same text, same order', async () => {
     const id = randomUUID();
-    const input = new RunInput(t.db, id, '', (e) => expect.fail(e.message));
+    const input = new RunInput(t.db, id, '', (e) => expect.fail(e.message), new StdinPace(1000));
+    input.admitted();
     const letters = 'abcdefghijklmnopqrstuvwxyz';
     for (const l of letters) expect(input.write(l, false)).to.equal(null);
     input.end();
@@ -146,7 +191,8 @@ describe('interactive input through Postgres (runner side)', function () {
     const gone = connect(url.toString(), { max: 1, applicationName: 'runbox-test' });
     try {
       const errors: Error[] = [];
-      const input = new RunInput(gone.db, randomUUID(), '', (e) => errors.push(e));
+      const input = new RunInput(gone.db, randomUUID(), '', (e) => errors.push(e), new StdinPace(1000));
+      input.admitted();
       expect(input.write('lost\n', false)).to.equal(null);
       expect(input.write('queued\n', true)).to.equal(null);
       await input.settled();

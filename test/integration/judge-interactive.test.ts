@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { RunResult } from '../../src/result.js';
 import { GUESS_BINARY, GUESS_LINEAR, GUESS_ONCE, GUESS_STALL, guessingInteractor } from '../helpers/checkers.js';
 import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { makeZip } from '../helpers/zip.js';
 
 // Interactive problems: a guessing game (binary search against an interactor written
 // for the test in C++, both conventions) accepted, wrong, and with programs that stop
@@ -71,5 +72,27 @@ describe('judged runs (interactors)', function () {
     const r = await sync(key.key, { code: GUESS_BINARY, compiler: PY, interactor: testlib, input: 'not numbers' });
     expect(r).to.include({ verdict: 'checker_error', checker_message: 'the interactor exited with code 3: FAIL bad input' });
     expect(Date.now() - started).to.be.lessThan(20_000);
+  });
+
+  it('an interactive problem uploaded as a Kattis package (validation: custom interactive) and judged', async () => {
+    const { key } = await keyFor(s.db);
+    const zip = makeZip([
+      { name: 'guess/problem.yaml', content: 'name: Guess\nvalidation: custom interactive\n' },
+      { name: 'guess/data/sample/1.in', content: '5 20\n' },
+      { name: 'guess/data/sample/1.ans', content: '' },
+      { name: 'guess/data/secret/1.in', content: '999999 20\n' },
+      { name: 'guess/data/secret/1.ans', content: '' },
+      { name: 'guess/output_validators/guess/interactor.cpp', content: guessingInteractor(true) },
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string; interactor: { convention: string; compiler: string } };
+    expect(problem.interactor.convention).to.equal('kattis');
+    // The newest g++ this host offers (g++-9 where only the default images are installed).
+    expect(problem.interactor.compiler).to.match(/^g\+\+-/);
+    const ok = await sync(key.key, { code: GUESS_BINARY, compiler: PY, problem: problem.id });
+    expect(ok.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/1', 'accepted']]);
+    const wrong = await sync(key.key, { code: GUESS_LINEAR, compiler: PY, problem: problem.id, stop_on_failure: true });
+    expect(wrong.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/1', 'wrong_answer']]);
   });
 });

@@ -375,11 +375,11 @@ describe('Judge0 CE compatible API', function () {
       const zip = await zipOf({
         compile: 'gcc "$@" -o app main.c\n',
         run: './app "$@"\n',
-        'main.c': '#include <stdio.h>\nint main(int argc, char **argv) { printf("%s %d\\n", GREETING, argc - 1); return 0; }\n',
+        'main.c': '#include <stdio.h>\nint main(int argc, char **argv) { printf("%d %d\\n", N, argc - 1); return 0; }\n',
       });
-      const sub = await submitAndPoll({ language_id: 89, additional_files: zip, compiler_options: '-DGREETING=\\"hi\\"', command_line_arguments: 'x y' });
+      const sub = await submitAndPoll({ language_id: 89, additional_files: zip, compiler_options: '-DN=7 -O2', command_line_arguments: 'x y' });
       expect(sub.status.id, `${String(sub['compile_output'])} ${String(sub['stderr'])}`).to.equal(3);
-      expect(sub['stdout']).to.equal('hi 2\n');
+      expect(sub['stdout']).to.equal('7 2\n');
       const noRun = await call('POST', '/submissions', { language_id: 89, additional_files: await zipOf({ compile: 'true\n' }) });
       expect(noRun.status).to.equal(422);
     });

@@ -51,6 +51,19 @@ describe('compiler availability across hosts', function () {
     expect((await errorOf(res)).code).to.equal('compiler_unavailable');
   });
 
+  it("lists each id's libraries as the runner that serves it published them, beside the column's id → version pairs", async () => {
+    const libraries = { 'python-3.13': { numpy: '2.2.4', pandas: '2.2.3' } };
+    await heartbeat(t.db, { id: 'runner-c', hostname: 'c', slots: 2, launcher: 'bwrap', compilers: { 'python-3.13': '3.13.5', 'gcc-4.9': '4.9.4' }, libraries }, 30);
+    const row = await t.db.selectFrom('runners').select('compilers').where('id', '=', 'runner-c').executeTakeFirstOrThrow();
+    // An API host of an earlier release reads ids only, and finds them as before.
+    expect(row.compilers).to.deep.equal({ 'python-3.13': '3.13.5', 'gcc-4.9': '4.9.4', '@libraries': libraries });
+    const list = (await (await fetch(`${api.url}/api/compilers/`)).json()) as { id: string; available: boolean; libraries: Record<string, string> }[];
+    expect(list.find((c) => c.id === 'python-3.13')).to.deep.include({ available: true, libraries: { numpy: '2.2.4', pandas: '2.2.3' } });
+    expect(list.find((c) => c.id === 'gcc-4.9')).to.deep.include({ available: true, libraries: {} });
+    expect(list.find((c) => c.id === 'r-4.2')).to.deep.include({ available: false, libraries: {} });
+    await sql`UPDATE runners SET stopped_at = now() WHERE id = 'runner-c'`.execute(t.db);
+  });
+
   it('a runner that stopped or went silent no longer counts; with none live, the local directory again', async () => {
     await sql`UPDATE runners SET stopped_at = now() WHERE id = 'runner-b'`.execute(t.db);
     expect(await offered()).to.deep.equal(['gcc-4.9@4.9.4']);

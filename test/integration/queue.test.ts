@@ -423,7 +423,7 @@ describe('queue', function () {
         await waker.ready();
         expect(connects).to.equal(1);
         await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                  WHERE application_name = 'runbox-listen-runbox_jobs' AND datname = current_database()`.execute(t.db);
+                  WHERE application_name = 'runbox-listen' AND datname = current_database()`.execute(t.db);
         // The lost connection itself wakes the claimer (jobs may have arrived meanwhile).
         expect(await waker.wait()).to.equal('poll');
         while (connects < 2) await new Promise((r) => setTimeout(r, 20));

@@ -20,13 +20,16 @@ def sc(nr, *args):
     return 'ok' if r >= 0 else errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
 out = []
 def p(*a): out.append(' '.join(str(x) for x in a))
-mounts = {}
+mounts = []
 for line in open('/proc/self/mountinfo'):
     f = line.split()
     sep = f.index('-')
-    mounts[f[4]] = (f[5], f[sep + 1], f[sep + 2], f[sep + 3])
-for mp in sorted(mounts):
-    p('mount', mp, *mounts[mp])
+    mounts.append((f[4], f[5], f[sep + 1], f[sep + 2], f[sep + 3]))
+# Every mount, one hidden below another at the same place included.
+for m in sorted(mounts):
+    p('mount', *m)
+p('setgroups', open('/proc/self/setgroups').read().strip())
+p('cgroup', open('/proc/self/cgroup').read().split())
 me = os.getuid()
 for name in sorted(os.listdir('/dev')):
     st = os.lstat('/dev/' + name)
@@ -80,6 +83,9 @@ int main(void){ pthread_t t; pthread_create(&t,0,x32,0); pthread_join(t,0); prin
 describe('the same world under every launcher', function () {
   this.timeout(60_000);
   const worlds = new Map<LauncherName, SandboxOutcome>();
+  // Pooled sandboxes (the default) give each stage a user namespace that denies setgroups
+  // and a cgroup namespace of its own; one-shot ones leave both to the launcher.
+  let pooled = true;
 
   before(async function () {
     const image = imageRootfs('python3.9');
@@ -102,6 +108,7 @@ describe('the same world under every launcher', function () {
         slot: SLOT,
       });
       worlds.set(launcher, r);
+      pooled &&= sb.pooled === true;
       await sb.close?.();
     }
     await expectHostClean([SLOT]);
@@ -125,8 +132,24 @@ describe('the same world under every launcher', function () {
       console.log(`      SKIPPED: only ${[...worlds.keys()].join(', ')} on this host`);
       return this.skip();
     }
+    const comparable = (r: SandboxOutcome) => (pooled ? lines(r) : lines(r).filter((l) => !/^(setgroups|cgroup) /.test(l)));
     const [first, ...rest] = [...worlds];
-    for (const [other, b] of rest) expect(lines(b), `${other} against ${first![0]}`).to.deep.equal(lines(first![1]));
+    for (const [other, b] of rest) expect(comparable(b), `${other} against ${first![0]}`).to.deep.equal(comparable(first![1]));
+  });
+
+  it('pooled: a user namespace that denies setgroups, a cgroup namespace of the stage\'s own, one devpts', function () {
+    if (!pooled) {
+      console.log('      SKIPPED: sandboxes are not pooled here (RUNBOX_SANDBOX_POOL=false)');
+      return this.skip();
+    }
+    each((l) => {
+      expect(l).to.include('setgroups deny');
+      const cgroup = l.find((x) => x.startsWith('cgroup '));
+      expect(cgroup, 'cgroup line').to.be.a('string');
+      // Each hierarchy's path is the namespace's root: nothing of the runner's cgroups, nor its count of stages.
+      for (const entry of cgroup!.slice('cgroup '.length).match(/'[^']*'/g) ?? []) expect(entry, 'a /proc/self/cgroup line').to.match(/:\/'$/);
+      expect(l.filter((x) => x.startsWith('mount /dev/pts ')), 'mounts at /dev/pts').to.have.length(1);
+    });
   });
 
   it('mounts: the image, /.runbox and /dev read-only; the writable ones sized; nosuid and nodev everywhere but the devices', () => {

@@ -54,6 +54,35 @@ for (const launcher of LAUNCHERS) {
       expect(r.collected[1]!.content.toString()).to.match(/^import os,sys/);
     });
 
+    it('stages files in directories and empty directories; collects a directory\'s regular files in path order, within the bounds', async () => {
+      const r = await run(
+        ['python3.9', 'src/app/main.py'],
+        {
+          files: [
+            { name: 'src/app/main.py', mode: 0o644, content: Buffer.from(['import os', 'print(sorted(os.listdir("src")), os.listdir("out"), open("src/lib/data.txt").read())', 'os.makedirs("out/z/deep", exist_ok=True)', 'for n in ["b", "a", "z/deep/c", "d"]:', '    open("out/" + n, "w").write(n * 3)', 'os.symlink("/etc/passwd", "out/aa-link")', 'os.mkfifo("out/ab-fifo")', 'os.symlink("/etc", "out/ac-dir")'].join('\n')) },
+            { name: 'src/lib/data.txt', mode: 0o600, content: Buffer.from('data') },
+          ],
+          dirs: ['out'],
+          collect: ['out/'],
+          collectBounds: { bytes: 1 << 20, files: 3 },
+        },
+      );
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.stdout.toString()).to.equal("['app', 'lib'] [] data\n");
+      // Byte order of the paths; the symlinks and the FIFO are not files; the fourth is left out.
+      expect(r.collected.map((f) => [f.name, f.content.toString()])).to.deep.equal([['out/a', 'aaa'], ['out/b', 'bbb'], ['out/d', 'ddd']]);
+      expect(r.omitted).to.deep.equal([{ name: 'out/z/deep/c', size: 24 }]);
+    });
+
+    it('never follows a symlink the program leaves where a path to collect goes, nor one in a directory it walks', async () => {
+      const r = await run(['python3.9', '-c', 'import os\nos.rmdir("out")\nos.symlink("/etc", "out")\nos.symlink("/etc", "cls")\n'], {
+        dirs: ['out'],
+        collect: ['out/', 'cls/', 'out/passwd', 'cls/passwd', './'],
+      });
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.collected.map((f) => f.name)).to.deep.equal([]);
+    });
+
     it('gives the program real pipes for stdin, stdout and stderr, which it can open by name', async () => {
       const r = await run(
         ['python3.9', '-c', 'import os,stat,sys\nprint([stat.S_ISFIFO(os.fstat(f).st_mode) for f in (0, 1, 2)], flush=True)\nprint(open("/proc/self/fd/0").read(), end="", flush=True)\nopen("/proc/self/fd/1", "w").write("out\\n")\nopen("/proc/self/fd/2", "w").write("err\\n")'],
@@ -235,14 +264,32 @@ for (const launcher of LAUNCHERS) {
         console.log('      SKIPPED: cgroup v2 host: the job is measured as a whole');
         return this.skip();
       }
-      // The cgroup namespace is rooted at the job: the launcher stays there, uncounted. A
-      // pooled sandbox gives each stage a memory cgroup of its own below the job (a fresh
-      // one: its peak is the stage's) and counts its CPU in the job's program cgroup.
-      const lines = r.stdout.toString().trim().split('\n');
-      const own = lines.filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
-      const name = own[0]?.split('/')[1] ?? '';
-      expect(name).to.match(sb.pooled ? /^stage-\d+$/ : /^program$/);
-      expect(own).to.deep.equal([`memory:/${name}`, 'cpuacct:/program']);
+      // The launcher stays in the job, uncounted. A pooled sandbox gives each stage a memory
+      // cgroup of its own below the job (a fresh one: its peak is the stage's) and counts its
+      // CPU in the job's program cgroup; the stage's cgroup namespace is rooted there, so the
+      // program reads "/" (the host shows where it is).
+      const inside = r.stdout.toString().trim().split('\n').filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
+      const marker = `runbox-where-${process.pid}`;
+      const running = run(['python3.9', '-c', `import time\n# ${marker}\ntime.sleep(3)`]);
+      let host: string[] = [];
+      for (let i = 0; i < 100 && host.length === 0; i++) {
+        await new Promise((res) => setTimeout(res, 50));
+        for (const pid of processesOf([uidOfSlot(SLOT)])) {
+          try {
+            if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+            host = readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').filter((l) => /:(memory|cpuacct):/.test(l)).map((l) => l.split(':').slice(1).join(':'));
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+      expect((await running).status).to.equal('exited');
+      // controller:path below the runner's own cgroup
+      const paths = host.map((l) => `${l.split(':')[0]}:${l.slice(l.indexOf('/job-') + 1)}`);
+      expect(paths, `host view ${host}`).to.have.length(2);
+      expect(paths[0]).to.match(sb.pooled ? /^memory:job-[\d-]+\/stage-\d+$/ : /^memory:job-[\d-]+\/program$/);
+      expect(paths[1]).to.match(/^cpuacct:job-[\d-]+\/program$/);
+      if (sb.pooled) expect(inside).to.deep.equal(['memory:/', 'cpuacct:/']);
       // Each stage's CPU is its own, not the sum of the stages before it in that cgroup.
       const busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass";
       const first = await run(['python3.9', '-c', busy]);

@@ -219,7 +219,7 @@ describe('interactive WebSocket runs', function () {
     await prompted(c, 'drop', 'ready\n');
     const { rows } = await sql<{ n: number }>`
       SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-       WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_input'
+       WHERE datname = current_database() AND application_name = 'runbox-listen'
     `.execute(s.db.db);
     expect(rows[0]!.n).to.equal(1);
     for (const word of ['one', 'two', 'three']) c.send({ type: 'stdin', id: 'drop', data: `${word}\n` });

@@ -55,10 +55,10 @@ describe('WebSocket runs', function () {
     }
   }
 
-  /** Backends of this database LISTENing for live output (the API hosts' output feeds). */
+  /** Backends of this database LISTENing (the process's one LISTEN connection, the output feed's among them). */
   async function listenerPids(): Promise<number[]> {
     const { rows } = await sql<{ pid: number }>`
-      SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen-runbox_output'
+      SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'runbox-listen'
     `.execute(s.db.db);
     return rows.map((r) => r.pid);
   }
@@ -179,7 +179,7 @@ describe('WebSocket runs', function () {
     c.send({ type: 'run', id: 'u2', code: 'print(1)', language: 'python' });
     expect(String((await c.until((m) => m.type === 'error' && m.id === 'u2')).message)).to.match(/^invalid run message: unknown field language: runbox calls it compiler/);
     c.send({ type: 'run', id: 'u3', code: 'print(1)', compiler: PY, timeout: 5 });
-    expect(String((await c.until((m) => m.type === 'error' && m.id === 'u3')).message)).to.match(/unknown field timeout: there is no such option/);
+    expect(String((await c.until((m) => m.type === 'error' && m.id === 'u3')).message)).to.match(/unknown field timeout: runbox takes limits: /);
     const rows = await s.db.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
     expect(rows).to.have.length(0);
     expect(c.ws.readyState).to.equal(WebSocket.OPEN);

@@ -79,6 +79,31 @@ describe('every built-in recipe', () => {
     for (const { id, c } of allCompilers) if (c.retired) expect(ids.has(c.retired.successor), `${id} successor`).to.equal(true);
   });
 
+  it('ships libraries only with the newest id of a language, never with the ten, each with its package, use and probe', () => {
+    const withLibraries = allCompilers.filter((x) => x.c.libraries && !x.c.retired);
+    expect(withLibraries.map((x) => x.id).sort()).to.deep.equal(['g++-14', 'nodejs-20', 'openjdk-21', 'python-3.13', 'r-4.2']);
+    for (const id of INTERFACE_IDS) expect(allCompilers.find((x) => x.id === id)!.c.libraries, id).to.equal(undefined);
+    for (const { id, c } of withLibraries) {
+      for (const [name, l] of Object.entries(c.libraries!)) {
+        expect(l.probe[0], `${id} ${name} probe`).to.match(/^\//);
+        expect(l.version, `${id} ${name}`).to.match(/^\d+\.\d+/);
+      }
+    }
+    const expected = { 'python-3.13': ['numpy', 'scipy', 'pandas', 'matplotlib', 'sympy', 'scikit-learn', 'networkx'], 'g++-14': ['boost', 'fmt'], 'openjdk-21': ['gson', 'guava', 'commons-lang3'], 'r-4.2': ['ggplot2', 'dplyr', 'data.table'], 'nodejs-20': ['lodash'] };
+    for (const [id, names] of Object.entries(expected)) expect(Object.keys(allCompilers.find((x) => x.id === id)!.c.libraries!), id).to.include.members(names);
+  });
+
+  it("puts every Java library's jar on the class path of both javac and java, after the program's own classes (classes/)", () => {
+    const java = allCompilers.find((x) => x.id === 'openjdk-21')!.c;
+    const classPath = (argv: string[]) => argv[argv.indexOf('-cp') + 1]!.split(':');
+    for (const argv of [java.compile!, java.run]) {
+      const cp = classPath(argv);
+      expect(cp[0]).to.equal('classes');
+      expect(cp).to.include.members(['/usr/share/java/gson.jar', '/usr/share/java/guava.jar', '/usr/share/java/commons-lang3.jar', '/usr/share/java/commons-math3.jar', '/usr/share/java/jackson-databind.jar']);
+    }
+    expect(classPath(java.compile!)).to.deep.equal(classPath(java.run));
+  });
+
   it('keeps the Piston names and Judge0 ids of the ten', () => {
     const cat = catalogue();
     // C and C++ at 9.3.0 reach gcc-9 and g++-9 (GCC 9 at its own standards, as Piston and Judge0 run it).
@@ -197,6 +222,32 @@ describe('RUNBOX_RECIPES_DIR', () => {
     expect(cat.problems.map((p) => p.problem).join('\n')).to.match(/broken\.json: not readable as JSON/).and.match(/wrongname\.json: image name must match/).and.match(/nolevel\.json: invalid recipe at \/compilers\/tiny-4/);
     expect(cat.entries.has('tiny-5')).to.equal(true);
     expect(cat.entries.has('python-3.9.7')).to.equal(true);
+  });
+
+  it('refuses a library whose name is not plain, or that lacks its package or probe', () => {
+    const lib = { package: 'python3-numpy', version: '1.0', use: 'import numpy', probe: ['/usr/bin/python3', '-c', 'import numpy'] };
+    const withLibraries = (image: string, libraries: unknown) => {
+      const r = tinyRecipe(image, { [`${image}-1`]: {} }) as unknown as { compilers: Record<string, Record<string, unknown>> };
+      r.compilers[`${image}-1`]!['libraries'] = libraries;
+      writeFileSync(join(dir, `${image}.json`), JSON.stringify(r));
+    };
+    withLibraries('badname', { '../numpy': lib });
+    withLibraries('nopackage', { numpy: { ...lib, package: undefined } });
+    withLibraries('noprobe', { numpy: { ...lib, probe: [] } });
+    withLibraries('good', { numpy: lib, 'scikit-learn': lib, 'data.table': lib });
+    const cat = catalogue(dir);
+    const problems = cat.problems.map((p) => p.problem).join('\n');
+    expect(problems).to.match(/badname\.json: library name "\.\.\/numpy" of badname-1 must match/);
+    expect(problems).to.match(/nopackage\.json: invalid recipe at \/compilers\/nopackage-1\/libraries\/numpy/);
+    expect(problems).to.match(/noprobe\.json: invalid recipe at \/compilers\/noprobe-1\/libraries\/numpy\/probe/);
+    expect(Object.keys(cat.entries.get('good-1')!.libraries!)).to.deep.equal(['numpy', 'scikit-learn', 'data.table']);
+    // Installed: the libraries are what the image's manifest records, not what the recipe states.
+    mkdirSync(join(images, 'good', 'rootfs'), { recursive: true });
+    const compilers = { 'good-1': { version: '1.0', libraries: { numpy: '1.0.1', 'scikit-learn': '1.2' } } };
+    writeFileSync(join(images, 'good', 'manifest.json'), JSON.stringify({ image: 'good', suite: 'bullseye', recipeHash: 'x', digest: 'y', builtAt: 'now', compilers }));
+    const good = compilerAvailability(images, dir).find((c) => c.id === 'good-1')!;
+    expect(good).to.deep.include({ available: true, libraries: { numpy: '1.0.1', 'scikit-learn': '1.2' } });
+    expect(compilerAvailability(images, dir).find((c) => c.id === 'python-3.9.7')).to.deep.include({ available: false, libraries: {} });
   });
 
   it('a directory that cannot be read leaves the built-in catalogue, reported', () => {

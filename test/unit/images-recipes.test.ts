@@ -4,7 +4,9 @@ import { catalogue, defaultImages, loadRecipes, whollyRetired } from '../../src/
 import { INTERFACE_IDS } from '../../src/compilers/ids.js';
 import { entryComponents, ImportRefused, symlinkStaysInside } from '../../src/images/import.js';
 import { versionFromProbe } from '../../src/images/probe.js';
-import { builtFrom, canonicalJson, recipeHash, selectRecipes } from '../../src/images/recipes.js';
+import { imagePackages } from '../../src/compilers/recipe.js';
+import { parseManifest } from '../../src/images/manifest.js';
+import { buildInputs, builtFrom, canonicalJson, recipeHash, selectRecipes } from '../../src/images/recipes.js';
 
 describe('image recipes', () => {
   it('load, and together serve all ten identifiers of the contract', () => {
@@ -67,6 +69,33 @@ describe('image recipes', () => {
     for (const [what, edited] of Object.entries(buildInputs)) expect(recipeHash(edited), what).to.not.equal(hash);
   });
 
+  it('hash a compiler\'s libraries by package and probe; a recipe without libraries hashes as before the field existed', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'trixie-interpreters')!;
+    const hash = recipeHash(recipe);
+    const python = recipe.compilers['python-3.13']!;
+    const numpy = python.libraries!['numpy']!;
+    const withNumpy = (l: object) => ({ ...recipe, compilers: { ...recipe.compilers, 'python-3.13': { ...python, libraries: { ...python.libraries, numpy: { ...numpy, ...l } } } } });
+    expect(recipeHash(withNumpy({ version: '0.1', use: 'import numpy' })), 'stated version, use').to.equal(hash);
+    expect(recipeHash(withNumpy({ package: 'python3-numpy-dev' })), 'package').to.not.equal(hash);
+    expect(recipeHash(withNumpy({ probe: ['/usr/bin/python3.13', '-V'] })), 'probe').to.not.equal(hash);
+    const { libraries: _dropped, ...bare } = python;
+    expect(recipeHash({ ...recipe, compilers: { ...recipe.compilers, 'python-3.13': bare } }), 'no libraries').to.not.equal(hash);
+    // The recipes that ship no library keep the hash their installed images record.
+    const gcc = loadRecipes().find((r) => r.image === 'gcc')!;
+    expect(JSON.stringify(buildInputs(gcc))).to.not.include('libraries');
+  });
+
+  it('install the libraries\' packages after the recipe\'s own, each once', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'trixie-interpreters')!;
+    const packages = imagePackages(recipe);
+    expect(packages.slice(0, recipe.packages.length)).to.deep.equal(recipe.packages);
+    expect(packages).to.include.members(['python3-numpy', 'python3-sklearn', 'python3-matplotlib', 'node-lodash']);
+    expect(new Set(packages).size).to.equal(packages.length);
+    const twice = { ...recipe, packages: [...recipe.packages, 'python3-numpy'] };
+    expect(imagePackages(twice).filter((p) => p === 'python3-numpy')).to.have.length(1);
+    expect(imagePackages(loadRecipes().find((r) => r.image === 'gcc')!)).to.deep.equal(loadRecipes().find((r) => r.image === 'gcc')!.packages);
+  });
+
   it('take an image whose manifest records the hash of the whole, unchanged recipe (before the hash covered build inputs only) as built from it', () => {
     const recipe = loadRecipes().find((r) => r.image === 'python3.9')!;
     const whole = createHash('sha256').update(canonicalJson(recipe)).digest('hex');
@@ -86,6 +115,22 @@ describe('image recipes', () => {
   });
 });
 
+describe('image manifests', () => {
+  const manifest = (compilers: unknown) => JSON.stringify({ image: 'x', suite: 'trixie', recipeHash: 'a'.repeat(64), digest: 'b'.repeat(64), builtAt: 'now', compilers });
+
+  it('record each compiler\'s libraries beside its version, and stay valid without them', () => {
+    expect(parseManifest(manifest({ 'python-3.13': { version: '3.13.5', libraries: { numpy: '2.2.4' } } })).compilers['python-3.13']!.libraries).to.deep.equal({ numpy: '2.2.4' });
+    expect(parseManifest(manifest({ 'gcc-9': { version: '9.3.0' } })).compilers['gcc-9']!.libraries).to.equal(undefined);
+  });
+
+  it('refuse library lists that are not name → version strings, or too long', () => {
+    expect(() => parseManifest(manifest({ p: { version: '1', libraries: { numpy: 2 } } }))).to.throw(/manifest.json is invalid at \/compilers\/p\/libraries\/numpy/);
+    expect(() => parseManifest(manifest({ p: { version: '1', libraries: { numpy: 'x'.repeat(129) } } }))).to.throw(/invalid/);
+    const many = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`lib${i}`, '1.0']));
+    expect(() => parseManifest(manifest({ p: { version: '1', libraries: many } }))).to.throw(/invalid/);
+  });
+});
+
 describe('version probe parsing', () => {
   for (const [output, version] of [
     ['Python 3.9.2', '3.9.2'],
@@ -94,6 +139,10 @@ describe('version probe parsing', () => {
     ['ruby 3.1.2p20 (2022-04-12 revision 4491bb740a) [x86_64-linux-gnu]', '3.1.2'],
     ['javac 11.0.28', '11.0.28'],
     ['9.6.6', '9.6.6'],
+    // Libraries probed with dpkg-query: an epoch, a fourth number, a Debian revision.
+    ['1:2.2.4+ds-1', '2.2.4'],
+    ['1.83.0.2+b2', '1.83.0'],
+    ['2.14.0+ds-1+deb13u1', '2.14.0'],
   ] as const) {
     it(`reads ${version} from ${JSON.stringify(output.split('\n')[0])}`, () => {
       expect(versionFromProbe(output)).to.equal(version);

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { RUN_LIMITS } from '../../src/limits.js';
+import { RUN_LIMITS, SANDBOX_OVERHEAD } from '../../src/limits.js';
 import { detectCgroups, parseMountInfo, parseProcCgroup } from '../../src/sandbox/cgroups/detect.js';
 import { CgroupV1 } from '../../src/sandbox/cgroups/v1.js';
 import { CgroupV2 } from '../../src/sandbox/cgroups/v2.js';
@@ -59,7 +59,9 @@ describe('sandbox cgroup v1 back end (file writes in a fake tree)', () => {
     const name = /job-77-\d+/.exec(job.procsFiles[0]!)![0];
     const mem = join(root, 'memory/process_api/abc', name);
     expect(job.procsFiles).to.deep.equal(['memory/process_api/abc', 'pids', 'cpu', 'cpuacct'].map((d) => join(root, d, name, 'cgroup.procs')));
-    expect(read(join(mem, 'memory.limit_in_bytes'))).to.equal(String(RUN_LIMITS.memoryBytes));
+    // The job holds the launcher too; the program's own cgroup is held to the program's limit.
+    expect(read(join(mem, 'memory.limit_in_bytes'))).to.equal(String(RUN_LIMITS.memoryBytes + SANDBOX_OVERHEAD.memoryBytes));
+    expect(read(join(mem, 'program/memory.limit_in_bytes'))).to.equal(String(RUN_LIMITS.memoryBytes));
     expect(read(join(root, `pids/${name}/pids.max`))).to.equal(String(RUN_LIMITS.maxTasks));
     expect(read(join(root, `cpu/${name}/cpu.cfs_quota_us`))).to.equal('200000');
     expect(read(join(root, `cpu/${name}/cpu.cfs_period_us`))).to.equal('100000');
@@ -98,8 +100,19 @@ describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
       expect(stage.counterFiles[3]).to.equal(join(program, 'cpuacct.usage'));
       // The process limit counts the stage's own memory cgroup (the fork server reads it).
       expect(stage.procsFile).to.equal(join(stage.dirs[0]!, 'cgroup.procs'));
-      // Socket buffers are charged where a socket is made: the stage gets the job's cap.
-      expect(stage.writes).to.deep.equal([[join(stage.dirs[0]!, 'memory.kmem.tcp.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)]]);
+      // Held to the program's limit below the job's (an OOM kill lands on the stage), socket
+      // buffers included: they are charged where a socket is made.
+      expect(stage.writes).to.deep.equal([
+        [join(stage.dirs[0]!, 'memory.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)],
+        [join(stage.dirs[0]!, 'memory.kmem.tcp.limit_in_bytes'), String(RUN_LIMITS.memoryBytes)],
+      ]);
+      // What the stage leaves charged is reclaimed at its end; the job's use is read once it is gone.
+      expect(stage.drains).to.deep.equal([[join(stage.dirs[0]!, 'memory.force_empty'), '0']]);
+      expect(stage.usageFile).to.equal(join(stage.dirs[0]!, 'memory.usage_in_bytes'));
+      expect(stage.settleFile).to.equal(join(root, 'memory', /job-[\d-]+/.exec(job.procsFiles[0]!)![0], 'memory.usage_in_bytes'));
+      mkdirSync(stage.dirs[0]!);
+      writeFileSync(join(stage.dirs[0]!, 'memory.oom_control'), 'oom_kill_disable 0\noom_kill 1\n');
+      expect(stage.oomKills()).to.equal(1);
       expect(name).to.match(/^stage-\d+$/);
       const before = ['oom_kill_disable 0\noom_kill 4\n', 'max 1\n', '', '7000000\n', '', ''];
       const after = ['oom_kill_disable 0\noom_kill 5\n', 'max 3\n', 'oom_kill 1\n', '9500000\n', '40960\n', '4096\n'];
@@ -170,8 +183,12 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs n
     // The launcher and init go to the leaf: the job hands its controllers to the stages.
     expect(job.procsFiles).to.deep.equal([join(dir, 'sandbox/cgroup.procs')]);
     expect(read(join(dir, 'cgroup.subtree_control'))).to.equal('+memory +pids +cpu');
-    expect(read(join(dir, 'memory.max'))).to.equal(String(RUN_LIMITS.memoryBytes));
+    expect(read(join(dir, 'memory.max'))).to.equal(String(RUN_LIMITS.memoryBytes + SANDBOX_OVERHEAD.memoryBytes));
     const stage = job.createStage!();
+    // Each stage is held to the program's limit below the job's, and reclaimed at its end.
+    expect(stage.writes).to.deep.equal([[join(stage.dirs[0]!, 'memory.max'), String(RUN_LIMITS.memoryBytes)]]);
+    expect(stage.drains).to.deep.equal([[join(stage.dirs[0]!, 'memory.reclaim'), String(RUN_LIMITS.memoryBytes + SANDBOX_OVERHEAD.memoryBytes)]]);
+    expect([stage.usageFile, stage.settleFile]).to.deep.equal([join(stage.dirs[0]!, 'memory.current'), join(dir, 'memory.current')]);
     expect(stage.dirs).to.have.length(1);
     expect(stage.joins).to.deep.equal([]);
     expect(stage.dirs[0]!.startsWith(join(dir, 'stage-'))).to.equal(true);

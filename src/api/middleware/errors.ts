@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { RevokedKeyError } from '../../accounts/errors.js';
 import { ApiError, DEFAULT_CODES } from '../errors.js';
+import { databaseUnavailable } from '../../db/unavailable.js';
 
 // Every error answer, whoever raised it, leaves as {"error":{"code","message"}} in JSON.
 
@@ -12,16 +13,7 @@ function send(ctx: Koa.Context, status: number, code: string, message: string, h
 }
 
 /** The database cannot be reached (down, restarting, refusing connections): a temporary 503, not a 500. */
-export function databaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code) ||
-    code.startsWith('08') ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/.test(message)
-  );
-}
+export { databaseUnavailable };
 
 export function errorShape(log?: { error(obj: object, msg?: string): void }): Koa.Middleware {
   return async (ctx, next) => {

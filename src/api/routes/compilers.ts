@@ -9,20 +9,21 @@ export const compilersRoute: RouteDef = {
   method: 'GET',
   path: '/api/compilers/',
   operationId: 'listCompilers',
-  summary: 'Compiler identifiers with language, installed toolchain version and availability.',
+  summary: 'Compiler identifiers with language, installed toolchain version, libraries and availability.',
   auth: 'none',
   responses: { 200: { description: 'The compilers.', schema: CompilerList } },
   errors: [405, 406, 500],
   handler:
     ({ db, config }) =>
     async (ctx) => {
-      ctx.body = (await deploymentAvailability(db, config)).map(({ id, language, version, available, entry }) => ({
+      ctx.body = (await deploymentAvailability(db, config)).map(({ id, language, version, available, libraries, entry }) => ({
         id,
         language,
         version,
         available,
         piston: entry.piston?.language ?? null,
         judge0: entry.judge0?.id ?? null,
+        libraries,
         compiler_options: optionForms(entry),
         ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));

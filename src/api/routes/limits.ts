@@ -1,4 +1,4 @@
-import { FREE_PLAN, FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, PROGRAM_LIMITS, RATE_WINDOW_MS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
+import { FREE_PLAN, FREE_PLAN_NAME, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, RATE_WINDOW_MS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { RouteDef } from '../route.js';
 import { LimitsDocument } from '../schemas.js';
 import type { Static } from 'typebox';
@@ -47,6 +47,12 @@ export function limitsDocument(): Static<typeof LimitsDocument> {
       max_monthly_submissions_any_plan: MAX_MONTHLY_LIMIT,
       monthly_period: 'calendar month, UTC',
       per_key_monthly_limit: 'optional per key; stops only that key; never above the account allowance',
+    },
+    problems: {
+      test_file_max_bytes: PROBLEM_LIMITS.testFileMaxBytes,
+      tests_max: PROBLEM_LIMITS.testsMax,
+      upload_max_bytes: PROBLEM_LIMITS.uploadMaxBytes,
+      checker_message_max_bytes: JUDGE_LIMITS.checkerMessageMaxBytes,
     },
     websocket_runs_per_second_per_connection: WEBSOCKET_RUNS_PER_SECOND,
   };

@@ -11,9 +11,9 @@ export const metricsRoute: RouteDef = {
   auth: 'admin',
   responses: { 200: { description: 'Prometheus text format.', contentType: 'text/plain' } },
   errors: [401, 403, 405],
-  handler: ({ db }) => {
-    // The queue gauge reads this API's database.
-    watchQueue(db);
+  handler: ({ db, config }) => {
+    // The deployment-wide gauges read this API's database.
+    watchQueue(db, config.RUNBOX_LEASE_SECONDS);
     return async (ctx) => {
       ctx.type = registry.contentType;
       ctx.body = await registry.metrics();

@@ -22,7 +22,7 @@ const ZIP = 'application/zip';
 const Dated = Type.String({ format: 'date-time' });
 
 const Limits = Type.Object({ time: Type.Optional(Type.Number({ description: 'CPU seconds per test.' })), memory: Type.Optional(Type.Integer({ description: 'KB per test.' })) });
-const Program = Type.Object({ compiler: Type.String(), convention: Type.Enum(['testlib', 'kattis']), files: Type.Array(Type.String(), { description: 'Its files, the main one first (none for a single code source).' }) });
+const Program = Type.Object({ compiler: Type.String(), convention: Type.Enum(['testlib', 'kattis']), files: Type.Array(Type.String(), { description: 'The files beside its main source.' }) });
 
 export const ProblemSummarySchema = Type.Object({
   id: Type.String({ format: 'uuid' }),

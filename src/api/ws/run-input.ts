@@ -9,11 +9,32 @@ import { splitOutput } from '../../queue/output-channel.js';
 // later chunk ahead of a missing one. What arrives while a statement is under way is
 // merged into the next, so a client typing a byte per message costs few statements.
 // The run's stdin in all (its up-front input included) stays within the input limit.
+//
+// Nothing is stored before the run is admitted: stdin that comes with or right after
+// the run message waits here (bounded by the input limit) and is stored once admission
+// has stored the run (`admitted`), or dropped with the run's refusal (`drop`). A
+// connection's runs share a pace (StdinPace): at most so many statements (and NOTIFYs,
+// which every runner hears) a second, what comes meanwhile merged into the next.
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 /** Why input was not passed on: the caller words it for its protocol. */
 export type InputRefusal = { reason: 'stdin_closed' } | { reason: 'input_limit'; limit: number; wouldBe: number };
+
+/** One connection's statements of stored stdin: at most `perSecond` a second, across its runs. */
+export class StdinPace {
+  private nextAt = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  /** Resolves when the next statement may go. */
+  async turn(): Promise<void> {
+    const now = performance.now();
+    const at = Math.max(now, this.nextAt);
+    this.nextAt = at + 1000 / this.perSecond;
+    if (at > now) await new Promise((r) => setTimeout(r, at - now));
+  }
+}
 
 export class RunInput {
   private next = 0;
@@ -23,14 +44,31 @@ export class RunInput {
   private pending = '';
   private endPending = false;
   private draining: Promise<void> | undefined;
+  /** Stored only once the run exists: set by `admitted`. */
+  private open = false;
 
   constructor(
     private readonly db: Db,
     readonly submissionId: string,
     upfrontInput: string,
     private readonly onError: (err: Error) => void,
+    private readonly pace: StdinPace,
   ) {
     this.bytes = utf8Bytes(upfrontInput);
+  }
+
+  /** The run is admitted (its row exists): what waited is stored, and what follows. */
+  admitted(): void {
+    if (this.open) return;
+    this.open = true;
+    if (this.pending !== '' || this.endPending) this.kick();
+  }
+
+  /** Drops what waits and takes no more: the run was refused (or never reached admission), or is over. */
+  drop(): void {
+    this.closed = true;
+    this.pending = '';
+    this.endPending = false;
   }
 
   get isClosed(): boolean {
@@ -71,6 +109,7 @@ export class RunInput {
   }
 
   private kick(): void {
+    if (!this.open) return;
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
       // Written between the loop's last look and here.
@@ -80,11 +119,18 @@ export class RunInput {
 
   private async drain(): Promise<void> {
     while (this.pending !== '' || this.endPending) {
+      // Waiting for the connection's pace first: what comes meanwhile joins this statement.
+      await this.pace.turn();
       const text = this.pending;
       this.pending = '';
-      for (const d of splitOutput(text)) if (!(await this.publish({ i: this.submissionId, n: this.next++, d }))) return;
+      const chunks = splitOutput(text);
+      for (const [k, d] of chunks.entries()) {
+        if (k > 0) await this.pace.turn();
+        if (!(await this.publish({ i: this.submissionId, n: this.next++, d }))) return;
+      }
       if (this.pending === '' && this.endPending) {
         this.endPending = false;
+        if (chunks.length > 0) await this.pace.turn();
         await this.publish({ i: this.submissionId, n: this.next++, eof: true });
       }
     }

@@ -13,7 +13,7 @@ import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { followOutput } from './follow-output.js';
 import { parseClientMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
-import { RunInput } from './run-input.js';
+import { RunInput, StdinPace } from './run-input.js';
 import { widgetRefusalText } from './widget-text.js';
 
 // One WebSocket connection: each run message is admitted like any run (mode 'ws'),
@@ -86,6 +86,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   const going = new Map<string, number>();
   const inputs = new Map<string, RunInput>();
   const ended = new Set<string>();
+  const pace = new StdinPace(deps.config.RUNBOX_WS_STDIN_WRITES_PER_SECOND);
   ws.on('close', () => {
     clearInterval(heartbeat);
     closed.abort(new Error('connection closed'));
@@ -127,24 +128,31 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     running++;
     going.set(msg.id, (going.get(msg.id) ?? 0) + 1);
     const submissionId = randomUUID();
-    // Stdin may follow the run message at once: it is stored for the runner, which
-    // reads it back when the program starts.
+    // Stdin may follow the run message at once: it waits here until the run is admitted,
+    // then is stored for the runner, which reads it back when the program starts.
+    let input: RunInput | undefined;
     if (msg.interactive === true) {
-      inputs.set(
-        msg.id,
-        new RunInput(deps.db, submissionId, msg.input ?? '', (err) => {
+      input = new RunInput(
+        deps.db,
+        submissionId,
+        msg.input ?? '',
+        (err) => {
           deps.log?.error({ err: err.message, submission: submissionId }, 'could not pass on interactive input');
           error(msg.id, 'internal_error', 'input could not be passed on to the program; try again later');
-        }),
+        },
+        pace,
       );
+      inputs.set(msg.id, input);
     }
-    run(msg, text, submissionId)
+    run(msg, text, submissionId, input)
       .catch((err: Error) => {
         if (err instanceof RevokedKeyError) return revoked(parsed.message.id);
         deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket run failed');
         error(parsed.message.id, 'internal_error', 'the run could not be completed; try again later');
       })
       .finally(() => {
+        // A run that never reached admission, or was refused, stores none of its stdin.
+        input?.drop();
         running--;
         lastHeardAt = performance.now();
         const left = (going.get(msg.id) ?? 1) - 1;
@@ -174,7 +182,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     );
   }
 
-  async function run(msg: WsRunMessage, raw: string, submissionId: string): Promise<void> {
+  async function run(msg: WsRunMessage, raw: string, submissionId: string, input: RunInput | undefined): Promise<void> {
     if (await deps.maintenance.isOn()) return error(msg.id, 'maintenance', 'the service is temporarily offline for maintenance');
     if (!(await deps.available()).has(msg.compiler)) return error(msg.id, 'compiler_unavailable', `compiler ${msg.compiler} is not installed on this service`);
 
@@ -219,6 +227,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         }
         return error(msg.id, admission.reason, admission.message, { retry_after: admission.retryAfterSeconds });
       }
+      input?.admitted();
       try {
         inFlight.add(submissionId);
         // Closed while admitting: the close handler did not see this run.

@@ -80,10 +80,10 @@ export const systemCommands: Command[] = [
       return { ok: bad.length === 0, checks: checks.map(({ fix, ...c }) => (c.ok ? c : { ...c, fix })) };
     },
   },
-  ...(['config', 'limits'] as const).map(
+  ...(['config', 'limits', 'libraries'] as const).map(
     (what): Command => ({
       name: `${what} docs`,
-      summary: `Print the ${what === 'config' ? 'configuration' : 'limits'} table (Markdown) of ${GENERATED_TABLES[`${what}-table`].file}; --write puts it there, --check fails when the file is out of date.`,
+      summary: `Print the ${what === 'config' ? 'configuration' : what} table (Markdown) of ${GENERATED_TABLES[`${what}-table`].file}; --write puts it there, --check fails when the file is out of date.`,
       help: 'options:\n  --write   replace the table between its markers in the file\n  --check   exit 1 when the file\'s table differs from the code',
       options: { write: { type: 'boolean' }, check: { type: 'boolean' } },
       run: async ({ values }) => {

@@ -8,7 +8,7 @@ import { ApiError } from '../../api/errors.js';
 import { storedResult } from '../../api/live.js';
 import { admissionSettings } from '../../api/middleware/admission.js';
 import { followOutput, type OutputChunk } from '../../api/ws/follow-output.js';
-import { RunInput } from '../../api/ws/run-input.js';
+import { RunInput, StdinPace } from '../../api/ws/run-input.js';
 import type { SessionDeps } from '../../api/ws/session.js';
 import { cancelSubmission } from '../../queue/cancel.js';
 import { admitSubmission } from '../../quota/admit.js';
@@ -164,10 +164,17 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
     const output = followOutput(deps.live, id, (c) => (announced ? relay(c) : held.push(c)));
     try {
       submissionId = id;
-      const stdin = new RunInput(deps.db, id, job.run.input ?? '', (err) => {
-        deps.log?.error({ err: err.message, submission: id }, 'could not pass on interactive input');
-        send({ type: 'error', message: 'input could not be passed on to the program' });
-      });
+      // Stdin waits in the RunInput until the run is admitted; a refusal drops it.
+      const stdin = new RunInput(
+        deps.db,
+        id,
+        job.run.input ?? '',
+        (err) => {
+          deps.log?.error({ err: err.message, submission: id }, 'could not pass on interactive input');
+          send({ type: 'error', message: 'input could not be passed on to the program' });
+        },
+        new StdinPace(deps.config.RUNBOX_WS_STDIN_WRITES_PER_SECOND),
+      );
       input = stdin;
       early.splice(0).forEach((data) => writeStdin(stdin, data));
       const admission = await admitSubmission(deps.db, {
@@ -184,10 +191,12 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
         ...admissionSettings(deps),
       });
       if (!admission.admitted) {
+        stdin.drop();
         finished = true;
         const wait = admission.retryAfterSeconds > 0 ? ` (retry after ${admission.retryAfterSeconds} s)` : '';
         throw new ApiError(429, admission.reason, `${admission.message}${wait}`);
       }
+      stdin.admitted();
       send({ type: 'runtime', language: job.runtime.language, version: job.runtime.version });
       send({ type: 'stage', stage });
       announced = true;

@@ -1,6 +1,8 @@
 // What the sandbox needs from a job cgroup, whatever the cgroup version.
 
 export interface JobLimits {
+  /** The program's memory (its own cgroup's limit where it has one; the job gets
+   *  SANDBOX_OVERHEAD more for the sandbox's processes). */
   memoryBytes: number;
   cpuCores: number;
   maxTasks: number;
@@ -31,12 +33,24 @@ export interface StageCgroup {
   readonly writes: readonly (readonly [string, string])[];
   /** Counter files read before the stage and after it. */
   readonly counterFiles: readonly string[];
+  /** [file, value] written at the stage's end, before its directories are removed, when
+   *  `usageFile` reads more than SANDBOX_OVERHEAD.drainAboveBytes: what it left charged
+   *  (page cache, dentries) is reclaimed then, not by the next stage. */
+  readonly drains: readonly (readonly [string, string])[];
+  /** The stage's own memory in use. */
+  readonly usageFile: string;
+  /** The job's memory in use, read once the stage's directories are gone: a pooled
+   *  sandbox whose job holds much more than before its first stage is not reused. */
+  readonly settleFile: string;
   /** The cgroup.procs file that lists the stage's processes (its runbox-init included),
    *  which the fork server watches for the process limit. */
   readonly procsFile: string;
   /** The stage's time and peak memory, the job's OOM kills and task-cap hits during it,
    *  from the counter files' texts before and after. */
   counters(before: readonly string[], after: readonly string[]): JobCounters;
+  /** OOM kills in the stage's own cgroup so far (where the job's count does not include
+   *  them): for a stage whose end was never reported (its sandbox died). */
+  oomKills(): number;
   /** Kills every process of the stage and returns once none is left. */
   killAll(): Promise<void>;
   /** Removes the directories (when the fork server could not: still busy). */
@@ -53,6 +67,8 @@ export interface JobCgroup {
   /** Distinct processes (not threads) in the job now. */
   processIds(): Promise<number[]>;
   counters(): Promise<JobCounters>;
+  /** OOM kills anywhere in the job so far (read at once). */
+  oomKills(): number;
   /** Kills every process in the job but `spare` and returns once none of them is left. */
   killAll(spare?: number): Promise<void>;
   /** Removes the (empty) job cgroup. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
+import { SANDBOX_OVERHEAD } from '../../limits.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './types.js';
 
 // cgroup v1: one directory per controller hierarchy. Counters only move in the cgroup
@@ -66,21 +67,14 @@ export class CgroupV1 implements CgroupBackend {
     const unique = [...new Set(Object.values(dirs))];
     const program = [...new Set([dirs.memory, dirs.cpuacct])].map((d) => join(d, PROGRAM));
     // The runner's own cgroup shows which files a job's will have (it is made below).
-    const tcpFile = join(this.own.memory, 'memory.kmem.tcp.limit_in_bytes');
-    const job = new JobV1(dirs, unique, program, existsSync(tcpFile) ? limits.memoryBytes : null);
+    const has = (file: string) => existsSync(join(this.own.memory, file));
+    const job = new JobV1(dirs, unique, program, limits.memoryBytes, has('memory.kmem.tcp.limit_in_bytes'), has('memory.memsw.limit_in_bytes'));
     try {
       for (const d of [...unique, ...program]) mkdirSync(d);
-      writeFileSync(join(dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-      // No swap: memsw (memory + swap) gets the same cap, when the kernel accounts swap.
-      const memsw = join(dirs.memory, 'memory.memsw.limit_in_bytes');
-      if (existsSync(memsw)) writeFileSync(memsw, String(limits.memoryBytes));
-      // Socket buffers: v1 keeps them out of memory.limit_in_bytes and charges them only
-      // in cgroups whose TCP limit was set (sockets are charged where they are made: the
-      // program's cgroup). Without it, parked loopback buffers are unbounded and unseen.
-      for (const d of [dirs.memory, join(dirs.memory, PROGRAM)]) {
-        const tcp = join(d, 'memory.kmem.tcp.limit_in_bytes');
-        if (existsSync(tcp)) writeFileSync(tcp, String(limits.memoryBytes));
-      }
+      // The job holds the sandbox's processes too; the program's own cgroup (and each
+      // pooled stage's) is held to the program's limit, so an OOM kill lands there.
+      job.limitMemory(dirs.memory, limits.memoryBytes + SANDBOX_OVERHEAD.memoryBytes);
+      job.limitMemory(join(dirs.memory, PROGRAM), limits.memoryBytes);
       writeFileSync(join(dirs.pids, 'pids.max'), String(limits.maxTasks));
       writeFileSync(join(dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
       writeFileSync(join(dirs.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpuCores * CPU_PERIOD_US)));
@@ -105,22 +99,45 @@ class JobV1 implements JobCgroup {
     private readonly dirs: Readonly<Record<V1Controller, string>>,
     private readonly unique: readonly string[],
     private readonly program: readonly string[],
-    /** Socket buffers' cap, where the kernel has one (see createJob): each stage's cgroup gets it too. */
-    private readonly tcpLimit: number | null,
+    /** The program's memory limit: its own cgroup's, and each pooled stage's. */
+    private readonly memoryBytes: number,
+    /** Whether the kernel has a cap on socket buffers (memory.kmem.tcp.limit_in_bytes). */
+    private readonly tcp: boolean,
+    /** Whether it accounts swap (memory.memsw.limit_in_bytes). */
+    private readonly memsw: boolean,
   ) {
     this.procsFiles = unique.map((d) => join(d, 'cgroup.procs'));
     this.programProcsFiles = program.map((d) => join(d, 'cgroup.procs'));
+  }
+
+  /** The writes that hold memory cgroup `dir` to `bytes`: memory, memory + swap (no swap
+   *  at all) and socket buffers, which v1 keeps out of memory.limit_in_bytes and charges
+   *  only in cgroups whose TCP limit was set (without it, parked loopback buffers are
+   *  unbounded and unseen; sockets are charged where they are made: the program's cgroup). */
+  memoryWrites(dir: string, bytes: number): [string, string][] {
+    const writes: [string, string][] = [[join(dir, 'memory.limit_in_bytes'), String(bytes)]];
+    if (this.memsw) writes.push([join(dir, 'memory.memsw.limit_in_bytes'), String(bytes)]);
+    if (this.tcp) writes.push([join(dir, 'memory.kmem.tcp.limit_in_bytes'), String(bytes)]);
+    return writes;
+  }
+
+  limitMemory(dir: string, bytes: number): void {
+    for (const [file, value] of this.memoryWrites(dir, bytes)) writeFileSync(file, value);
   }
 
   async processIds(): Promise<number[]> {
     return readPids(join(this.dirs.pids, 'cgroup.procs'));
   }
 
+  oomKills(): number {
+    return readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill') + readKeyed(join(this.dirs.memory, PROGRAM, 'memory.oom_control'), 'oom_kill');
+  }
+
   async counters(): Promise<JobCounters> {
     // v1 counts an OOM kill where the victim lives: the program's cgroup or the job.
     const memory = join(this.dirs.memory, PROGRAM);
     return {
-      oomKills: readKeyed(join(this.dirs.memory, 'memory.oom_control'), 'oom_kill') + readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
+      oomKills: this.oomKills(),
       taskLimitHits: readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
       cpuNs: readNumber(join(this.dirs.cpuacct, PROGRAM, 'cpuacct.usage')),
       memoryPeakBytes: peakWithSockets(readNumber(join(memory, 'memory.max_usage_in_bytes')), readNumber(join(memory, 'memory.kmem.tcp.max_usage_in_bytes'))),
@@ -149,7 +166,6 @@ class JobV1 implements JobCgroup {
     const cpuacct = shared ? memory : join(this.dirs.cpuacct, PROGRAM);
     const dirs = [memory];
     const joins = shared ? [] : [join(cpuacct, 'cgroup.procs')];
-    const tcp = this.tcpLimit === null ? [] : [[join(memory, 'memory.kmem.tcp.limit_in_bytes'), String(this.tcpLimit)] as const];
     const files = [
       join(this.dirs.memory, 'memory.oom_control'),
       join(this.dirs.pids, 'pids.events'),
@@ -162,8 +178,12 @@ class JobV1 implements JobCgroup {
     return {
       dirs,
       joins,
-      writes: tcp,
+      // Held to the program's limit below the job's: an OOM kill lands on the stage.
+      writes: this.memoryWrites(memory, this.memoryBytes),
       counterFiles: files,
+      drains: [[join(memory, 'memory.force_empty'), '0']],
+      usageFile: join(memory, 'memory.usage_in_bytes'),
+      settleFile: join(this.dirs.memory, 'memory.usage_in_bytes'),
       procsFile: join(memory, 'cgroup.procs'),
       counters: (before, after) => {
         const num = (t: string | undefined) => (t === undefined || t.trim() === '' ? null : Number(t.trim()));
@@ -174,6 +194,7 @@ class JobV1 implements JobCgroup {
           memoryPeakBytes: peakWithSockets(num(after[4]), num(after[5])),
         };
       },
+      oomKills: () => readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
       killAll: async () => {
         for (const f of procsFiles) await killUntilEmpty(f);
       },

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
+import { SANDBOX_OVERHEAD } from '../../limits.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './types.js';
 import { keyed, readKeyed, readNumber } from './v1.js';
 
@@ -43,9 +44,11 @@ export class CgroupV2 implements CgroupBackend {
   async createJob(limits: JobLimits, opts: { pooled?: boolean } = {}): Promise<JobCgroup> {
     const dir = join(this.own, `job-${this.pid}-${++jobSeq}`);
     mkdirSync(dir);
-    const job = opts.pooled ? new PooledJobV2(dir) : new JobV2(dir);
+    const job = opts.pooled ? new PooledJobV2(dir, limits.memoryBytes, this.swapAccounting) : new JobV2(dir);
     try {
-      writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
+      // A pooled job holds the sandbox's processes beside its stages, each stage held to
+      // the program's limit (an OOM kill lands there); otherwise the job is the program's.
+      writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes + (opts.pooled ? SANDBOX_OVERHEAD.memoryBytes : 0)));
       // tmpfs pages count in memory.max; none may go to swap.
       if (this.swapAccounting) writeFileSync(join(dir, 'memory.swap.max'), '0');
       writeFileSync(join(dir, 'pids.max'), String(limits.maxTasks));
@@ -76,9 +79,14 @@ export class JobV2 implements JobCgroup {
     return readPids(join(this.dir, 'cgroup.procs'));
   }
 
+  oomKills(): number {
+    // memory.events counts the whole subtree (memory.events.local is the cgroup's own).
+    return readKeyed(join(this.dir, 'memory.events'), 'oom_kill');
+  }
+
   async counters(): Promise<JobCounters> {
     return {
-      oomKills: readKeyed(join(this.dir, 'memory.events'), 'oom_kill'),
+      oomKills: this.oomKills(),
       taskLimitHits: readKeyed(join(this.dir, 'pids.events'), 'max'),
       cpuNs: existsSync(join(this.dir, 'cpu.stat')) ? readKeyed(join(this.dir, 'cpu.stat'), 'usage_usec') * 1000 : null,
       // memory.peak needs Linux 5.19: null before
@@ -105,7 +113,12 @@ export class JobV2 implements JobCgroup {
 export class PooledJobV2 extends JobV2 {
   override readonly procsFiles: readonly string[];
 
-  constructor(dir: string) {
+  constructor(
+    dir: string,
+    /** Each stage's memory.max: the program's limit. */
+    private readonly memoryBytes: number,
+    private readonly swapAccounting: boolean,
+  ) {
     super(dir);
     this.procsFiles = [join(dir, SANDBOX_LEAF, 'cgroup.procs')];
   }
@@ -139,8 +152,13 @@ export class PooledJobV2 extends JobV2 {
     return {
       dirs: [stage],
       joins: [],
-      writes: [],
+      writes: [[join(stage, 'memory.max'), String(this.memoryBytes)], ...(this.swapAccounting ? [[join(stage, 'memory.swap.max'), '0'] as [string, string]] : [])],
       counterFiles: [join(this.dir, 'memory.events'), join(this.dir, 'pids.events'), join(stage, 'cpu.stat'), join(stage, 'memory.peak')],
+      // memory.reclaim (Linux 5.19) reclaims up to the amount written; a dying cgroup
+      // would otherwise keep its page cache charged above the job.
+      drains: [[join(stage, 'memory.reclaim'), String(this.memoryBytes + SANDBOX_OVERHEAD.memoryBytes)]],
+      usageFile: join(stage, 'memory.current'),
+      settleFile: join(this.dir, 'memory.current'),
       procsFile: procs,
       counters: (before, after) => ({
         oomKills: keyed(after[0], 'oom_kill') - keyed(before[0], 'oom_kill'),
@@ -148,6 +166,8 @@ export class PooledJobV2 extends JobV2 {
         cpuNs: after[2]?.includes('usage_usec') ? keyed(after[2], 'usage_usec') * 1000 : null,
         memoryPeakBytes: after[3]?.trim() ? Number(after[3].trim()) : null,
       }),
+      // Counted in the job's memory.events, which covers its stages.
+      oomKills: () => 0,
       killAll: async () => {
         if (existsSync(join(stage, 'cgroup.kill'))) writeFileSync(join(stage, 'cgroup.kill'), '1');
         await killUntilEmpty(procs);

@@ -131,5 +131,8 @@ export function nsjailConfig(req: LaunchRequest): string {
 export function nsjailPlan(req: LaunchRequest): LaunchPlan {
   if (!req.configPath) throw new Error('nsjail needs a config file path');
   const argv = [req.launcherPath, '--config', req.configPath];
-  return { argv, dropPrivileges: false, fixedProcesses: NSJAIL_FIXED_PROCESSES, configText: nsjailConfig(req) };
+  // A pooled sandbox is made in a user namespace of its own, which nsjail can make as the
+  // slot's user, as bubblewrap does: the namespace then denies setgroups, as bubblewrap's
+  // does (nsjail leaves it allowed when it runs as root).
+  return { argv, dropPrivileges: req.pool === true, fixedProcesses: NSJAIL_FIXED_PROCESSES, configText: nsjailConfig(req) };
 }
