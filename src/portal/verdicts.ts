@@ -1,8 +1,11 @@
 import { fmtKilobytes, fmtSeconds } from './format.js';
 
 // What a run's status and a judged test's verdict are called on every face (portal
-// pages, the playground, the widget): one word list, imported by the server's views and
-// the browser bundles alike (it is plain data).
+// pages, the playground, the widget), and how the code boxes' keys are explained: one
+// word list, imported by the server's views and the browser bundles alike (plain data).
+
+/** How keys work in a code box or the code editor (the widget's and the playground's): said under it, and to screen readers with it. */
+export const EDITING_HINT = 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.';
 
 export const STATUS_WORDS: Record<string, string> = {
   success: 'Finished',

@@ -357,7 +357,7 @@ describe('the playground, in Chromium', function () {
     expect(look.keywordColour, 'def is a keyword of Python').to.equal('rgb(160, 17, 31)');
     expect(look.plainColour).to.not.equal(look.keywordColour);
     expect(look.label).to.equal('Code of main.py');
-    expect(look.hint).to.equal('Tab indents; to move on, press Esc, then Tab. Ctrl+Enter runs.');
+    expect(look.hint).to.equal('Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.');
     expect(look.styleElements, 'no <style> element: the CSP would refuse it').to.equal(0);
     expect(look.adopted).to.be.greaterThan(0);
     // Tab indents inside the editor.

@@ -4,6 +4,7 @@ import { filesView } from '../shared/files.js';
 import { stdinLine } from '../shared/stdin-line.js';
 import { Tabs } from '../shared/tabs.js';
 import { verdictText, type RunResult } from '../shared/verdict.js';
+import { EDITING_HINT } from '../../portal/verdicts.js';
 
 // The playground's form, in the browser. Its files become tabs (add, rename, remove; the
 // main one marked), each with the code editor (fetched after the page shows; until then,
@@ -33,8 +34,6 @@ interface FileEntry {
   label: HTMLLabelElement;
   editor: CodeEditor | null;
 }
-
-const CODE_HINT = 'Tab indents; to move on, press Esc, then Tab. Ctrl+Enter runs.';
 
 const form = document.getElementById('playground') as HTMLFormElement | null;
 if (form) {
@@ -77,7 +76,7 @@ if (form) {
       doc: f.area.value,
       filename: f.name.value,
       label: f.label.textContent ?? 'Code',
-      hint: CODE_HINT,
+      hint: EDITING_HINT,
       onChange: (text) => (f.area.value = text),
       onRun: () => run(),
     });

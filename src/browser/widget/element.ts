@@ -8,6 +8,7 @@ import { filesView } from '../shared/files.js';
 import { stdinLine, type StdinLine } from '../shared/stdin-line.js';
 import { Tabs } from '../shared/tabs.js';
 import { verdictText, type RunResult } from '../shared/verdict.js';
+import { EDITING_HINT } from '../../portal/verdicts.js';
 
 // <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [args="…"] [expected="…"] [editor]
 //                [readonly] [interactive="false"] [api="https://…"]>
@@ -100,7 +101,7 @@ export class RunboxWidget extends HTMLElement {
       this.editors.push(null);
       tabs?.add(`${source.name}${source.main ? ' (main)' : ''}`, panel);
     });
-    if (!readOnly) box.append(el('p', { id: 'code-hint', className: 'hint', textContent: 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.' }));
+    if (!readOnly) box.append(el('p', { id: 'code-hint', className: 'hint', textContent: EDITING_HINT }));
     if (this.hasAttribute('stdin')) {
       this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false }, { rows: '2' });
       box.append(el('label', { htmlFor: 'stdin', textContent: 'Input (stdin)' }), this.stdin);
@@ -162,7 +163,7 @@ export class RunboxWidget extends HTMLElement {
         filename: this.sources[i]!.name,
         compiler: this.getAttribute('compiler') ?? '',
         label: label?.textContent ?? 'Code',
-        hint: readOnly ? '' : 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.',
+        hint: readOnly ? '' : EDITING_HINT,
         readOnly,
         onRun: () => this.run(),
       });

@@ -4,7 +4,7 @@ import type { ProblemSummary } from '../../problems/store.js';
 import { optionForms } from '../../program/compiler-options.js';
 import type { PlaygroundOutcome } from '../playground-run.js';
 import { optionsHint, type PlaygroundProgram } from '../playground-request.js';
-import { verdictText } from '../verdicts.js';
+import { EDITING_HINT, verdictText } from '../verdicts.js';
 import { CsrfField, Layout, type PageContext } from './layout.js';
 import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
@@ -22,8 +22,6 @@ export interface PlaygroundForm extends PlaygroundProgram {
   /** The file whose tab is shown. */
   selected: number;
 }
-
-export const CODE_HINT = 'Tab indents; to move on, press Esc, then Tab. Ctrl+Enter runs.';
 
 export function PlaygroundPage(p: {
   page: PageContext;
@@ -94,7 +92,7 @@ function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[
           <FilePanel index={-1} name="" content="" main={false} removable />
         </template>
         <p class="hint" id="pg-code-hint">
-          {`${CODE_HINT} The main file is the program; the others are beside it in its directory (paths like src/util.py make directories).`}
+          {`${EDITING_HINT} The main file is the program; the others are beside it in its directory (paths like src/util.py make directories).`}
         </p>
         <div class="actions">
           <button type="submit" name="op" value="add-file" class="secondary" id="pg-add-file">
