@@ -326,6 +326,14 @@ describe('the playground, in Chromium', function () {
       expect(v, `axe: ${JSON.stringify(v)}`).to.deep.equal([]);
       const [run] = (await runsOf(keys[0]!.id)).slice(-1);
       expect((run!.result as { files: { name: string }[] }).files.map((f) => f.name)).to.deep.equal(['dot.png']);
+      if (w.width === 1280) {
+        // Its submission's page shows the whole program, and the image.
+        await goto(`/submissions/${run!.id}`);
+        expect(await page.$$eval('.block h3', (hs) => hs.map((h) => h.textContent))).to.include.members(['Code of main.py', 'draw.py']);
+        expect(await page.$eval('[data-field="args"]', (e) => e.textContent)).to.equal('Arguments: one two three');
+        expect(await page.$$eval('[data-field="args"] code', (cs) => cs.map((c) => c.textContent))).to.deep.equal(['one two', 'three']);
+        expect(await page.$eval('ul.files img', (i) => (i as HTMLImageElement).naturalWidth)).to.equal(1);
+      }
     });
   }
 

@@ -139,6 +139,50 @@ function ResultFields(p: { r: RunResult }) {
   );
 }
 
+/** A file's bytes as text, or null when they are not text (NUL bytes, or not UTF-8). */
+function textOf(base64: string): string | null {
+  const bytes = Buffer.from(base64, 'base64');
+  const text = bytes.toString('utf8');
+  return bytes.includes(0) || text.includes('\uFFFD') ? null : text;
+}
+
+/** The program: its code (the main file), its other files, its arguments and compiler options. */
+function ProgramBlocks(p: { s: SubmissionDetail }) {
+  const o = p.s.run_options ?? {};
+  const files = o.files ?? [];
+  return (
+    <>
+      <TextBlock id="code" label={o.main ? `Code of ${o.main}` : 'Code'} text={p.s.code} field="code" empty="No code." />
+      {files.map((f, i) => {
+        const text = textOf(f.content_base64);
+        return text === null ? (
+          <div class="block">
+            <h3>{f.name}</h3>
+            <p class="muted">{`${Buffer.from(f.content_base64, 'base64').length} bytes, not text.`}</p>
+          </div>
+        ) : (
+          <TextBlock id={`file-${i + 1}`} label={f.name} text={text} empty="Empty." />
+        );
+      })}
+      {o.args && o.args.length > 0 && (
+        <p data-field="args">
+          Arguments: {o.args.map((a, i) => (
+            <>
+              {i > 0 ? ' ' : ''}
+              <code>{a}</code>
+            </>
+          ))}
+        </p>
+      )}
+      {o.compiler_options && o.compiler_options.length > 0 && (
+        <p data-field="compiler_options">
+          Compiler options: <code>{o.compiler_options.join(' ')}</code>
+        </p>
+      )}
+    </>
+  );
+}
+
 export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; judged?: JudgedTestView[] | undefined; deliveries: DeliveryRow[]; notices?: Notice[] }) {
   const { s } = p;
   // JSON.parse keeps the order of the fields, so the raw view keeps the API's.
@@ -172,7 +216,7 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
         </div>
       </dl>
       <h2>Program</h2>
-      <TextBlock id="code" label="Code" text={s.code} field="code" empty="No code." />
+      <ProgramBlocks s={s} />
       {s.tests && s.tests.length > 0 ? (
         s.tests.map((t, i) => <TextBlock id={`test-input-${i + 1}`} label={`Standard input of test ${i + 1}`} text={t.input} empty="Empty." />)
       ) : (
