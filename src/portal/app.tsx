@@ -90,7 +90,7 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
     serveAssets(),
     formBody(),
     loadSession(deps, (path) => router.match(path, 'GET').path.length > 0),
-    multipartBody((path) => path === '/problems', PROBLEM_LIMITS.uploadMaxBytes, `The package is larger than ${PROBLEM_LIMITS.uploadMaxBytes / 1024 / 1024} MiB.`) as never,
+    multipartBody((path) => path === '/problems', PROBLEM_LIMITS.uploadMaxBytes, `The package is larger than ${PROBLEM_LIMITS.uploadMaxBytes / 1024 / 1024} MiB.`),
     csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
     router.routes() as never,
     router.allowedMethods() as never,

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { ApiDeps } from '../api/route.js';
 import type { Session } from './sessions.js';
+import type { Upload } from './upload.js';
 import type { PageContext } from './views/layout.js';
 
 // What every portal handler sees: the session (when signed in) and the CSRF token that
@@ -9,6 +10,8 @@ import type { PageContext } from './views/layout.js';
 export interface PortalState {
   session?: Session;
   csrf: string;
+  /** A form's file (multipart/form-data: the problem package), read by src/portal/upload.ts. */
+  upload?: Upload;
 }
 
 export type PortalContext = Koa.ParameterizedContext<PortalState> & { params: Record<string, string> };

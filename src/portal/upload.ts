@@ -17,7 +17,7 @@ export interface Upload {
 const FIELDS_MAX = 20;
 const FIELD_MAX_BYTES = 4096;
 
-export function multipartBody(accepts: (path: string) => boolean, maxBytes: number, tooLarge: string): Koa.Middleware<PortalState & { upload?: Upload }> {
+export function multipartBody(accepts: (path: string) => boolean, maxBytes: number, tooLarge: string): Koa.Middleware<PortalState> {
   return async (ctx, next) => {
     if (ctx.method !== 'POST' || !accepts(ctx.path) || !ctx.is('multipart/form-data')) return next();
     const fields: Record<string, string> = {};

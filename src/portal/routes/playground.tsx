@@ -32,7 +32,7 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
     const data = await load(c);
     const first = data.compilers.find((x) => x.available);
     const form: PlaygroundForm | null = first
-      ? { keyId: data.keys[0]?.id ?? '', compiler: first.id, source: first.entry.source, files: [{ name: first.entry.source, content: first.entry.hello.code }], main: 0, selected: 0, args: '', options: '', input: '', tests: [], problem: '' }
+      ? { keyId: data.keys[0]?.id ?? '', compiler: first.id, source: first.entry.source, files: [{ name: first.entry.source, content: first.entry.hello.code }], main: 0, args: '', options: '', input: '', tests: [], problem: '' }
       : null;
     sendPage(ctx, <PlaygroundPage page={pageContext(c)} {...data} base={baseUrl(ctx, config)} form={form} />);
   });
@@ -51,7 +51,6 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
       source: compiler?.entry.source ?? '',
       files: names.map((name, i) => ({ name, content: contents[i] ?? '' })),
       main: Math.max(0, Math.min(Number.parseInt(field(c, 'main'), 10) || 0, names.length - 1)),
-      selected: 0,
       args: field(c, 'args'),
       options: field(c, 'compiler_options'),
       input: field(c, 'input'),
@@ -59,17 +58,14 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
       problem: field(c, 'problem'),
     };
     if (form.files.length === 0) form.files.push({ name: form.source, content: '' });
-    form.selected = form.main;
     const op = field(c, 'op') || 'run';
     const at = Number.parseInt(op.slice(op.indexOf(':') + 1), 10);
     let outcome: PlaygroundOutcome | undefined;
     if (op === 'add-file' && form.files.length < PROGRAM_LIMITS.filesMax) {
       form.files.push({ name: newFileName(form.files.map((f) => f.name), form.files[form.main]?.name ?? form.source), content: '' });
-      form.selected = form.files.length - 1;
     } else if (op.startsWith('remove-file:') && form.files.length > 1 && at >= 0 && at < form.files.length) {
       form.files.splice(at, 1);
       if (form.main > at || form.main >= form.files.length) form.main = Math.max(0, form.main - 1);
-      form.selected = Math.min(at, form.files.length - 1);
     } else if (op === 'add-test' && form.tests.length < TESTS_MAX) {
       form.tests.push({ input: '', expected: '' });
     } else if (op.startsWith('remove-test:') && at >= 0 && at < form.tests.length) {

@@ -6,7 +6,6 @@ import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
 import { sendPage } from '../render.js';
 import { notFound, pageContext, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
-import type { Upload } from '../upload.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
 
 // Stored problems: the list, uploading a package (the same reading and storing as
@@ -33,7 +32,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.post('/problems', async (ctx) => {
     const c = ctx as PortalContext;
-    const upload = (c.state as { upload?: Upload }).upload;
+    const upload = c.state.upload;
     if (!upload || upload.content.length === 0) return list(c, 'Choose a problem package (a zip file) to upload.');
     let id: string;
     try {

@@ -19,8 +19,6 @@ import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
 export interface PlaygroundForm extends PlaygroundProgram {
   keyId: string;
-  /** The file whose tab is shown. */
-  selected: number;
 }
 
 export function PlaygroundPage(p: {
