@@ -346,6 +346,8 @@ describe('the playground, in Chromium', function () {
     expect(res.headers()['content-security-policy']).to.include("style-src 'self'").and.not.include('unsafe-inline');
     await page.select('#pg-compiler', PY);
     await setCode('def twice(n):\n    return 2 * n\n');
+    // The language's chunk comes after the editor shows: Python's highlighting, once it has come.
+    await page.waitForFunction(() => [...document.querySelector('.code-editor')!.shadowRoot!.querySelectorAll('.cm-content span')].some((x) => x.textContent === 'def'), { timeout: 15_000 });
     const look = await page.evaluate(() => {
       const root = document.querySelector('.code-editor')!.shadowRoot!;
       const keyword = [...root.querySelectorAll('.cm-content span')].find((s) => s.textContent === 'def');

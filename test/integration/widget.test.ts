@@ -445,6 +445,14 @@ print(f())</runbox-widget></main></body></html>`;
       await page.goto(site.page('/editor', strict), { waitUntil: 'load' });
       await page.waitForSelector('runbox-widget[data-editor="ready"]', { timeout: 30_000 });
       expect(editorRequests.length, 'the editor came as assets of its own').to.be.greaterThan(0);
+      // The language's chunk comes after the editor shows: Python's highlighting, once it has come.
+      await page.waitForFunction(
+        () => {
+          const inner = document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.code-editor')!.shadowRoot!;
+          return [...inner.querySelectorAll('.cm-content span')].some((x) => x.textContent === 'def');
+        },
+        { timeout: 15_000 },
+      );
       const look = await inWidget(page, (root) => {
         const inner = root.querySelector('.code-editor')!.shadowRoot!;
         const keyword = [...inner.querySelectorAll('.cm-content span')].find((x) => x.textContent === 'def');
