@@ -25,15 +25,17 @@ export function multipartBody(accepts: (path: string) => boolean, maxBytes: numb
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
-        bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes, fields: FIELDS_MAX, fieldSize: FIELD_MAX_BYTES, parts: FIELDS_MAX + 1 } });
+        // busboy says 'limit' on reaching its bound: one byte more than a file may have.
+        bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes + 1, fields: FIELDS_MAX, fieldSize: FIELD_MAX_BYTES, parts: FIELDS_MAX + 1 } });
       } catch {
         return reject(new PortalError(400, 'The form could not be read.'));
       }
       let failed: PortalError | null = null;
       const fail = (e: PortalError) => {
         failed ??= e;
+        // The rest of the body is not read: the connection closes with the answer.
         ctx.req.unpipe(bb);
-        ctx.req.resume();
+        ctx.set('Connection', 'close');
         reject(failed);
       };
       bb.on('field', (name, value, info) => {
