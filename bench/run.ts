@@ -11,6 +11,7 @@ import { benchQueue } from './queue.js';
 import { benchSandbox } from './sandbox.js';
 import { benchThroughput } from './throughput.js';
 import { benchWidget } from './widget.js';
+import { benchYear } from './year.js';
 
 // `npm run bench`: every benchmark in sequence, one combined bench/results/<date>.json
 // and a markdown table (for docs/benchmarks.md). RUNBOX_BENCH_ONLY=sandbox,latency selects;
@@ -68,6 +69,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   fleet: benchFleet,
   compilers: benchCompilersRows,
   widget: benchWidget,
+  year: benchYear,
 };
 
 async function main(): Promise<number> {

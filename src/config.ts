@@ -68,10 +68,28 @@ export const CONFIG_VARS = {
     Type.String({ pattern: '^(api|runner|sender)(,(api|runner|sender))*$' }),
   ),
   RUNBOX_RUNNER_SLOTS: int('Runs at once on this runner host.', () => Math.max(1, cpus().length), 1, 1024),
+  RUNBOX_RUNNER_RESERVED_SLOTS: int(
+    "Slots of this runner one account's runs never take, kept for other accounts (a runner of one slot keeps none): runs waiting on their users' input hold a slot with no CPU. 0: one account may take them all.",
+    1,
+    0,
+    1024,
+  ),
   RUNBOX_RUNNER_ID: str('Name of this runner in leases and health (default: hostname and pid).', ''),
   RUNBOX_LEASE_SECONDS: int('A running job whose runner stopped heart-beating this long goes back to the queue.', 60, 5, 3600),
   RUNBOX_MAX_ATTEMPTS: int('Starts of one job before it is failed and refunded.', 3, 1, 100),
   RUNBOX_POLL_MS: int('Queue polling interval behind LISTEN/NOTIFY.', 1000, 50, 60000),
+  RUNBOX_DRAIN_SECONDS: int(
+    'On SIGTERM, how long a runner lets the runs it has started finish (then hands them back to the queue), and how long an API process lets its requests and WebSocket runs finish. The default is a run stage at its 30 s timeout and room to store its result; the units\' TimeoutStopSec (60 s) must stay above it.',
+    35,
+    0,
+    3600,
+  ),
+  RUNBOX_RETENTION_DAYS: int(
+    "Submissions (code, input, result, callback deliveries) older than this many days are deleted, in small batches, by the API unit's background purge and by `runbox-admin submissions purge`; a purged submission's lookup answers 410 `submission_expired`. Usage counts are kept. 0: keep everything.",
+    90,
+    0,
+    36_500,
+  ),
   RUNBOX_IMAGES_DIR: str('Where compiler images are installed.', '/var/lib/runbox/images'),
   RUNBOX_RECIPES_DIR: str(
     'A directory of the operator\'s own image recipes (`<image>.json`), read beside the built-in ones in `rootfs/` and re-read when its files change. A recipe that reuses a built-in image name, compiler id or Judge0 id is refused (the built-in wins) and reported by `runbox-admin image catalogue`. Empty: the built-in recipes only.',

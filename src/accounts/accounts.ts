@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import type { Db } from '../db/connect.js';
 import { FREE_PLAN_NAME, type PlanLimits } from '../limits.js';
 import { AccountInputError, EmailTakenError } from './errors.js';
@@ -90,8 +91,9 @@ export interface AccountListing {
   created_at: string;
 }
 
-/** Accounts by id, optionally of one plan; at most `limit` of them. */
-export async function listAccounts(db: Db, opts: { plan?: string; limit: number }): Promise<AccountListing[]> {
+/** Accounts newest first (by id), optionally of one plan: one page of them, and how many more. */
+export async function listAccounts(db: Db, opts: { plan?: string | undefined; page: PageRequest }): Promise<Page<AccountListing>> {
+  const { page } = opts;
   let q = db
     .selectFrom('accounts as a')
     .select((eb) => [
@@ -107,11 +109,12 @@ export async function listAccounts(db: Db, opts: { plan?: string; limit: number 
         .where('k.revoked_at', 'is', null)
         .as('active_keys'),
     ])
-    .orderBy('a.id')
-    .limit(opts.limit);
+    .orderBy('a.id', 'desc');
   if (opts.plan !== undefined) q = q.where('a.plan', '=', opts.plan);
+  if (page.after !== undefined) q = q.where('a.id', '<', page.after);
+  if (page.limit !== null) q = q.limit(page.limit);
   const rows = await q.execute();
-  return rows.map((r) => ({
+  const items = rows.map((r) => ({
     id: r.id,
     email: r.email,
     marketplace_user: r.marketplace_user,
@@ -119,6 +122,11 @@ export async function listAccounts(db: Db, opts: { plan?: string; limit: number 
     active_keys: Number(r.active_keys ?? 0),
     created_at: r.created_at.toISOString(),
   }));
+  return pageOf(items, page, (a) => a.id, async (last) => {
+    let c = db.selectFrom('accounts').select((eb) => eb.fn.countAll<string>().as('n')).where('id', '<', last);
+    if (opts.plan !== undefined) c = c.where('plan', '=', opts.plan);
+    return Number((await c.executeTakeFirstOrThrow()).n);
+  });
 }
 
 /** The id of the account with this address (compared without regard to case). */

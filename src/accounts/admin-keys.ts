@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import { AccountInputError } from './errors.js';
 import { displayPrefix, hashKey } from './keys.js';
 
@@ -42,9 +43,15 @@ export async function findAdminKey(db: Db, keyHash: Buffer): Promise<{ id: strin
   return db.selectFrom('admin_keys').select(['id', 'label']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
 }
 
-export async function listAdminKeys(db: Db): Promise<AdminKeyListing[]> {
-  const rows = await db.selectFrom('admin_keys').select(['id', 'key_prefix', 'label', 'created_at', 'revoked_at']).orderBy('id').execute();
-  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null }));
+/** A page of admin keys, newest first, and how many more. */
+export async function listAdminKeys(db: Db, page: PageRequest = { limit: null }): Promise<Page<AdminKeyListing>> {
+  let q = db.selectFrom('admin_keys').select(['id', 'key_prefix', 'label', 'created_at', 'revoked_at']).orderBy('id', 'desc');
+  if (page.after !== undefined) q = q.where('id', '<', page.after);
+  if (page.limit !== null) q = q.limit(page.limit);
+  const items = (await q.execute()).map((r) => ({ ...r, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null }));
+  return pageOf(items, page, (k) => k.id, async (last) =>
+    Number((await db.selectFrom('admin_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('id', '<', last).executeTakeFirstOrThrow()).n),
+  );
 }
 
 export async function revokeAdminKey(db: Db, id: string): Promise<AdminKeyListing> {
@@ -53,5 +60,5 @@ export async function revokeAdminKey(db: Db, id: string): Promise<AdminKeyListin
     const exists = await db.selectFrom('admin_keys').select('id').where('id', '=', id).executeTakeFirst();
     if (!exists) throw new AccountInputError(`no admin key ${id}`);
   }
-  return (await listAdminKeys(db)).find((k) => k.id === id)!;
+  return (await listAdminKeys(db)).items.find((k) => k.id === id)!;
 }

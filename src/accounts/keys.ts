@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import type { ApiKey, KeyKind } from '../db/schema.js';
 import { MAX_MONTHLY_LIMIT } from '../limits.js';
 import { AccountInputError } from './errors.js';
@@ -201,9 +202,29 @@ function toListing(row: Pick<ApiKey, (typeof listingColumns)[number]>): KeyListi
   return { ...row, created_at: row.created_at.toISOString(), revoked_at: row.revoked_at?.toISOString() ?? null };
 }
 
+/** Every key of the account, newest first. */
 export async function listKeys(db: Db, accountId: string): Promise<KeyListing[]> {
-  const rows = await db.selectFrom('api_keys').select(listingColumns).where('account_id', '=', accountId).orderBy('id').execute();
-  return rows.map(toListing);
+  return (await listKeysPage(db, accountId, { limit: null })).items;
+}
+
+/** A page of the account's keys (only the active ones with activeOnly), newest first, and how many more. */
+export async function listKeysPage(db: Db, accountId: string, page: PageRequest, opts: { activeOnly?: boolean } = {}): Promise<Page<KeyListing>> {
+  let q = db.selectFrom('api_keys').select(listingColumns).where('account_id', '=', accountId).orderBy('id', 'desc');
+  if (opts.activeOnly) q = q.where('revoked_at', 'is', null);
+  if (page.after !== undefined) q = q.where('id', '<', page.after);
+  if (page.limit !== null) q = q.limit(page.limit);
+  const items = (await q.execute()).map(toListing);
+  return pageOf(items, page, (k) => k.id, async (last) => {
+    let c = db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', accountId).where('id', '<', last);
+    if (opts.activeOnly) c = c.where('revoked_at', 'is', null);
+    return Number((await c.executeTakeFirstOrThrow()).n);
+  });
+}
+
+/** How many of the account's keys are revoked (the portal's "show revoked keys (N)"). */
+export async function revokedKeyCount(db: Db, accountId: string): Promise<number> {
+  const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', accountId).where('revoked_at', 'is not', null).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function setKeyLimit(db: Db, keyId: string, monthlyLimit: number | null): Promise<KeyListing> {
@@ -299,14 +320,14 @@ export async function rollSigningSecret(db: Db, accountId: string, keyId: string
   return { key: toListing(row), signing_secret: secret };
 }
 
-/** When each of the account's keys last admitted a run (keys never used are absent). */
+/** When each of the account's keys last admitted a run (keys never used are absent), purged runs included (usage_days). */
 export async function lastUsedByKey(db: Db, accountId: string): Promise<Map<string, Date>> {
-  const rows = await db
-    .selectFrom('submissions')
-    .select(['key_id', (eb) => eb.fn.max('created_at').as('last')])
-    .where('account_id', '=', accountId)
-    .where('key_id', 'is not', null)
-    .groupBy('key_id')
-    .execute();
-  return new Map(rows.map((r) => [String(r.key_id), new Date(r.last)]));
+  const { rows } = await sql<{ key_id: string; last: Date }>`
+    SELECT key_id::text, max(last) AS last FROM (
+      SELECT key_id, max(created_at) AS last FROM submissions WHERE account_id = ${accountId} AND key_id IS NOT NULL GROUP BY key_id
+      UNION ALL
+      SELECT key_id, max(last_at) FROM usage_days WHERE account_id = ${accountId} AND key_id <> 0 GROUP BY key_id
+    ) x GROUP BY key_id
+  `.execute(db);
+  return new Map(rows.map((r) => [r.key_id, new Date(r.last)]));
 }

@@ -1,5 +1,7 @@
+import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { Plan } from '../db/schema.js';
+import type { Database, Plan } from '../db/schema.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import { FREE_PLAN, MAX_MONTHLY_LIMIT, sandboxSecondsFor, type PlanLimits } from '../limits.js';
 import { AccountInputError } from './errors.js';
 
@@ -57,6 +59,19 @@ export async function upsertPlan(db: Db, name: string, figures: Partial<PlanLimi
   return planRow(row);
 }
 
-export async function listPlans(db: Db): Promise<PlanRow[]> {
-  return (await db.selectFrom('plans').select(planColumns).orderBy('name').execute()).map(planRow);
+/** A page of plans, newest first (the Free plan, made by the first migration, last), and how many more. */
+export async function listPlans(db: Db, page: PageRequest = { limit: null }): Promise<Page<PlanRow>> {
+  // Keyset on (created_at, name): plans made in one transaction share a created_at.
+  const after = page.after === undefined ? undefined : await db.selectFrom('plans').select(['created_at', 'name']).where('name', '=', page.after).executeTakeFirst();
+  if (page.after !== undefined && !after) throw new AccountInputError(`no plan ${page.after}`);
+  const older = (eb: ExpressionBuilder<Database, 'plans'>, a: { created_at: Date; name: string }) =>
+    eb.or([eb('created_at', '<', a.created_at), eb.and([eb('created_at', '=', a.created_at), eb('name', '<', a.name)])]);
+  let q = db.selectFrom('plans').select(planColumns).orderBy('created_at', 'desc').orderBy('name', 'desc');
+  if (after) q = q.where((eb) => older(eb, after));
+  if (page.limit !== null) q = q.limit(page.limit);
+  const items = (await q.execute()).map(planRow);
+  return pageOf(items, page, (p) => p.name, async (lastName) => {
+    const last = await db.selectFrom('plans').select(['created_at', 'name']).where('name', '=', lastName).executeTakeFirstOrThrow();
+    return Number((await db.selectFrom('plans').select((eb) => eb.fn.countAll<string>().as('n')).where((eb) => older(eb, last)).executeTakeFirstOrThrow()).n);
+  });
 }

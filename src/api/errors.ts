@@ -20,6 +20,7 @@ export const DEFAULT_CODES: Record<number, string> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  410: 'gone',
   429: 'too_many_requests',
   500: 'internal_error',
   503: 'unavailable',

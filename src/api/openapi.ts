@@ -11,6 +11,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Not found.',
   405: 'Method not allowed; the Allow header lists the allowed methods.',
   406: 'Not acceptable: the Accept header admits neither JSON nor plain text.',
+  410: 'Gone: the submission was deleted by the retention (submission_expired; RUNBOX_RETENTION_DAYS).',
   415: 'Unsupported media type: the body is not JSON (Piston compatible routes).',
   422: 'Unprocessable: a field is invalid; each named with its messages (Judge0 compatible routes).',
   426: 'Upgrade required: a WebSocket endpoint reached without the upgrade.',

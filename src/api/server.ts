@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { onAccountEvent } from '../accounts/events.js';
 import { listenUrl } from '../db/connections.js';
 import { createKeyCache } from '../accounts/key-cache.js';
@@ -14,6 +14,10 @@ export interface RunningApi {
   port: number;
   host: string;
   close(): Promise<void>;
+}
+
+function connectionCount(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((err, n) => resolve(err ? -1 : n)));
 }
 
 export async function startApi(given: ApiDeps): Promise<RunningApi> {
@@ -33,9 +37,21 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
   // times headers from a request's first byte, never across the idle time between
   // requests, and it refuses a headers timeout above the request timeout, which would
   // have to grow with it and give slow clients a minute.
+  // Stopping (close()): every answer says Connection: close, so keep-alive clients (a load
+  // balancer) take their next request to another host rather than to a closed listener.
+  let draining = false;
+  const inFlight = new Set<ServerResponse>();
+  const handle = app.callback();
   const server = createServer(
     { requestTimeout: timeoutMs, headersTimeout: timeoutMs, keepAliveTimeout: deps.config.RUNBOX_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
-    app.callback(),
+    (req, res) => {
+      if (draining) res.setHeader('Connection', 'close');
+      else {
+        inFlight.add(res);
+        res.once('close', () => inFlight.delete(res));
+      }
+      void handle(req, res);
+    },
   );
   server.on('clientError', onClientError);
   const ws = attachWebSocket(server, deps);
@@ -53,12 +69,28 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
     port: address.port,
     host: deps.config.RUNBOX_HOST,
     close: async () => {
+      // Stops accepting, lets the requests in flight (synchronous runs included) and the
+      // WebSocket runs going finish within RUNBOX_DRAIN_SECONDS, then closes what is left.
+      const t0 = performance.now();
       stopEvents();
-      ws.close();
-      await new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeIdleConnections();
-      });
+      draining = true;
+      // Requests already being answered (a synchronous run waiting for its result) too.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        Promise.all([closed, ws.drain()]).then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), deps.config.RUNBOX_DRAIN_SECONDS * 1000))),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        given.log?.info?.({ connections: await connectionCount(server) }, 'requests still going at the drain bound; closing them');
+        ws.close();
+        server.closeAllConnections();
+        await closed;
+      }
+      given.log?.info?.({ ms: Math.round(performance.now() - t0), drained }, 'API stopped');
       if (!given.live) await live.close();
       if (!given.keys) await keys.close();
     },

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { expiredSubmission, type ExpiredSubmission } from '../retention/expired.js';
 import { orderedJson, RawJson } from '../util/raw-json.js';
 import { storedResultJson } from './live.js';
 
@@ -6,10 +7,33 @@ import { storedResultJson } from './live.js';
 // documented order): its state and times, its result once it has ended, its latest
 // callback delivery. The portal's submission page shows the same text.
 
+/** What a lookup finds: the submission, its tombstone (purged by the retention), or nothing. */
+export type SubmissionLookup = { json: string } | { expired: ExpiredSubmission } | undefined;
+
+/**
+ * Reads in one snapshot (REPEATABLE READ), so a purge committing between its statements
+ * cannot leave it with the row but not its result: it sees the submission whole, or its
+ * tombstone, which the purge writes in the same transaction as the delete.
+ */
+export function inSnapshot<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel('repeatable read').execute(fn);
+}
+
+/** The submission of this account as JSON text, or its tombstone; undefined for another account's, an unknown or a malformed id. */
+export async function lookupSubmission(db: Db, accountId: string, id: string): Promise<SubmissionLookup> {
+  if (!UUID.test(id)) return undefined;
+  return inSnapshot(db, async (trx) => {
+    const json = await submissionViewJson(trx, accountId, id);
+    if (json !== undefined) return { json };
+    const expired = await expiredSubmission(trx, accountId, id);
+    return expired ? { expired } : undefined;
+  });
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-/** The submission of this account as JSON text; undefined for another account's, an unknown or a malformed id. */
+/** The submission of this account as JSON text; undefined for another account's, an unknown, a purged or a malformed id. */
 export async function submissionViewJson(db: Db, accountId: string, id: string): Promise<string | undefined> {
   if (!UUID.test(id)) return undefined;
   const row = await db

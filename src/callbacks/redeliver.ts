@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import { lockKeys } from '../db/locks.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../limits.js';
 import { CALLBACKS_CHANNEL } from './delivery.js';
@@ -96,4 +97,21 @@ export async function deliveriesOf(db: Db, submissionId: string): Promise<Delive
     ORDER BY created_at, id
   `.execute(db);
   return rows;
+}
+
+/** A page of a submission's deliveries, newest first (the CLI's and the portal's list), and how many more. */
+export async function deliveriesPage(db: Db, submissionId: string, page: PageRequest): Promise<Page<DeliveryRow>> {
+  // Keyset on (created_at, id): a redelivery made in the same transaction as another shares its time.
+  const older = (after: string | null) => sql`
+    AND (${after}::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM callback_deliveries WHERE id = ${after}::uuid))`;
+  const { rows } = await sql<DeliveryRow>`
+    SELECT id::text, url, state, attempts, last_status, last_error,
+           CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, delivered_at
+    FROM callback_deliveries WHERE submission_id = ${submissionId} ${older(page.after ?? null)}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${page.limit ?? null}
+  `.execute(db);
+  return pageOf(rows, page, (d) => d.id, async (last) =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM callback_deliveries WHERE submission_id = ${submissionId} ${older(last)}`.execute(db)).rows[0]!.n,
+  );
 }

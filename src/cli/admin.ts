@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { connect } from '../db/connect.js';
 import { namedStatementsAllowed } from '../db/connections.js';
-import { type Command, UsageError } from './command.js';
+import { type Command, Listed, UsageError } from './command.js';
 import { commandGroups } from './commands/index.js';
 import { applyEnvFile } from './env-file.js';
 import { formatResult } from './output.js';
@@ -103,7 +103,11 @@ async function main(argv: string[]): Promise<number> {
       config,
       db: handle?.db as never,
     });
-    if (result !== undefined) process.stdout.write(formatResult(result, { json }));
+    if (result instanceof Listed) {
+      process.stdout.write(formatResult(result.page.items, { json }));
+      const remark = result.remark();
+      if (remark) process.stderr.write(`runbox-admin ${command.name}: ${remark}\n`);
+    } else if (result !== undefined) process.stdout.write(formatResult(result, { json }));
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

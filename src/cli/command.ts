@@ -1,6 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import { moreText, type Page, type PageRequest } from '../util/pages.js';
 
 // One admin command: a name of one or two words ("account create"), its options
 // (node:util parseArgs), a --help text, and a run function whose return value is
@@ -41,4 +42,45 @@ export function optionalInt(ctx: CommandContext, name: string): number | undefin
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n > 2_147_483_647) throw new UsageError(`--${name} is too large`);
   return n;
+}
+
+/** --limit N, --after KEY, --all: every list command's paging options. */
+export const pageOptions = { limit: { type: 'string' }, after: { type: 'string' }, all: { type: 'boolean' } } as const;
+
+/** The help lines of the paging options. */
+export function pageHelp(noun: string, defaultLimit: number, afterWhat = 'id'): string {
+  return [
+    `  --limit N    at most N ${noun}, newest first (default ${defaultLimit})`,
+    `  --after ${afterWhat.toUpperCase().padEnd(4)} the ${noun} older than this one (the ${afterWhat} the previous page ended with)`,
+    `  --all        every one of them`,
+  ].join('\n');
+}
+
+/** The page asked for; `afterPattern` is what a key of this list looks like. */
+export function pageRequest(ctx: CommandContext, defaultLimit: number, afterPattern: RegExp = /^\d{1,18}$/): PageRequest {
+  const all = ctx.values.all === true;
+  if (all && ctx.values.limit !== undefined) throw new UsageError('--all and --limit do not go together');
+  const limit = all ? null : (optionalInt(ctx, 'limit') ?? defaultLimit);
+  if (limit === 0) throw new UsageError('--limit must be at least 1');
+  const after = ctx.values.after;
+  if (after !== undefined && (typeof after !== 'string' || !afterPattern.test(after))) throw new UsageError(`--after must be the ${afterPattern.source.includes('a-f') ? 'id (a UUID)' : 'id'} of a listed item`);
+  return { limit, after: after as string | undefined };
+}
+
+/**
+ * A page of a list as a command's result: the items print as any result does (a table,
+ * or a JSON array), and how many more there are, with the option that shows them, on
+ * stderr, so a script reading the array is not disturbed.
+ */
+export class Listed<T> {
+  constructor(
+    readonly page: Page<T>,
+    readonly noun: string,
+  ) {}
+
+  /** The remark under the list; undefined when nothing more is left. */
+  remark(): string | undefined {
+    if (this.page.more === 0 || this.page.next === null) return undefined;
+    return `${this.page.items.length} shown, newest first; ${moreText(this.page, this.noun)}: --after ${this.page.next} for the next page, --all for every one`;
+  }
 }

@@ -3,10 +3,11 @@ import { startSender } from '../callbacks/sender.js';
 import { loadConfig, publicUrl } from '../config.js';
 import { databaseClock } from '../db/clock.js';
 import { connectFor } from '../db/connections.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { migrate } from '../db/migrate.js';
 import { startMailer } from '../email/mailer.js';
 import { startAdminListener } from '../metrics/listener.js';
 import { watchQueue } from '../metrics/registry.js';
+import { startPurger } from '../retention/purger.js';
 import { startRunner } from '../runner/daemon.js';
 import { onShutdownSignal, processLogger } from '../runner/process.js';
 import { createSandbox } from '../sandbox/index.js';
@@ -41,7 +42,10 @@ async function shutdown(): Promise<void> {
 }
 
 try {
-  await migrateToLatest(handle.db);
+  const schema = await migrate(handle.db);
+  if (schema.applied.length > 0 || schema.indexes.length > 0) log.info({ migrations: schema.applied, indexes: schema.indexes }, 'database schema updated');
+  // Expand-only migrations of a newer release: this one runs against them (src/db/migrate.ts).
+  if (schema.newer.length > 0) log.warn({ migrations: schema.newer }, 'the database was migrated by a newer release; running against its schema');
   watchQueue(handle.db, config.RUNBOX_LEASE_SECONDS);
 
   if (wanted.has('runner')) {
@@ -61,6 +65,9 @@ try {
     // Usage emails go out with the callbacks: the same unprivileged component.
     const mailer = await startMailer({ db: handle.db, config, log });
     started.push({ name: 'mailer', stop: () => mailer.stop() });
+    // Submissions past RUNBOX_RETENTION_DAYS go hourly, one host at a time (src/retention).
+    const purger = startPurger({ db: handle.db, config, log });
+    started.push({ name: 'purge', stop: () => purger.stop() });
   }
 
   if (wanted.has('api')) {

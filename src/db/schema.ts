@@ -173,6 +173,8 @@ export interface RunnersTable {
   id: string;
   hostname: string;
   slots: number;
+  /** How many of its slots one account may hold (migration 0021); null: all of them. */
+  account_slots: number | null;
   launcher: string;
   started_at: Generated<Date>;
   last_seen: Generated<Date>;
@@ -344,6 +346,24 @@ export interface ProblemTestsTable {
   sample: boolean;
 }
 
+/** A submission the retention purge deleted (migration 0030): its lookup answers 410. */
+export interface SubmissionsExpiredTable {
+  id: string;
+  account_id: Id;
+  created_at: Timestamp;
+  purged_at: Generated<Date>;
+}
+
+/** Per-day totals of purged submissions (migration 0030), read beside the rows still kept. */
+export interface UsageDaysTable {
+  account_id: Id;
+  /** 0: runs made without a key. */
+  key_id: Id;
+  day: ColumnType<Date, string, string>;
+  runs: number;
+  last_at: Timestamp;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -367,6 +387,8 @@ export interface Database {
   problems: ProblemsTable;
   problem_versions: ProblemVersionsTable;
   problem_tests: ProblemTestsTable;
+  submissions_expired: SubmissionsExpiredTable;
+  usage_days: UsageDaysTable;
 }
 
 export type Account = Selectable<AccountsTable>;

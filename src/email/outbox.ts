@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 import { MAIL_CHANNEL } from './enqueue.js';
 
 // What an operator sees of the usage email outbox (`runbox-admin email list`), and
@@ -24,24 +25,25 @@ export interface EmailRow {
 }
 
 export interface EmailFilter {
-  state?: EmailState;
-  accountId?: string;
-  limit: number;
+  state?: EmailState | undefined;
+  accountId?: string | undefined;
 }
 
 const COLUMNS = sql`id::text, account_id::text, key_id::text, to_address, month, threshold, state, attempts, last_error,
   CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, sent_at`;
 
-/** Newest first. */
-export async function listEmails(db: Db, f: EmailFilter): Promise<EmailRow[]> {
-  const { rows } = await sql<EmailRow>`
-    SELECT ${COLUMNS} FROM usage_emails
+/** A page of usage emails, newest first, and how many more. */
+export async function listEmails(db: Db, f: EmailFilter, page: PageRequest): Promise<Page<EmailRow>> {
+  const where = (before: string | null) => sql`
     WHERE (${f.state ?? null}::text IS NULL OR state = ${f.state ?? null})
       AND (${f.accountId ?? null}::bigint IS NULL OR account_id = ${f.accountId ?? null})
+      AND (${before}::bigint IS NULL OR id < ${before})`;
+  const { rows } = await sql<EmailRow>`
+    SELECT ${COLUMNS} FROM usage_emails ${where(page.after ?? null)}
     ORDER BY id DESC
-    LIMIT ${f.limit}
+    LIMIT ${page.limit ?? null}
   `.execute(db);
-  return rows;
+  return pageOf(rows, page, (e) => e.id, async (last) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM usage_emails ${where(last)}`.execute(db)).rows[0]!.n);
 }
 
 export type ResendOutcome = { resent: EmailRow } | { refused: string };

@@ -74,6 +74,13 @@ export const claimSeconds = new Histogram({
   registers: [registry],
 });
 
+/** Submissions deleted by the retention purge (src/retention) in this process. */
+export const purgedSubmissions = new Counter({
+  name: 'runbox_purged_submissions_total',
+  help: 'Submissions deleted by the retention purge (RUNBOX_RETENTION_DAYS).',
+  registers: [registry],
+});
+
 let queueDb: Db | undefined;
 /** A runner whose last heart-beat is older than this is not counted live (RUNBOX_LEASE_SECONDS). */
 let freshSeconds = 60;

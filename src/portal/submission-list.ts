@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunOptions } from '../db/schema.js';
+import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 
-// The account's submissions as the portal lists them, newest first, and one
-// submission of the account (another account's id reads as none).
+// The account's submissions as the portal lists them, newest first, a page at a time,
+// and one submission of the account (another account's id reads as none).
 
 export const PAGE_SIZE = 50;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SubmissionLine {
   id: string;
@@ -20,7 +23,15 @@ export interface SubmissionLine {
   callback: string | null;
 }
 
-export async function listSubmissions(db: Db, accountId: string, page: number): Promise<{ lines: SubmissionLine[]; more: boolean }> {
+/** Counted only this far: an account's older submissions can be millions. */
+export const MORE_COUNT_CAP = 10_000;
+
+/** A page of the account's submissions, newest first, after the one named (its id), and how many more. */
+export async function listSubmissions(db: Db, accountId: string, page: PageRequest): Promise<Page<SubmissionLine>> {
+  const after = page.after !== undefined && UUID.test(page.after) ? page.after : null;
+  // Keyset on (created_at, id), in the order of the (account_id, created_at) index.
+  const older = (id: string | null) => sql`
+    AND (${id}::uuid IS NULL OR (s.created_at, s.id) < (SELECT created_at, id FROM submissions WHERE id = ${id}::uuid AND account_id = ${accountId}))`;
   const { rows } = await sql<SubmissionLine>`
     SELECT s.id, s.created_at, k.key_prefix, s.key_id::text AS key_id, s.compiler, s.mode, s.state,
            s.result->>'status' AS status, (s.result->>'time')::float8 AS time, d.state AS callback
@@ -28,14 +39,18 @@ export async function listSubmissions(db: Db, accountId: string, page: number): 
       LEFT JOIN api_keys k ON k.id = s.key_id
       LEFT JOIN LATERAL (SELECT state FROM callback_deliveries c WHERE c.submission_id = s.id
                           ORDER BY c.created_at DESC, c.id DESC LIMIT 1) d ON true
-     WHERE s.account_id = ${accountId}
+     WHERE s.account_id = ${accountId} ${older(after)}
      ORDER BY s.created_at DESC, s.id DESC
-     LIMIT ${PAGE_SIZE + 1} OFFSET ${(page - 1) * PAGE_SIZE}
+     LIMIT ${page.limit ?? PAGE_SIZE}
   `.execute(db);
-  return { lines: rows.slice(0, PAGE_SIZE), more: rows.length > PAGE_SIZE };
+  const counted = await pageOf(rows, { ...page, limit: page.limit ?? PAGE_SIZE }, (l) => l.id, async (last) => {
+    const { rows: n } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM submissions s WHERE s.account_id = ${accountId} ${older(last)} LIMIT ${MORE_COUNT_CAP + 1}) x
+    `.execute(db);
+    return n[0]!.n;
+  });
+  return counted.more > MORE_COUNT_CAP ? { ...counted, more: MORE_COUNT_CAP, moreAtLeast: true } : counted;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SubmissionDetail extends SubmissionLine {
   code: string;

@@ -25,16 +25,35 @@ export function candidatesFor(n: number): number {
   return n * CANDIDATES_PER_JOB;
 }
 
+/** How many of a runner's slots one account may hold (runners.account_slots): all of
+ *  them, or its slots less the ones it keeps for other accounts. */
+export interface AccountShare {
+  runnerId: string;
+  accountSlots: number;
+}
+
+/** A runner's share for one account: `slots` less `reserved`, at least one. */
+export function accountSlots(slots: number, reserved: number): number {
+  return Math.max(1, slots - reserved);
+}
+
 /**
  * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
  * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
  * (account_id) rows whose slots this same statement gives back (each row one slot),
- * which the snapshot's running_now does not show yet.
+ * which the snapshot's running_now does not show yet. With `share`, an account's jobs
+ * running on that runner (less what `freed` gives back there) stay below its share.
  */
-export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n)): RawBuilder<unknown> {
+export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
+  // The snapshot's count: two of the runner's slots claiming at the same moment may take
+  // one job over the share between them, until one of those ends.
+  const onRunner = share
+    ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
+    : sql`0`;
+  const shareLeft = share ? sql`${share.accountSlots} - ${onRunner}` : null;
   const claimable = sql`
       FROM submissions s
       JOIN accounts a ON a.id = s.account_id
@@ -42,6 +61,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
       WHERE s.state = 'queued'
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
+        ${shareLeft ? sql`AND ${shareLeft} > 0` : sql``}
       ORDER BY s.priority, s.run_at, s.created_at`;
   if (n === 1) {
     // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
@@ -62,7 +82,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
   return sql`
     cand AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
-             coalesce(a.running, p.running) - a.running_now + ${freedCount} AS free ${claimable}
+             ${shareLeft ? sql`least(coalesce(a.running, p.running) - a.running_now + ${freedCount}, ${shareLeft})` : sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`} AS free ${claimable}
       LIMIT ${candidates}
     ),
     eligible AS (
@@ -121,9 +141,9 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
     )`;
 }
 
-const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number) =>
+const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
   executePrepared(db, 'runbox_claim', sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
-    WITH ${pickCtes(n, null, candidates)},
+    WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
     ${claimedCte(runnerId, leaseSeconds)}
@@ -137,7 +157,7 @@ const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, c
  * running than its limit (accounts.running, else its plan's). Returns fewer when the
  * queue has nothing else claimable now.
  */
-export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number): Promise<ClaimedJob[]> {
+export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number, share?: AccountShare): Promise<ClaimedJob[]> {
   const jobs: ClaimedJob[] = [];
   // A lost race on an account's last slot is retried with a fresh snapshot; the bound
   // keeps a pathological storm of races from spinning here.
@@ -149,7 +169,7 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     const wanted = n - jobs.length;
     const candidates = candidatesFor(wanted) * widen;
     // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
-    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates));
+    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates, share));
     const row = rows[0];
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));

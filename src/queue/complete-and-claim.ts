@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
-import { claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
+import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
 import { doneCte, notifyDone } from './complete.js';
 import type { ClaimedJob, JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
@@ -21,11 +21,13 @@ export async function completeAndClaim(
   ref: JobRef,
   result: RunResult,
   leaseSeconds: number,
+  /** The runner's share for one account (claim()'s). */
+  share?: AccountShare,
 ): Promise<{ completed: boolean; next: ClaimedJob | null; /** A job was picked but its account's slot went to another runner first. */ lostRace: boolean }> {
   const { rows } = await retryOnConflict(() =>
     executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
       WITH ${doneCte(ref, runnerId, result)},
-      ${pickCtes(1, 'done')},
+      ${pickCtes(1, 'done', undefined, share)},
       delta AS (
         SELECT account_id, sum(d)::int AS d
         FROM (SELECT account_id, -1 AS d FROM done UNION ALL SELECT account_id, 1 FROM pick) moves

@@ -5,6 +5,8 @@ export interface RunnerInfo {
   id: string;
   hostname: string;
   slots: number;
+  /** How many of its slots one account may hold (claim's AccountShare). */
+  accountSlots?: number;
   launcher: string;
   /** The runner's process id on its host: a later runner there can tell it is gone. */
   pid?: number;
@@ -46,11 +48,11 @@ export async function heartbeat(
 ): Promise<{ id: string; attempt: number }[]> {
   const { rows } = await sql<{ id: string; attempt: number }>`
     WITH alive AS (
-      INSERT INTO runners (id, hostname, slots, launcher, compilers, pid, last_seen, stopped_at)
-      VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.launcher},
+      INSERT INTO runners (id, hostname, slots, account_slots, launcher, compilers, pid, last_seen, stopped_at)
+      VALUES (${runner.id}, ${runner.hostname}, ${runner.slots}, ${runner.accountSlots ?? null}::int, ${runner.launcher},
               ${runner.compilers ? JSON.stringify(published(runner)) : null}::jsonb, ${runner.pid ?? null}::int, now(), NULL)
       ON CONFLICT (id) DO UPDATE
-      SET hostname = excluded.hostname, slots = excluded.slots, launcher = excluded.launcher, pid = coalesce(excluded.pid, runners.pid),
+      SET hostname = excluded.hostname, slots = excluded.slots, account_slots = excluded.account_slots, launcher = excluded.launcher, pid = coalesce(excluded.pid, runners.pid),
           compilers = coalesce(excluded.compilers, runners.compilers), last_seen = now(), stopped_at = NULL
       RETURNING id
     )

@@ -1,5 +1,5 @@
 // The job queue: one module per transition of a submission, each a single statement.
-export { claim } from './claim.js';
+export { accountSlots, claim, type AccountShare } from './claim.js';
 export { complete } from './complete.js';
 export { completeAndClaim } from './complete-and-claim.js';
 export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type EndedRun, type FinalState } from './done.js';

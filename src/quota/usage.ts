@@ -119,13 +119,31 @@ export async function usageAndRate(db: Db, q: UsageQuery): Promise<{ record: Usa
   return { record, rate };
 }
 
-/** Runs admitted per UTC day of the month (refunded runs excluded), for the dashboard's chart. */
+/**
+ * Runs admitted per UTC day of the month (refunded runs excluded), for the dashboard's
+ * chart: the submissions still kept, plus the per-day totals the retention purge wrote
+ * for those it deleted (in the same transaction as the delete, so one statement's
+ * snapshot counts each run exactly once).
+ */
 export async function runsPerDay(db: Db, accountId: string, month: string): Promise<{ day: number; runs: number }[]> {
+  const [year, mon] = month.split('-').map(Number) as [number, number];
+  const first = new Date(Date.UTC(year, mon - 1, 1));
+  const next = nextMonthStart(first);
   const { rows } = await sql<{ day: number; runs: number }>`
-    SELECT extract(day FROM created_at AT TIME ZONE 'UTC')::int AS day, sum(units)::int AS runs
-      FROM submissions
-     WHERE account_id = ${accountId} AND month = ${month} AND NOT refunded
-     GROUP BY 1 ORDER BY 1
+    SELECT day, sum(runs)::int AS runs FROM (
+      SELECT extract(day FROM created_at AT TIME ZONE 'UTC')::int AS day, sum(units) AS runs
+        FROM submissions
+       -- The month's time range too: the (account_id, created_at) index reads that month only.
+       WHERE account_id = ${accountId} AND month = ${month} AND NOT refunded
+         AND created_at >= ${first} AND created_at < ${next}
+       GROUP BY 1
+      UNION ALL
+      SELECT extract(day FROM d.day)::int, sum(d.runs)
+        FROM usage_days d
+       WHERE d.account_id = ${accountId} AND d.day >= ${first.toISOString().slice(0, 10)}::date AND d.day < ${next.toISOString().slice(0, 10)}::date
+       GROUP BY 1
+    ) x
+    GROUP BY day HAVING sum(runs) > 0 ORDER BY day
   `.execute(db);
   return rows;
 }

@@ -5,8 +5,7 @@ import type { Config } from '../config.js';
 import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
-import { RUN_LIMITS } from '../limits.js';
-import { claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import { accountSlots, claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
@@ -49,7 +48,7 @@ export interface RunnerOptions {
   log: Logger;
   /** Replaces executeJob (benchmarks of the queue alone). */
   execute?: Executor;
-  /** How long stop() lets running jobs finish before handing them back. */
+  /** How long stop() lets running jobs finish before handing them back (default RUNBOX_DRAIN_SECONDS). */
   drainMs?: number;
 }
 
@@ -62,9 +61,6 @@ export interface Runner {
 
 /** How often a runner sweeps stored problems' versions and data no run needs any more. */
 const PROBLEM_SWEEP_MS = 60_000;
-
-/** Long enough for a compile stage and a run stage that use their whole budgets. */
-const DEFAULT_DRAIN_MS = RUN_LIMITS.timeoutMs + 5_000;
 
 type Stop = 'shutdown' | 'lease_lost' | 'cancelled';
 
@@ -102,7 +98,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
       }));
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
-  const info = { id, hostname: hostname(), pid: process.pid, slots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
+  // One account's runs keep off the slots reserved for the others (src/queue/claim.ts).
+  const share = { runnerId: id, accountSlots: accountSlots(slots, config.RUNBOX_RUNNER_RESERVED_SLOTS) };
+  const info = { id, hostname: hostname(), pid: process.pid, slots, accountSlots: share.accountSlots, launcher: sandbox.launcher, ...installedCompilers(config.RUNBOX_IMAGES_DIR, config.RUNBOX_RECIPES_DIR) };
   const rlog = log.child({ runner: id });
 
   const freeSlots = Array.from({ length: slots }, (_, i) => i);
@@ -250,7 +248,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           claimNext = !stopping;
           if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
           const end = claimSeconds.startTimer();
-          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds);
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share);
           end();
           return turned;
         });
@@ -306,7 +304,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         let jobs: ClaimedJob[] = [];
         try {
           const end = claimSeconds.startTimer();
-          jobs = await claim(db, id, freeSlots.length, leaseSeconds);
+          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share);
           end();
           failures = 0;
         } catch (err) {
@@ -334,15 +332,21 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
+      // Draining: no more claims (the loop ends, a finished run's statement no longer
+      // claims the slot's next job, a claim that raced the stop is handed back unstarted);
+      // the runs going finish within the bound, heart-beats keeping their leases.
+      const t0 = performance.now();
+      const drainMs = options.drainMs ?? config.RUNBOX_DRAIN_SECONDS * 1000;
       stopping = true;
       wakeStopped();
       await waker.close();
       await loop;
+      rlog.info({ running: active.size, bound_ms: drainMs }, 'draining: no more claims; letting the runs going finish');
       const drained = Promise.all([...active.values()].map((a) => a.done));
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         drained.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), options.drainMs ?? DEFAULT_DRAIN_MS))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), drainMs))),
       ]);
       clearTimeout(timer);
       if (timedOut) {
@@ -350,6 +354,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         for (const a of active.values()) a.abort.abort('shutdown' satisfies Stop);
         await drained;
       }
+      rlog.info({ ms: Math.round(performance.now() - t0), handed_back: timedOut }, 'drained');
       clearInterval(beatTimer);
       await cancellations.close();
       await inputs.close();

@@ -31,11 +31,12 @@ function testLockDir(): string {
 }
 
 /**
- * Starts dist/src/cli/<entry> with info-level logs and `env` over this process's
- * environment; `wrap` is a command that execs it (`nsenter --net=…`).
+ * Starts dist/src/cli/<entry> (of this checkout, or of the build in `root`) with info-level
+ * logs and `env` over this process's environment; `wrap` is a command that execs it
+ * (`nsenter --net=…`).
  */
-export function spawnCli(entry: string, env: Record<string, string>, wrap: string[] = []): CliProcess {
-  const argv = [...wrap, process.execPath, join(PROJECT_ROOT, 'dist/src/cli', entry)];
+export function spawnCli(entry: string, env: Record<string, string>, wrap: string[] = [], root: string = PROJECT_ROOT): CliProcess {
+  const argv = [...wrap, process.execPath, join(root, 'dist/src/cli', entry)];
   const child = spawn(argv[0]!, argv.slice(1), {
     env: { ...process.env, RUNBOX_LOG_LEVEL: 'info', RUNBOX_LOCK_DIR: testLockDir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -102,6 +102,10 @@ describe('health, admin API and metrics', function () {
     expect(view.limits.running).to.equal(1);
     expect(view.usage.submissions).to.equal(1);
     expect(view.keys.map((k) => k.id)).to.deep.equal([key.id]);
+    // The keys' own list is a page of them.
+    const listed = (await (await call('GET', `/api/admin/accounts/${account.id}/keys`, adminKey)).json()) as { keys: { id: string }[]; more: number; next: null };
+    expect(listed).to.deep.equal({ keys: listed.keys, more: 0, next: null });
+    expect(listed.keys.map((k) => k.id)).to.deep.equal([key.id]);
 
     // The sandbox time per request, overridden and back to the plan's.
     const tests = Array.from({ length: 10 }, (_, i) => ({ input: String(i) }));
@@ -158,6 +162,49 @@ describe('health, admin API and metrics', function () {
     expect((await call('GET', '/api/admin/accounts/999999', adminKey)).status).to.equal(404);
     expect((await call('PATCH', `/api/admin/accounts/${account.id}`, adminKey, { monthly_limit: -1 })).status).to.equal(400);
     expect((await call('GET', '/api/admin/usage/?month=2026-13', adminKey)).status).to.equal(400);
+  });
+
+  it('lists accounts, keys and usage newest (or most) first, a page at a time, saying how many more', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await call('POST', '/api/admin/accounts/', adminKey, { email: `paged-${i}@example.test`, plan: 'free' });
+      made.push(((await res.json()) as { id: string }).id);
+    }
+    const total = (await t.db.selectFrom('accounts').select('id').execute()).length;
+    let res = await call('GET', '/api/admin/accounts/?limit=2', adminKey);
+    expect(res.status).to.equal(200);
+    let page = (await res.json()) as { accounts: { id: string }[]; more: number; next: string | null };
+    expect(page.accounts.map((a) => a.id)).to.deep.equal([made[4], made[3]]);
+    expect(page.more).to.equal(total - 2);
+    expect(page.next).to.equal(`/api/admin/accounts/?limit=2&after=${made[3]}`);
+    res = await call('GET', page.next!, adminKey);
+    page = (await res.json()) as typeof page;
+    expect(page.accounts.map((a) => a.id)).to.deep.equal([made[2], made[1]]);
+    expect(page.more).to.equal(total - 4);
+    page = (await (await call('GET', '/api/admin/accounts/?all=true', adminKey)).json()) as typeof page;
+    expect(page.accounts).to.have.length(total);
+    expect(page).to.include({ more: 0, next: null });
+    for (const bad of ['limit=0', 'limit=1001', 'limit=x', 'after=x', 'all=yes', 'all=true&limit=3']) {
+      res = await call('GET', `/api/admin/accounts/?${bad}`, adminKey);
+      expect(res.status, bad).to.equal(400);
+    }
+
+    for (const name of ['a', 'b', 'c']) await call('POST', `/api/admin/accounts/${made[0]}/keys`, adminKey, { app_name: name });
+    const keys = (await (await call('GET', `/api/admin/accounts/${made[0]}/keys?limit=2`, adminKey)).json()) as { keys: { app_name: string }[]; more: number; next: string | null };
+    expect(keys.keys.map((k) => k.app_name)).to.deep.equal(['c', 'b']);
+    expect(keys.more).to.equal(1);
+    const rest = (await (await call('GET', keys.next!, adminKey)).json()) as typeof keys;
+    expect(rest.keys.map((k) => k.app_name)).to.deep.equal(['a']);
+    expect(rest).to.include({ more: 0, next: null });
+
+    // Usage: the accounts with the most submissions first.
+    await t.db.insertInto('account_usage').values(made.map((id, i) => ({ account_id: id, month: '2026-01', submissions: 10 * (i + 1) }))).execute();
+    const usage = (await (await call('GET', '/api/admin/usage/?month=2026-01&limit=3', adminKey)).json()) as { month: string; accounts: { account_id: string; submissions: number }[]; more: number; next: string };
+    expect(usage.accounts.map((a) => a.submissions)).to.deep.equal([50, 40, 30]);
+    expect(usage.more).to.equal(2);
+    const usageRest = (await (await call('GET', usage.next, adminKey)).json()) as typeof usage;
+    expect(usageRest.month).to.equal('2026-01');
+    expect(usageRest.accounts.map((a) => a.submissions)).to.deep.equal([20, 10]);
   });
 
   it('maintenance switched over the admin API stops runs and not the admin API', async () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { hashKey } from '../../src/accounts/keys.js';
 import { MAX_MONTHLY_LIMIT } from '../../src/limits.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
@@ -79,8 +80,10 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     expect(updated).to.include({ monthly_limit: 200000, running: 6, sandbox_seconds_per_request: 1530 });
     await fails(['plan', 'upsert', '--name', 'huge', '--monthly-limit', String(MAX_MONTHLY_LIMIT + 1)], /monthly_?[lL]imit must be a whole number from 0 to 4000000/);
     await fails(['plan', 'upsert', '--name', 'x', '--pending', 'many'], /--pending must be a whole number/);
+    // Newest first: the Free plan, made by the first migration, last.
     const plans = await ok('plan', 'list');
-    expect(plans.map((p: { name: string }) => p.name)).to.deep.equal(['free', 'pro']);
+    expect(plans.map((p: { name: string }) => p.name)).to.deep.equal(['pro', 'free']);
+    expect((await ok('plan', 'list', '--after', 'pro')).map((p: { name: string }) => p.name)).to.deep.equal(['free']);
   });
 
   it('account create, set-plan and set-limits', async () => {
@@ -186,7 +189,9 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     const all = await ok('account', 'list');
     const row = all.find((r: { id: string }) => r.id === a.id);
     expect(row).to.deep.include({ email: 'List.Me@example.com', plan: 'free', active_keys: 1, marketplace_user: null });
-    expect(all.map((r: { id: string }) => Number(r.id))).to.deep.equal([...all.map((r: { id: string }) => Number(r.id))].sort((x, y) => x - y));
+    // Newest first.
+    expect(all.map((r: { id: string }) => Number(r.id))).to.deep.equal([...all.map((r: { id: string }) => Number(r.id))].sort((x, y) => y - x));
+    expect(all[0].id).to.equal(b.id);
     const pro = await ok('account', 'list', '--plan', 'pro');
     expect(pro.map((r: { id: string }) => r.id)).to.include(b.id).and.not.include(a.id);
     expect(await ok('account', 'list', '--limit', '1')).to.have.length(1);
@@ -194,6 +199,46 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     expect((await ok('account', 'show', '--account', b.id)).email).to.equal('other@example.com');
     await fails(['account', 'show', '--email', 'nobody@example.com'], /no account with email nobody@example.com/);
     await fails(['account', 'show'], /give --account ID or --email E/);
+  });
+
+  it('lists newest first, a page at a time, and says how many more there are', async () => {
+    // 129 accounts and then one more: the new one heads the list, not hidden past the first 100.
+    await sql`INSERT INTO accounts (email, plan) SELECT 'bulk-' || g || '@example.com', 'free' FROM generate_series(1, 129) g`.execute(t.db);
+    const newest = await ok('account', 'create', '--email', 'newest@example.com');
+    const total = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM accounts`.execute(t.db)).rows[0]!.n);
+    const first = await cli('account', 'list');
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.json).to.have.length(100);
+    expect(first.json[0].id).to.equal(newest.id);
+    const last = first.json[99].id as string;
+    expect(first.stderr).to.equal(`runbox-admin account list: 100 shown, newest first; ${total - 100} more accounts: --after ${last} for the next page, --all for every one\n`);
+    const second = await cli('account', 'list', '--after', last);
+    expect(second.json).to.have.length(total - 100);
+    expect(Number(second.json[0].id)).to.be.below(Number(last));
+    expect(second.stderr).to.equal('');
+    const everything = await cli('account', 'list', '--all');
+    expect(everything.json).to.have.length(total);
+    expect(everything.stderr).to.equal('');
+    const small = await cli('account', 'list', '--limit', '2', '--plan', 'free');
+    expect(small.json.map((r: { id: string }) => r.id)[0]).to.equal(newest.id);
+    expect(small.stderr).to.match(/2 shown, newest first; \d+ more accounts: --after \d+ for the next page/);
+    await fails(['account', 'list', '--all', '--limit', '5'], /--all and --limit do not go together/);
+    await fails(['account', 'list', '--after', 'x'], /--after must be the id of a listed item/);
+    await fails(['account', 'list', '--limit', '0'], /--limit must be at least 1/);
+
+    // Keys and admin keys the same way.
+    for (const name of ['one', 'two', 'three']) await ok('key', 'create', '--account', newest.id, '--app-name', name);
+    const keys = await cli('key', 'list', '--account', newest.id, '--limit', '2');
+    expect(keys.json.map((k: { app_name: string }) => k.app_name)).to.deep.equal(['three', 'two']);
+    expect(keys.stderr).to.include('1 more keys: --after');
+    const older = await ok('key', 'list', '--account', newest.id, '--after', keys.json[1].id);
+    expect(older.map((k: { app_name: string }) => k.app_name)).to.deep.equal(['one']);
+    const a1 = await ok('admin-key', 'create', '--label', 'first');
+    const a2 = await ok('admin-key', 'create', '--label', 'second');
+    const adminKeys = await cli('admin-key', 'list', '--limit', '1');
+    expect(adminKeys.json.map((k: { id: string }) => k.id)).to.deep.equal([a2.id]);
+    expect(adminKeys.stderr).to.match(/1 shown, newest first; \d+ more admin keys/);
+    expect((await ok('admin-key', 'list', '--all')).map((k: { id: string }) => k.id)).to.include(a1.id);
   });
 
   it('JSON names are snake_case everywhere', async () => {

@@ -5,7 +5,7 @@ import { Migrator, sql } from 'kysely';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { EmailTakenError } from '../../src/accounts/errors.js';
 import { issueToken, peekToken } from '../../src/accounts/tokens.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrate, migrateToLatest } from '../../src/db/migrate.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { FREE_PLAN } from '../../src/limits.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
@@ -49,6 +49,44 @@ describe('database', () => {
       { name: 'pro', sandbox_seconds_per_request: 30 + 50 * 30 },
     ]);
     await t.db.deleteFrom('plans').where('name', 'in', ['pro', 'lite']).execute();
+  });
+
+  it('runs against a schema a newer release migrated (expand-only), and refuses one that skipped its own migrations', async () => {
+    const u = await freshDatabase('database_newer');
+    try {
+      await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_a_newer_release', now())`.execute(u.db);
+      expect(await migrate(u.db)).to.deep.equal({ applied: [], newer: ['9999_from_a_newer_release'], indexes: [] });
+      // A database a newer release migrated without this release's last migration is not one this release can serve.
+      const last = Object.keys(migrations).sort().at(-1)!;
+      await sql`DELETE FROM kysely_migration WHERE name = ${last}`.execute(u.db);
+      let err: unknown;
+      await migrate(u.db).catch((e: unknown) => (err = e));
+      expect(String(err)).to.include(`the database has migrations of a newer release (9999_from_a_newer_release) but not this release's ${last}`);
+    } finally {
+      await u.drop();
+    }
+  });
+
+  it('builds the indexes of large tables concurrently after the migrations, and again when a build was cut short', async () => {
+    const valid = async () =>
+      (await sql<{ valid: boolean }>`SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'submissions_created'`.execute(t.db)).rows;
+    expect(await valid()).to.deep.equal([{ valid: true }]);
+    expect((await migrate(t.db)).indexes).to.deep.equal([]);
+    // A CREATE INDEX CONCURRENTLY that fails part way leaves the index behind, invalid (here
+    // a unique one over two equal times): it is dropped and built again.
+    await sql`DROP INDEX submissions_created`.execute(t.db);
+    const account = await createAccount(t.db, 'twice@example.com');
+    const at = new Date('2026-01-01T00:00:00Z');
+    for (let i = 0; i < 2; i++) {
+      await t.db.insertInto('submissions').values({ account_id: account.id, compiler: 'python-3.9.7', code: '', month: '2026-01', created_at: at }).execute();
+    }
+    let failed: unknown;
+    await sql`CREATE UNIQUE INDEX CONCURRENTLY submissions_created ON submissions (created_at)`.execute(t.db).catch((e: unknown) => (failed = e));
+    expect(String(failed)).to.include('could not create unique index');
+    expect(await valid()).to.deep.equal([{ valid: false }]);
+    expect((await migrate(t.db)).indexes).to.deep.equal(['submissions_created']);
+    expect(await valid()).to.deep.equal([{ valid: true }]);
+    await t.db.deleteFrom('submissions').where('account_id', '=', account.id).execute();
   });
 
   it('migrating again changes nothing', async () => {

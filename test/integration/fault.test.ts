@@ -154,7 +154,8 @@ describe('faults', function () {
       const all = [...retried, ...single];
       expect(await accountUsage(t.db, account)).to.equal(6);
 
-      const env = { RUNBOX_DATABASE_URL: t.url, RUNBOX_LEASE_SECONDS: '5', RUNBOX_RUNNER_SLOTS: '6' };
+      // One account's six runs fill the runner: no slot kept for other accounts.
+      const env = { RUNBOX_DATABASE_URL: t.url, RUNBOX_LEASE_SECONDS: '5', RUNBOX_RUNNER_SLOTS: '6', RUNBOX_RUNNER_RESERVED_SLOTS: '0' };
       const victim = launch('runner-a', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'fault-a', RUNBOX_SANDBOX_UID_BASE: '61200' });
       await until('all six running', async () => {
         const rows = await t.db.selectFrom('submissions').select('id').where('state', '=', 'running').execute();

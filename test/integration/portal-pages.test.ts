@@ -158,6 +158,41 @@ describe('portal pages over HTTP', function () {
     expect(list.body).to.include('Widget key');
   });
 
+  it('lists submissions and keys newest first, a page at a time, saying how many more there are', async () => {
+    const { c, accountId } = await signUp();
+    const base = Date.now() - 3600_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push(await enqueue(t.db, accountId, { createdAt: new Date(base + i * 1000) }));
+    const rowsOf = (body: string) => [...body.matchAll(/<tr data-submission-id="([^"]+)"/g)].map((m) => m[1]);
+    const olderLink = (body: string) => /<a href="(\/submissions\?after=[^"]+)">Older<\/a>/.exec(body)?.[1];
+    const first = await c.request('/submissions');
+    expect(rowsOf(first.body)).to.deep.equal(ids.slice(70).reverse());
+    expect(first.body).to.include('50 shown, newest first; 70 older ones.');
+    expect(first.body).not.to.include('>Newest</a>');
+    const second = await c.request(olderLink(first.body)!);
+    expect(rowsOf(second.body)).to.deep.equal(ids.slice(20, 70).reverse());
+    expect(second.body).to.include('50 shown, newest first; 20 older ones.');
+    expect(second.body).to.include('<a href="/submissions">Newest</a>');
+    const third = await c.request(olderLink(second.body)!);
+    expect(rowsOf(third.body)).to.deep.equal(ids.slice(0, 20).reverse());
+    expect(third.body).to.include('20 shown, newest first; no older ones.');
+    expect(olderLink(third.body)).to.equal(undefined);
+    // Queued rows no runner takes: gone again, so later tests claim their own.
+    await t.db.deleteFrom('submissions').where('account_id', '=', accountId).execute();
+
+    for (let i = 0; i < 53; i++) await createKey(t.db, { accountId, appName: `key ${i}`, redirectUrl: null, monthlyLimit: null });
+    const names = (body: string) => [...body.matchAll(/<a href="\/keys\/\d+">([^<]+)<\/a>/g)].map((m) => m[1]);
+    const keys = await c.request('/keys');
+    expect(names(keys.body)).to.have.length(50);
+    expect(names(keys.body)[0]).to.equal('key 52');
+    expect(keys.body).to.include('50 shown, newest first; 3 more keys.');
+    const rest = await c.request(/<a href="(\/keys\?after=\d+)">Older<\/a>/.exec(keys.body)![1]!);
+    expect(names(rest.body)).to.deep.equal(['key 2', 'key 1', 'key 0']);
+    expect(rest.body).to.include('3 shown, newest first; no more.');
+    const dashboard = await c.request('/');
+    expect(dashboard.body).to.include('10 shown, newest first; 43 more on the <a href="/keys">API keys</a> page.');
+  });
+
   it('hides revoked keys from the list and the dashboard until "Show revoked keys", and remembers the choice', async () => {
     const { c } = await signUp();
     await c.follow(await c.post('/keys', { app_name: 'kept key', kind: 'api' }, '/keys/new'));
@@ -174,11 +209,11 @@ describe('portal pages over HTTP', function () {
     expect(names((await c.request('/')).body)).to.deep.equal(['kept key']);
 
     const shown = await c.request('/keys?revoked=show');
-    expect(names(shown.body)).to.deep.equal(['kept key', 'gone key']);
+    expect(names(shown.body)).to.deep.equal(['gone key', 'kept key']);
     expect(shown.body).to.include('Hide revoked keys');
     // Remembered: the plain list and the dashboard show them too now.
-    expect(names((await c.request('/keys')).body)).to.deep.equal(['kept key', 'gone key']);
-    expect(names((await c.request('/')).body)).to.deep.equal(['kept key', 'gone key']);
+    expect(names((await c.request('/keys')).body)).to.deep.equal(['gone key', 'kept key']);
+    expect(names((await c.request('/')).body)).to.deep.equal(['gone key', 'kept key']);
     await c.request('/?revoked=hide');
     expect(names((await c.request('/keys')).body)).to.deep.equal(['kept key']);
   });

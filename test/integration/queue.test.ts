@@ -179,6 +179,28 @@ describe('queue', function () {
     expect(last).to.deep.equal({ completed: true, next: null, lostRace: false });
   });
 
+  it("keeps an account within a runner's share of its slots: in a batch, one job at a time, and as a slot turns over", async () => {
+    const hog = await makeAccount(t.db, { running: 5 });
+    const other = await makeAccount(t.db, { running: 5 });
+    const h: string[] = [];
+    for (let i = 0; i < 4; i++) h.push(await enqueue(t.db, hog, { createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) }));
+    const o = await enqueue(t.db, other, { createdAt: new Date(Date.UTC(2026, 0, 2)) });
+    const share = { runnerId: 'r-share', accountSlots: 2 };
+    const batch = await claim(t.db, 'r-share', 3, LEASE, share);
+    // Two of the first account's, and the other account's behind them.
+    expect(batch.map((j) => j.id).sort()).to.deep.equal([h[0]!, h[1]!, o].sort());
+    // The other's slot turns over: the first account's next job would be a third on this runner.
+    const turned = await completeAndClaim(t.db, 'r-share', { id: o, attempt: 1 }, resultFor(o), LEASE, share);
+    expect(turned).to.deep.include({ completed: true, next: null });
+    expect(await claim(t.db, 'r-share', 1, LEASE, share)).to.deep.equal([]);
+    // Another runner's share is its own.
+    expect((await claim(t.db, 'r-other', 1, LEASE, { runnerId: 'r-other', accountSlots: 1 })).map((j) => j.id)).to.deep.equal([h[2]!]);
+    // One of the account's jobs here ends: its next may take that slot.
+    const next = await completeAndClaim(t.db, 'r-share', { id: h[0]!, attempt: 1 }, resultFor(h[0]!), LEASE, share);
+    expect(next.next?.id).to.equal(h[3]);
+    for (const [id, runner] of [[h[1]!, 'r-share'], [h[2]!, 'r-other'], [h[3]!, 'r-share']] as const) expect(await complete(t.db, runner, { id, attempt: 1 }, resultFor(id))).to.equal(true);
+  });
+
   it('claims past jobs other claimers are taking: one job straight away, a batch by looking further down the queue', async () => {
     const acct = await makeAccount(t.db, { running: 20 });
     const held = await enqueue(t.db, acct, { createdAt: new Date(Date.UTC(2026, 0, 1)) });

@@ -100,15 +100,38 @@ describe('synchronous runs', function () {
   });
 
   it('429 capacity when every runner slot of the service is busy', async () => {
+    // Two accounts fill the three slots: one account takes at most two (a slot is kept for others).
     const busy = await keyFor(s.db, { limits: { running: 5 } });
-    const jobs = Array.from({ length: 3 }, () => postJson(`${s.url}/api/v2/run-code/`, busy.key.key, { code: sleeper(2), compiler: PY }));
-    for (const j of await Promise.all(jobs)) expect(j.status).to.equal(200);
-    await untilRunning(s, busy.accountId, 3);
+    const more = await keyFor(s.db, { limits: { running: 5 } });
+    const post = (key: string) => postJson(`${s.url}/api/v2/run-code/`, key, { code: sleeper(2), compiler: PY });
+    for (const j of await Promise.all([post(busy.key.key), post(busy.key.key), post(more.key.key)])) expect(j.status).to.equal(200);
+    await untilRunning(s, busy.accountId, 2);
+    await untilRunning(s, more.accountId, 1);
     const other = await keyFor(s.db);
     const res = await sync(other.key.key, { code: 'print(1)', compiler: PY });
     expect(res.status).to.equal(429);
     expect(await errorCode(res)).to.equal('capacity');
-    await waitForStates(s.db.db, await idsOf(s, busy.accountId, 3), ['finished']);
+    await waitForStates(s.db.db, [...(await idsOf(s, busy.accountId, 2)), ...(await idsOf(s, more.accountId, 1))], ['finished']);
+  });
+
+  it("one account takes at most a runner's slots less one: another account's run starts at once, the first's next waits", async () => {
+    // Runs that wait on their users' input hold slots with no CPU: one account cannot take them all.
+    const hog = await keyFor(s.db, { limits: { running: 5 } });
+    const post = (key: string) => postJson(`${s.url}/api/v2/run-code/`, key, { code: sleeper(3), compiler: PY });
+    for (const j of await Promise.all([post(hog.key.key), post(hog.key.key), post(hog.key.key)])) expect(j.status).to.equal(200);
+    await untilRunning(s, hog.accountId, 2);
+    // Its share held, a synchronous run of the same account is refused saying so...
+    const again = await sync(hog.key.key, { code: 'print(1)', compiler: PY });
+    expect(again.status).to.equal(429);
+    expect(await errorCode(again)).to.equal('too_many_running');
+    // ...while another account's runs at once in the slot kept for it, before the first account's third.
+    const other = await keyFor(s.db);
+    const res = await sync(other.key.key, { code: 'print("other")', compiler: PY });
+    expect(res.status).to.equal(200);
+    expect(((await res.json()) as RunResult).output).to.equal('other\n');
+    const queued = await s.db.db.selectFrom('submissions').select('state').where('account_id', '=', hog.accountId).where('state', '=', 'queued').execute();
+    expect(queued, "the first account's third run still waits").to.have.length(1);
+    await waitForStates(s.db.db, await idsOf(s, hog.accountId, 3), ['finished']);
   });
 
   it('a client that goes away stops its run: cancelled, counted, and the slot is free again', async () => {

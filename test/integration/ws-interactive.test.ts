@@ -186,6 +186,33 @@ describe('interactive WebSocket runs', function () {
     expect(account.running_now).to.equal(0);
   });
 
+  it("an account's runs waiting on stdin leave a two-slot runner's other slot to other accounts: their runs start at once", async () => {
+    const { c } = await client({ limits: { running: 2 } });
+    c.send({ type: 'run', id: 'wait1', code: GREETER, compiler: PY, interactive: true });
+    await prompted(c, 'wait1', 'name? ');
+    // The second would take the runner's last slot: refused, saying why, rather than holding it for 30 s.
+    await pause(1100); // one run a second per connection
+    c.send({ type: 'run', id: 'wait2', code: GREETER, compiler: PY, interactive: true });
+    const refused = await resultOf(c, 'wait2');
+    expect(refused).to.include({ type: 'error', code: 'too_many_running' });
+    expect(refused['message']).to.match(/keeps a slot for other accounts/);
+    // Another account's run, while the first still waits for its input: the stated bound is 10 s,
+    // a third of the 30 s a waiting run could hold the slot.
+    const other = await keyFor(s.db);
+    const started = performance.now();
+    const res = await fetch(`http://127.0.0.1:${s.api.port}/api/v2/run-code-sync/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: other.key.key },
+      body: JSON.stringify({ code: 'print("served")', compiler: PY }),
+    });
+    expect(res.status).to.equal(200);
+    expect(((await res.json()) as { output: string }).output).to.equal('served\n');
+    expect(performance.now() - started, 'ms until the other account was served').to.be.below(10_000);
+    c.send({ type: 'stdin', id: 'wait1', data: 'Ada\n3\n' });
+    expect(await resultOf(c, 'wait1')).to.include({ type: 'result', status: 'success' });
+    c.close();
+  });
+
   it('stdin for no such run, a run that is not interactive, or one that finished gets an error; bad ones bad_request; the connection stays', async () => {
     const { c } = await client();
     c.send({ type: 'stdin', id: 'nobody', data: 'x\n' });

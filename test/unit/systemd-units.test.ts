@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { RUN_LIMITS } from '../../src/limits.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 // The shipped systemd units: systemd's own verifier, plus the options this service
@@ -90,8 +92,16 @@ describe('systemd units', () => {
     expect(one(d, 'KillMode')).to.equal('mixed');
     expect(one(d, 'Restart')).to.equal('on-failure');
     expect(d.get('Environment')).to.include('RUNBOX_COMPONENTS=runner');
-    // The runner's drain bound is RUN_LIMITS.timeoutMs + 5 s (src/runner/daemon.ts).
+    // Above the drain bound (RUNBOX_DRAIN_SECONDS), with room for the sandboxes' teardown.
     const stopSeconds = Number(one(d, 'TimeoutStopSec'));
-    expect(stopSeconds).to.be.greaterThan(35 + 10);
+    expect(stopSeconds).to.be.greaterThan(loadConfig({}).RUNBOX_DRAIN_SECONDS + 10);
+    // The drain bound covers a run stage at its timeout.
+    expect(loadConfig({}).RUNBOX_DRAIN_SECONDS * 1000).to.be.at.least(RUN_LIMITS.timeoutMs);
+  });
+
+  it('the API unit outlasts its drain on stop: requests and WebSocket runs finish first', () => {
+    const d = directives('runbox-api.service');
+    expect(one(d, 'KillMode')).to.equal('mixed');
+    expect(Number(one(d, 'TimeoutStopSec'))).to.be.greaterThan(loadConfig({}).RUNBOX_DRAIN_SECONDS + 10);
   });
 });

@@ -1,12 +1,14 @@
+import { sql } from 'kysely';
 import Type, { type TSchema } from 'typebox';
-import { createAccount, getAccount, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
+import { createAccount, getAccount, listAccounts, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { AccountInputError } from '../../accounts/errors.js';
-import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
+import { createKey, listKeys, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import type { KeyKind } from '../../db/schema.js';
 import { MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
 import { reapExpired } from '../../queue/reap.js';
 import { usageRecord } from '../../quota/usage.js';
 import { monthOf } from '../../util/clock.js';
+import { pageOf, type Page, type PageRequest } from '../../util/pages.js';
 import { ApiError } from '../errors.js';
 import { readMaintenance, setMaintenance } from '../maintenance.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
@@ -15,6 +17,11 @@ import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
 // key only (`runbox-admin admin-key create`); an account's API key gets 403. The same
 // operations as the admin CLI, over HTTP. Never behind maintenance mode: it is how
 // maintenance is switched off.
+//
+// Lists come a page at a time, newest first (?limit=N, default 100, at most 1000;
+// ?after=ID, the last id of the previous page; ?all=true), as {<items>, more, next}:
+// how many more there are after this page, and the address of the next page (null on
+// the last).
 
 const Id = Type.String({ pattern: '^[0-9]{1,18}$' });
 const Limit = (max: number) => Type.Union([Type.Integer({ minimum: 0, maximum: max }), Type.Null()]);
@@ -71,6 +78,36 @@ async function domain<T>(fn: () => Promise<T>): Promise<T> {
 
 type Handler = (deps: ApiDeps, ctx: ApiContext) => Promise<unknown>;
 
+const MAX_PAGE = 1000;
+const DEFAULT_PAGE = 100;
+
+/** ?limit, ?after, ?all of a list route. */
+function pageRequest(ctx: ApiContext): PageRequest {
+  const q = ctx.query as Record<string, unknown>;
+  const text = (name: string) => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
+  const all = text('all');
+  if (all !== undefined && all !== 'true' && all !== 'false') throw new ApiError(400, 'invalid_request', 'all must be true or false');
+  const limitText = text('limit');
+  if (all === 'true' && limitText !== undefined) throw new ApiError(400, 'invalid_request', 'all=true and limit do not go together');
+  if (limitText !== undefined && !/^\d{1,4}$/.test(limitText)) throw new ApiError(400, 'invalid_request', `limit must be a whole number from 1 to ${MAX_PAGE}`);
+  const limit = limitText === undefined ? DEFAULT_PAGE : Number(limitText);
+  if (limit < 1 || limit > MAX_PAGE) throw new ApiError(400, 'invalid_request', `limit must be a whole number from 1 to ${MAX_PAGE}`);
+  const after = text('after');
+  if (after !== undefined && !/^\d{1,18}$/.test(after)) throw new ApiError(400, 'invalid_request', 'after must be the id of a listed item');
+  return { limit: all === 'true' ? null : limit, after };
+}
+
+/** The page as answered: the items under their name, how many more, and the next page's address. */
+function pageBody<T>(ctx: ApiContext, name: string, page: Page<T>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  let next: string | null = null;
+  if (page.next !== null) {
+    const params = new URLSearchParams(ctx.querystring);
+    params.set('after', page.next);
+    next = `${ctx.path}?${params.toString()}`;
+  }
+  return { ...extra, [name]: page.items, more: page.more, next };
+}
+
 function adminRoute(method: RouteDef['method'], path: string, operationId: string, summary: string, run: Handler, body?: TSchema, created = false): RouteDef {
   return {
     method,
@@ -111,6 +148,10 @@ export const adminRoutes: RouteDef[] = [
     const b = ctx.state.body as { email: string; plan?: string };
     return domain(() => createAccount(db, b.email, b.plan));
   }, AccountCreate, true),
+  adminRoute('GET', 'accounts/', 'adminListAccounts', 'Accounts, newest first, a page at a time (?plan=, ?limit=, ?after=, ?all=true): {accounts, more, next}.', async ({ db }, ctx) => {
+    const plan = typeof ctx.query['plan'] === 'string' ? ctx.query['plan'] : undefined;
+    return pageBody(ctx, 'accounts', await listAccounts(db, { plan, page: pageRequest(ctx) }));
+  }),
   adminRoute('GET', 'accounts/:account_id', 'adminGetAccount', 'An account: figures in force, usage this month, keys.', (deps, ctx) =>
     accountWithUsage(deps, param(ctx, 'account_id')),
   ),
@@ -124,10 +165,11 @@ export const adminRoutes: RouteDef[] = [
     });
     return accountWithUsage(deps, id);
   }, AccountPatch),
-  adminRoute('GET', 'accounts/:account_id/keys', 'adminListKeys', "An account's keys (never the keys themselves).", async ({ db }, ctx) => {
+  adminRoute('GET', 'accounts/:account_id/keys', 'adminListKeys', "An account's keys, newest first, a page at a time (never the keys themselves): {keys, more, next}.", async ({ db }, ctx) => {
     const id = param(ctx, 'account_id');
+    const page = pageRequest(ctx);
     if (!(await getAccount(db, id))) throw new ApiError(404, 'not_found', `no such account: ${id}`);
-    return listKeys(db, id);
+    return pageBody(ctx, 'keys', await listKeysPage(db, id, page));
   }),
   adminRoute('POST', 'accounts/:account_id/keys', 'adminCreateKey', 'Create a key; the key and its signing secret are shown once.', async ({ db }, ctx) => {
     const b = ctx.state.body as { app_name: string; redirect_url?: string | null; kind?: KeyKind; monthly_limit?: number | null; allowed_origins?: string[] };
@@ -156,18 +198,29 @@ export const adminRoutes: RouteDef[] = [
     const id = param(ctx, 'key_id');
     return domain(() => revokeKey(db, id));
   }),
-  adminRoute('GET', 'usage/', 'adminUsage', 'Submissions of every account in a month (?month=YYYY-MM, default this month), most first.', async ({ db, clock }, ctx) => {
+  adminRoute('GET', 'usage/', 'adminUsage', 'Submissions of every account in a month (?month=YYYY-MM, default this month), most first, a page at a time: {month, accounts, more, next}.', async ({ db, clock }, ctx) => {
     const month = typeof ctx.query['month'] === 'string' ? ctx.query['month'] : monthOf(clock.now());
     if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ApiError(400, 'invalid_request', 'month must be YYYY-MM');
-    const rows = await db
+    const page = pageRequest(ctx);
+    // Keyset on (submissions desc, account id): ?after names the last account of the previous page.
+    const rank = (after: string) => sql<boolean>`(u.submissions, -a.id) < (SELECT v.submissions, -v.account_id FROM account_usage v WHERE v.account_id = ${after} AND v.month = ${month})`;
+    let q = db
       .selectFrom('account_usage as u')
       .innerJoin('accounts as a', 'a.id', 'u.account_id')
       .select(['a.id', 'a.email', 'a.marketplace_user', 'a.plan', 'u.submissions'])
       .where('u.month', '=', month)
       .orderBy('u.submissions', 'desc')
-      .orderBy('a.id')
-      .execute();
-    return { month, accounts: rows.map((r) => ({ account_id: r.id, email: r.email, marketplace_user: r.marketplace_user, plan: r.plan, submissions: r.submissions })) };
+      .orderBy('a.id');
+    if (page.after !== undefined) q = q.where(rank(page.after));
+    if (page.limit !== null) q = q.limit(page.limit);
+    const rows = await q.execute();
+    const items = rows.map((r) => ({ account_id: r.id, email: r.email, marketplace_user: r.marketplace_user, plan: r.plan, submissions: r.submissions }));
+    const counted = await pageOf(items, page, (r) => r.account_id, async (last) =>
+      Number(
+        (await db.selectFrom('account_usage as u').innerJoin('accounts as a', 'a.id', 'u.account_id').select((eb) => eb.fn.countAll<string>().as('n')).where('u.month', '=', month).where(rank(last)).executeTakeFirstOrThrow()).n,
+      ),
+    );
+    return pageBody(ctx, 'accounts', counted, { month });
   }),
   adminRoute('GET', 'maintenance', 'adminGetMaintenance', 'Whether maintenance mode is on.', async ({ db }) => ({ enabled: await readMaintenance(db) })),
   adminRoute('PUT', 'maintenance', 'adminSetMaintenance', 'Switch maintenance mode (every API host follows within a second).', async ({ db }, ctx) => {

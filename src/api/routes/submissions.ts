@@ -1,12 +1,14 @@
 import Type from 'typebox';
 import { ApiError } from '../errors.js';
 import type { RouteDef } from '../route.js';
-import { submissionViewJson } from '../submission-view.js';
+import { lookupSubmission } from '../submission-view.js';
 import { RunResultSchema } from '../../result.js';
+import { expiredMessage } from '../../retention/expired.js';
 
 // GET /api/v2/submissions/:id: a submission of the caller's account, its state and
-// times, its result once it has ended and its latest callback delivery. Anything
-// else (another account's, a malformed id) is 404, so ids cannot be probed.
+// times, its result once it has ended and its latest callback delivery. One the
+// retention purge deleted answers 410 submission_expired. Anything else (another
+// account's, a malformed id) is 404, so ids cannot be probed.
 
 const NullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
@@ -37,16 +39,16 @@ export const submissionsRoute: RouteDef = {
   summary: 'A submission of the calling account: state, result, callback delivery.',
   auth: 'key',
   responses: { 200: { description: 'The submission.', schema: SubmissionView } },
-  errors: [401, 403, 404, 405, 406, 500],
+  errors: [401, 403, 404, 405, 406, 410, 500],
   handler:
-    ({ db }) =>
+    ({ db, config }) =>
     async (ctx) => {
       const auth = ctx.state.auth!;
       const id = String(ctx.params['id'] ?? '');
-      const notFound = new ApiError(404, 'not_found', `no submission ${id}`);
-      const json = await submissionViewJson(db, auth.accountId, id);
-      if (json === undefined) throw notFound;
+      const found = await lookupSubmission(db, auth.accountId, id);
+      if (found === undefined) throw new ApiError(404, 'not_found', `no submission ${id}`);
+      if ('expired' in found) throw new ApiError(410, 'submission_expired', expiredMessage(found.expired, config.RUNBOX_RETENTION_DAYS));
       ctx.type = 'application/json';
-      ctx.body = json;
+      ctx.body = found.json;
     },
 };

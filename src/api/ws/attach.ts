@@ -11,6 +11,7 @@ import { keyFromHeader } from '../middleware/authenticate.js';
 import type { ApiDeps } from '../route.js';
 import type { LiveResults } from '../live.js';
 import { clientAddress, ConnectionCounts, isOwnOrigin } from './bounds.js';
+import { Draining, SERVICE_RESTART, SERVICE_RESTART_REASON } from './drain.js';
 import { portalSessionKey } from './portal-key.js';
 import { startSession } from './session.js';
 import { startPistonConnect } from '../../compat/piston/connect.js';
@@ -52,11 +53,19 @@ function refuse(socket: Duplex, status: number, code: string, message: string, p
   );
 }
 
-export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResults }): { close(): void } {
+export interface AttachedWebSocket {
+  /** Closes each connection (1012) once its runs have ended; resolves when none is left. */
+  drain(): Promise<void>;
+  /** Closes what is left at once (1012; the runs still going are stopped). */
+  close(): void;
+}
+
+export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResults }): AttachedWebSocket {
   const wss = new WebSocketServer({ noServer: true, maxPayload: REQUEST_LIMITS.bodyMaxBytes });
   const maintenance = new MaintenanceFlag(deps.db, deps.maintenanceCacheMs);
   const counts = new ConnectionCounts(deps.config.RUNBOX_WS_MAX_PER_KEY, deps.config.RUNBOX_WS_MAX_PER_ADDRESS);
   const available = availabilityCache(deps.db, deps.config);
+  const draining = new Draining();
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node's HTTP server stops listening for errors on an upgraded socket; a reset
@@ -127,14 +136,28 @@ export function attachWebSocket(server: Server, deps: ApiDeps & { live: LiveResu
       // The socket's own close: also when the handshake below fails and no session starts.
       socket.once('close', place.release);
       const start = piston ? startPistonConnect : startSession;
-      wss.handleUpgrade(req, socket, head, (ws) => start(ws, found, { ...deps, maintenance, available }));
+      wss.handleUpgrade(req, socket, head, (ws) => start(ws, found, { ...deps, maintenance, available, draining }));
     })().catch(() => refuse(socket, 500, 'internal_error', 'try again later', piston));
   };
   server.on('upgrade', onUpgrade);
+  const gone = () => new Promise<void>((resolve) => {
+    const check = () => (wss.clients.size === 0 ? resolve() : setTimeout(check, 50));
+    check();
+  });
   return {
+    drain: async () => {
+      server.off('upgrade', onUpgrade);
+      draining.start();
+      await gone();
+    },
     close: () => {
       server.off('upgrade', onUpgrade);
-      for (const ws of wss.clients) ws.terminate();
+      draining.start();
+      for (const ws of wss.clients) {
+        ws.close(SERVICE_RESTART, SERVICE_RESTART_REASON);
+        // A client that does not answer the close frame is not waited for.
+        setTimeout(() => ws.terminate(), 1000).unref();
+      }
       wss.close();
     },
   };

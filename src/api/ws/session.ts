@@ -12,6 +12,7 @@ import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { followOutput } from './follow-output.js';
+import { RESTARTING_MESSAGE, SERVICE_RESTART, SERVICE_RESTART_REASON, type Draining } from './drain.js';
 import { parseClientMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
 import { RunInput, StdinPace } from './run-input.js';
 import { widgetRefusalText } from './widget-text.js';
@@ -22,6 +23,8 @@ import { widgetRefusalText } from './widget-text.js';
 // stays open. Closing it stops the runs still going (src/queue/cancel.ts). An
 // interactive run also takes stdin messages naming its id while it goes
 // (src/api/ws/run-input.ts); a stdin message for anything else is answered with an error.
+// When the API process stops, the connection closes with 1012 once its runs have ended
+// (src/api/ws/drain.ts).
 
 /** Ids of ended runs remembered per connection, so stdin sent to one is told it ended. */
 const REMEMBERED_ENDED = 100;
@@ -30,6 +33,8 @@ export interface SessionDeps extends ApiDeps {
   live: LiveResults;
   maintenance: MaintenanceFlag;
   available: () => Promise<Set<string>>;
+  /** The API process is stopping: close when no run is going, refuse new runs. */
+  draining: Draining;
 }
 
 export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps): void {
@@ -87,7 +92,13 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
   const inputs = new Map<string, RunInput>();
   const ended = new Set<string>();
   const pace = new StdinPace(deps.config.RUNBOX_WS_STDIN_WRITES_PER_SECOND);
+  // A stopping API closes the connection as soon as its runs have ended (at once when idle).
+  const restartWhenIdle = () => {
+    if (running === 0 && ws.readyState === ws.OPEN) ws.close(SERVICE_RESTART, SERVICE_RESTART_REASON);
+  };
+  const stopWatchingDrain = deps.draining.whenDraining(restartWhenIdle);
   ws.on('close', () => {
+    stopWatchingDrain();
     clearInterval(heartbeat);
     closed.abort(new Error('connection closed'));
     for (const id of inFlight) {
@@ -116,6 +127,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     // Stdin messages name their run by the client's id: it must say which run.
     if (inputs.has(msg.id) || (msg.interactive === true && going.has(msg.id))) {
       return error(msg.id, 'bad_request', `run id ${JSON.stringify(msg.id)} belongs to a run still going on this connection; an interactive run needs an id of its own`);
+    }
+    if (deps.draining.active) {
+      if (auth.kind === 'widget') return error(msg.id, 'codeoutput', RESTARTING_MESSAGE, { reason: 'unavailable' });
+      return error(msg.id, 'unavailable', RESTARTING_MESSAGE);
     }
     const successor = compilerEntry(parsed.message.compiler, deps.config.RUNBOX_RECIPES_DIR)?.retired?.successor;
     if (successor) return error(parsed.message.id, 'compiler_unavailable', `compiler ${parsed.message.compiler} is retired; use ${successor} instead`);
@@ -161,6 +176,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
         inputs.delete(msg.id);
         ended.add(msg.id);
         if (ended.size > REMEMBERED_ENDED) ended.delete(ended.values().next().value as string);
+        if (deps.draining.active) restartWhenIdle();
       });
   }
 

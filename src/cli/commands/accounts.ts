@@ -1,5 +1,5 @@
 import { createAccount, getAccount, listAccounts, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
-import { createKey, listKeys, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
+import { createKey, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { findLogin } from '../../accounts/passwords.js';
 import { issueToken } from '../../accounts/tokens.js';
@@ -9,7 +9,7 @@ import type { KeyKind } from '../../db/schema.js';
 import { FREE_PLAN_NAME, MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
 import { usageRecord } from '../../quota/usage.js';
 import { systemClock } from '../../util/clock.js';
-import { type Command, type CommandContext, optionalInt, requireString, UsageError } from '../command.js';
+import { type Command, type CommandContext, Listed, optionalInt, pageHelp, pageOptions, pageRequest, requireString, UsageError } from '../command.js';
 import { accountIdOf, asUsage, numericId } from './account-input.js';
 
 // Accounts, plans, keys, usage and maintenance mode.
@@ -102,11 +102,11 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'account list',
-    summary: 'List accounts: id, email, plan, active keys, created.',
-    help: '  --plan P     only the accounts on this plan\n  --limit N    at most N accounts (default 100), by id',
-    options: { plan: { type: 'string' }, limit: { type: 'string' } },
+    summary: 'List accounts, newest first: id, email, plan, active keys, created; and how many more there are.',
+    help: '  --plan P     only the accounts on this plan\n' + pageHelp('accounts', 100),
+    options: { plan: { type: 'string' }, ...pageOptions },
     needsDb: true,
-    run: (ctx) => listAccounts(ctx.db, { plan: ctx.values.plan as string | undefined, limit: optionalInt(ctx, 'limit') ?? 100 }),
+    run: async (ctx) => new Listed(await listAccounts(ctx.db, { plan: ctx.values.plan as string | undefined, page: pageRequest(ctx, 100) }), 'accounts'),
   },
   {
     name: 'account show',
@@ -159,9 +159,11 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'plan list',
-    summary: 'List the plans.',
+    summary: 'List the plans, newest first.',
+    help: pageHelp('plans', 100, 'name'),
+    options: pageOptions,
     needsDb: true,
-    run: (ctx) => listPlans(ctx.db),
+    run: async (ctx) => new Listed(await asUsage(() => listPlans(ctx.db, pageRequest(ctx, 100, /^[a-z0-9][a-z0-9_-]{0,62}$/))), 'plans'),
   },
   {
     name: 'key create',
@@ -233,14 +235,15 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'key list',
-    summary: "List an account's keys (never the keys themselves).",
-    help: '  --account ID | --email E',
-    options: { account: { type: 'string' }, email: { type: 'string' } },
+    summary: "List an account's keys, newest first (never the keys themselves).",
+    help: '  --account ID | --email E\n' + pageHelp('keys', 100),
+    options: { account: { type: 'string' }, email: { type: 'string' }, ...pageOptions },
     needsDb: true,
     run: async (ctx) => {
       const accountId = await accountIdOf(ctx);
+      const page = pageRequest(ctx, 100);
       if (!(await getAccount(ctx.db, accountId))) throw new UsageError(`no account ${accountId}`);
-      return listKeys(ctx.db, accountId);
+      return new Listed(await listKeysPage(ctx.db, accountId, page), 'keys');
     },
   },
   {

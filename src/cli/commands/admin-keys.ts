@@ -1,5 +1,5 @@
 import { createAdminKey, listAdminKeys, revokeAdminKey } from '../../accounts/admin-keys.js';
-import { type Command, requireString } from '../command.js';
+import { type Command, Listed, pageHelp, pageOptions, pageRequest, requireString } from '../command.js';
 import { asUsage, numericId } from './account-input.js';
 
 // Admin keys for /api/admin/* and the API's /metrics. The key is shown once.
@@ -15,9 +15,11 @@ export const adminKeyCommands: Command[] = [
   },
   {
     name: 'admin-key list',
-    summary: 'List admin keys (prefix, label, created, revoked).',
+    summary: 'List admin keys, newest first (prefix, label, created, revoked).',
+    help: pageHelp('admin keys', 100),
+    options: pageOptions,
     needsDb: true,
-    run: async ({ db }) => listAdminKeys(db),
+    run: async (ctx) => new Listed(await listAdminKeys(ctx.db, pageRequest(ctx, 100)), 'admin keys'),
   },
   {
     name: 'admin-key revoke',

@@ -1,5 +1,5 @@
 import { EMAIL_STATES, listEmails, resendEmail, type EmailState } from '../../email/outbox.js';
-import { optionalInt, requireString, UsageError, type Command } from '../command.js';
+import { Listed, optionalInt, pageHelp, pageOptions, pageRequest, requireString, UsageError, type Command } from '../command.js';
 
 // The usage email outbox: what was sent, what waits, what died, and sending one again.
 
@@ -10,19 +10,16 @@ export const emailCommands: Command[] = [
     help: [
       '  --state STATE     only pending, sent or dead ones',
       '  --account ID      only those of one account',
-      '  --limit N         at most N (default 50)',
+      pageHelp('emails', 50),
     ].join('\n'),
-    options: { state: { type: 'string' }, account: { type: 'string' }, limit: { type: 'string' } },
+    options: { state: { type: 'string' }, account: { type: 'string' }, ...pageOptions },
     needsDb: true,
     run: async (ctx) => {
       const state = ctx.values.state;
       if (state !== undefined && !EMAIL_STATES.includes(state as EmailState)) throw new UsageError(`--state must be one of ${EMAIL_STATES.join(', ')}`);
       const account = optionalInt(ctx, 'account');
-      return listEmails(ctx.db, {
-        state: state as EmailState | undefined,
-        accountId: account === undefined ? undefined : String(account),
-        limit: optionalInt(ctx, 'limit') ?? 50,
-      });
+      const filter = { state: state as EmailState | undefined, accountId: account === undefined ? undefined : String(account) };
+      return new Listed(await listEmails(ctx.db, filter, pageRequest(ctx, 50)), 'emails');
     },
   },
   {

@@ -5,7 +5,8 @@ import { callbackCommands } from './callbacks.js';
 import { emailCommands } from './emails.js';
 import { imageCommands } from './images.js';
 import { queueCommands } from './queue.js';
+import { submissionCommands } from './submissions.js';
 import { systemCommands } from './system.js';
 
 // Every admin command group, in the order --help lists them.
-export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands, queueCommands, callbackCommands, emailCommands, adminKeyCommands];
+export const commandGroups: Command[][] = [systemCommands, imageCommands, accountCommands, queueCommands, submissionCommands, callbackCommands, emailCommands, adminKeyCommands];

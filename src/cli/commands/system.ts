@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { catalogue, defaultImages } from '../../compilers/catalogue.js';
 import { configTableMarkdown, loadConfig } from '../../config.js';
 import { connect } from '../../db/connect.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrate } from '../../db/migrate.js';
 import { NATIVE_BUILD_DIR } from '../../util/paths.js';
 import type { Command } from '../command.js';
 import { GENERATED_TABLES, tableInSync, writeTable } from '../readme-tables.js';
@@ -59,9 +59,9 @@ async function doctorChecks(): Promise<Check[]> {
 export const systemCommands: Command[] = [
   {
     name: 'migrate',
-    summary: 'Apply database migrations (idempotent).',
+    summary: 'Apply database migrations (idempotent), then build the indexes made without blocking writes.',
     needsDb: true,
-    run: async ({ db }) => ({ applied: await migrateToLatest(db) }),
+    run: async ({ db }) => migrate(db),
   },
   {
     name: 'doctor',

@@ -17,11 +17,14 @@ import { Judge0BatchRequest, Judge0FieldErrors, judge0Run, Judge0SubmissionReque
 import { JUDGE0_STATUSES } from './statuses.js';
 import { judge0Submission, parseFields, type Judge0Kept, type Judge0Source } from './view.js';
 import { KEY_CARRIERS } from '../../accounts/errors.js';
+import { inSnapshot } from '../../api/submission-view.js';
+import { expiredMessage, expiredSubmissions, type ExpiredSubmission } from '../../retention/expired.js';
 
 // Judge0 CE (1.13, docs/api) at /judge0/: languages, statuses, submissions (one or a
 // batch), looked up by token. A submission is a runbox run of mode 'judge0', admitted
 // and limited like any; its token is the submission id, so another account's token
 // answers 404 like an unknown one. ?wait=true waits for the end like a synchronous run.
+// A token the retention purge deleted answers 410 (in a batch: {token, error}).
 
 const TAGS = ['Judge0 CE compatible'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,6 +51,15 @@ function requestedFields(ctx: Koa.Context): string[] {
   const { fields, invalid } = parseFields(typeof raw === 'string' ? raw : undefined);
   if (invalid.length > 0) throw new ApiError(400, 'invalid_fields', `invalid fields: [${invalid.join(', ')}]`);
   return fields;
+}
+
+/** The caller's submissions among these tokens, and the ones the retention purged, read in one snapshot. */
+async function lookup(db: Db, accountId: string, ids: string[]): Promise<{ found: Map<string, Judge0Source>; expired: Map<string, ExpiredSubmission> }> {
+  return inSnapshot(db, async (trx) => {
+    const found = await sources(trx, accountId, ids);
+    const missing = ids.filter((id) => !found.has(id));
+    return { found, expired: missing.length > 0 ? await expiredSubmissions(trx, accountId, missing) : new Map() };
+  });
 }
 
 async function sources(db: Db, accountId: string, ids: string[]): Promise<Map<string, Judge0Source>> {
@@ -199,7 +211,7 @@ const batchShowRoute: RouteDef = {
   path: '/judge0/submissions/batch',
   operationId: 'judge0GetBatch',
   tags: TAGS,
-  summary: 'Several submissions by token (?tokens=a,b,c); null for a token that is not the caller\'s.',
+  summary: 'Several submissions by token (?tokens=a,b,c); null for a token that is not the caller\'s, {token, error} for one the retention deleted.',
   auth: 'key',
   responses: { 200: { description: 'The submissions, in the order of the tokens.', schema: Type.Object({ submissions: Type.Array(Type.Union([Judge0SubmissionView, Type.Null()])) }) } },
   errors: [400, 401, 403, 405, 500],
@@ -211,8 +223,13 @@ const batchShowRoute: RouteDef = {
     if (tokens.length > MAX_BATCH) throw new ApiError(400, 'batch_too_large', `number of submissions in a batch should be less than or equal to ${MAX_BATCH}`);
     if (tokens.length === 0) throw new ApiError(400, 'batch_empty', 'there should be at least one submission in a batch');
     const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
-    const found = await sources(deps.db, auth.accountId, tokens);
-    ctx.body = { submissions: tokens.map((t) => (found.has(t) ? judge0Submission(found.get(t)!, options) : null)) };
+    const { found, expired } = await lookup(deps.db, auth.accountId, tokens);
+    const days = deps.config.RUNBOX_RETENTION_DAYS;
+    ctx.body = {
+      submissions: tokens.map((t) =>
+        found.has(t) ? judge0Submission(found.get(t)!, options) : expired.has(t) ? { token: t, error: expiredMessage(expired.get(t)!, days) } : null,
+      ),
+    };
   },
 };
 
@@ -221,18 +238,20 @@ const showRoute: RouteDef = {
   path: '/judge0/submissions/:token',
   operationId: 'judge0GetSubmission',
   tags: TAGS,
-  summary: 'A submission by token (?base64_encoded=, ?fields=); another account\'s token answers 404.',
+  summary: 'A submission by token (?base64_encoded=, ?fields=); another account\'s token answers 404, one the retention deleted 410.',
   auth: 'key',
   responses: { 200: { description: 'The submission.', schema: Judge0SubmissionView } },
-  errors: [400, 401, 403, 404, 405, 500],
+  errors: [400, 401, 403, 404, 405, 410, 500],
   errorBody: Judge0Error,
   handler: (deps) => async (ctx: ApiContext) => {
     const auth = await authenticate(ctx, deps.db, deps.keys);
     const token = String(ctx.params['token'] ?? '');
     const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
-    const found = (await sources(deps.db, auth.accountId, [token])).get(token);
-    if (!found) throw new ApiError(404, 'not_found', 'submission not found');
-    ctx.body = judge0Submission(found, options);
+    const { found, expired } = await lookup(deps.db, auth.accountId, [token]);
+    const gone = expired.get(token);
+    if (gone) throw new ApiError(410, 'submission_expired', expiredMessage(gone, deps.config.RUNBOX_RETENTION_DAYS));
+    if (!found.has(token)) throw new ApiError(404, 'not_found', 'submission not found');
+    ctx.body = judge0Submission(found.get(token)!, options);
   },
 };
 

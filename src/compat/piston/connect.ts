@@ -8,6 +8,7 @@ import { ApiError } from '../../api/errors.js';
 import { storedResult } from '../../api/live.js';
 import { admissionSettings } from '../../api/middleware/admission.js';
 import { followOutput, type OutputChunk } from '../../api/ws/follow-output.js';
+import { SERVICE_RESTART, SERVICE_RESTART_REASON } from '../../api/ws/drain.js';
 import { RunInput, StdinPace } from '../../api/ws/run-input.js';
 import type { SessionDeps } from '../../api/ws/session.js';
 import { cancelSubmission } from '../../queue/cancel.js';
@@ -70,7 +71,13 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
   initTimer.unref();
 
   ws.on('error', (err) => deps.log?.info?.({ err: err.message }, 'WebSocket connection closed on a protocol error'));
+  // A stopping API closes a connection whose run has not begun (1012, src/api/ws/drain.ts);
+  // one with a run going ends with it, as Piston's do (4999).
+  const stopWatchingDrain = deps.draining.whenDraining(() => {
+    if (!started) close(SERVICE_RESTART, SERVICE_RESTART_REASON);
+  });
   ws.on('close', () => {
+    stopWatchingDrain();
     clearTimeout(initTimer);
     closed.abort(new Error('connection closed'));
     if (submissionId && !finished) {

@@ -16,6 +16,8 @@ import * as m0014 from './0014_interactive_input.js';
 import * as m0015 from './0015_key_reveals_and_widget_keys.js';
 import * as m0016 from './0016_free_plan_sandbox_time.js';
 import * as m0020 from './0020_job_notifications_per_commit.js';
+import * as m0021 from './0021_runner_account_share.js';
+import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
@@ -37,5 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0015_key_reveals_and_widget_keys': m0015,
   '0016_free_plan_sandbox_time': m0016,
   '0020_job_notifications_per_commit': m0020,
+  '0021_runner_account_share': m0021,
+  '0030_retention': m0030,
   '0050_problems': m0050,
 };

@@ -26,6 +26,9 @@ function usageNotices(used: number, limit: number, resetsAt: string, whose: stri
   return [];
 }
 
+/** Keys on the dashboard, newest first; the API keys page lists them all. */
+const DASHBOARD_KEYS = 10;
+
 export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db, clock, config } = deps;
   router.get('/', async (ctx) => {
@@ -48,7 +51,8 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
         plan={account!.plan}
         planLimits={account!.limits}
         perDay={await runsPerDay(db, s.accountId, usage!.month)}
-        keys={shown ? rows : rows.filter((k) => !k.revoked_at)}
+        keys={(shown ? rows : rows.filter((k) => !k.revoked_at)).slice(0, DASHBOARD_KEYS)}
+        moreKeys={Math.max(0, (shown ? rows : rows.filter((k) => !k.revoked_at)).length - DASHBOARD_KEYS)}
         revokedCount={rows.filter((k) => k.revoked_at).length}
         showRevoked={shown}
         notices={notices}

@@ -3,7 +3,8 @@ import { AccountInputError } from '../../accounts/errors.js';
 import {
   createKey,
   findKeyOfAccount,
-  listKeys,
+  listKeysPage,
+  revokedKeyCount,
   revokeKey,
   rollSigningSecret,
   updateKey,
@@ -27,9 +28,14 @@ import { KeyCreatedPage, KeyPage, KeysPage, NewKeyPage, RevokePage, SecretRolled
 // API keys: list, "+ Create New", edit, roll the signing secret, revoke. Every rule is
 // src/accounts/keys.ts's; the form only maps each rule's message to its field.
 //
+// The list shows KEYS_PAGE_SIZE keys at a time, newest first (?after=ID for older ones).
+//
 // A new key and a new signing secret are shown by post/redirect/get: the form answers
 // 303 to a page that takes them from key_reveals (src/portal/key-reveals.ts) once. A
 // reload of that page makes no second key and shows the secret no more.
+
+/** Keys on one page of the list. */
+export const KEYS_PAGE_SIZE = 50;
 
 function readForm(ctx: PortalContext): KeyForm {
   return {
@@ -95,11 +101,22 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
     const c = ctx as PortalContext;
     const accountId = c.state.session!.accountId;
     const notices = ctx.query['done'] === 'revoked' ? [{ kind: 'ok' as const, text: 'The key is revoked; calls with it answer 401.' }] : [];
-    const all = await listKeys(db, accountId);
     const shown = showRevoked(ctx, secureCookies(deps));
-    const revokedCount = all.filter((k) => k.revoked_at).length;
-    const keys = await rows(accountId, shown ? all : all.filter((k) => !k.revoked_at));
-    sendPage(ctx, <KeysPage page={pageContext(c)} keys={keys} revokedCount={revokedCount} showRevoked={shown} canCreate={canCreate(c)} notices={notices} />);
+    const after = typeof ctx.query['after'] === 'string' && /^\d{1,18}$/.test(ctx.query['after']) ? ctx.query['after'] : undefined;
+    const page = await listKeysPage(db, accountId, { limit: KEYS_PAGE_SIZE, after }, { activeOnly: !shown });
+    const keys = await rows(accountId, page.items);
+    sendPage(
+      ctx,
+      <KeysPage
+        page={pageContext(c)}
+        keys={keys}
+        list={{ more: page.more, next: page.next, first: after === undefined }}
+        revokedCount={await revokedKeyCount(db, accountId)}
+        showRevoked={shown}
+        canCreate={canCreate(c)}
+        notices={notices}
+      />,
+    );
   });
 
   router.get('/keys/new', async (ctx) => {

@@ -1,45 +1,56 @@
 import type Router from '@koa/router';
-import { submissionViewJson } from '../../api/submission-view.js';
-import { deliveriesOf, queueRedelivery } from '../../callbacks/redeliver.js';
+import { inSnapshot, submissionViewJson } from '../../api/submission-view.js';
+import { deliveriesPage, queueRedelivery } from '../../callbacks/redeliver.js';
 import { judgedTests } from '../../judge/submission-tests.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
-import { findSubmission, listSubmissions } from '../submission-list.js';
+import { expiredMessage, expiredSubmission } from '../../retention/expired.js';
+import { findSubmission, listSubmissions, PAGE_SIZE } from '../submission-list.js';
 import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { SubmissionPage, SubmissionsPage } from '../views/submissions.js';
 
 // The account's submissions, one submission with its callback attempts, and Redeliver
 // (queueRedelivery, limited per account; a delivery still pending is not queued twice).
+// A submission the retention purge deleted is a 410 page that says so.
 
 export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db } = deps;
 
   router.get('/submissions', async (ctx) => {
     const c = ctx as PortalContext;
-    const raw = String(ctx.query['page'] ?? '1');
-    const pageNo = /^\d{1,6}$/.test(raw) && Number(raw) >= 1 ? Number(raw) : 1;
-    const { lines, more } = await listSubmissions(db, c.state.session!.accountId, pageNo);
-    sendPage(ctx, <SubmissionsPage page={pageContext(c)} lines={lines} pageNo={pageNo} more={more} />);
+    const after = typeof ctx.query['after'] === 'string' ? ctx.query['after'] : undefined;
+    const list = await listSubmissions(db, c.state.session!.accountId, { limit: PAGE_SIZE, after });
+    sendPage(ctx, <SubmissionsPage page={pageContext(c)} list={list} first={after === undefined} retentionDays={deps.config.RUNBOX_RETENTION_DAYS} />);
   });
 
-  const own = async (c: PortalContext) => {
-    const s = await findSubmission(db, c.state.session!.accountId, String(c.params['id']));
-    if (!s) throw notFound();
-    return s;
+  const own = async (c: PortalContext, trx = db) => {
+    const accountId = c.state.session!.accountId;
+    const id = String(c.params['id']);
+    const s = await findSubmission(trx, accountId, id);
+    if (s) return s;
+    const expired = await expiredSubmission(trx, accountId, id);
+    if (expired) throw new PortalError(410, `${expiredMessage(expired, deps.config.RUNBOX_RETENTION_DAYS).replace(/^submission \S+/, 'This submission')}. Its runs still count in your usage.`);
+    throw notFound();
   };
 
   router.get('/submissions/:id', async (ctx) => {
     const c = ctx as PortalContext;
-    const s = await own(c);
+    // One snapshot: a purge committing meanwhile cannot leave the page half there.
+    const { s, json, judged, deliveries } = await inSnapshot(db, async (trx) => {
+      const s = await own(c, trx);
+      // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
+      const json = (await submissionViewJson(trx, c.state.session!.accountId, s.id)) ?? '{}';
+      // Each judged test's verdict, and where a wrong output first differs.
+      const judged = await judgedTests(trx, c.state.session!.accountId, s.id);
+      // Newest first, every one (a submission has a few: its delivery and the redeliveries asked for).
+      return { s, json, judged, deliveries: (await deliveriesPage(trx, s.id, { limit: null })).items };
+    });
     const notices = ctx.query['redelivered']
       ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }]
       : ctx.query['pending']
         ? [{ kind: 'info' as const, text: 'A delivery of this result is still pending; it was not queued again.' }]
         : [];
-    // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
-    const json = (await submissionViewJson(db, c.state.session!.accountId, s.id))!;
-    const judged = await judgedTests(db, c.state.session!.accountId, s.id);
-    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} judged={judged} deliveries={await deliveriesOf(db, s.id)} notices={notices} />);
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} judged={judged} deliveries={deliveries} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {

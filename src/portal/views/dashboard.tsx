@@ -25,6 +25,8 @@ export function DashboardPage(p: {
   planLimits: PlanLimits;
   perDay: { day: number; runs: number }[];
   keys: KeyRow[];
+  /** Keys beyond those shown (newest first). */
+  moreKeys: number;
   revokedCount: number;
   showRevoked: boolean;
   notices: Notice[];
@@ -128,6 +130,11 @@ export function DashboardPage(p: {
             </tbody>
           </table>
         </TableBox>
+      )}
+      {p.keys.length > 0 && (
+        <p data-field="more-keys">
+          {p.keys.length} shown, newest first; {p.moreKeys === 0 ? 'no more.' : <>{p.moreKeys.toLocaleString('en-US')} more on the <a href="/keys">API keys</a> page.</>}
+        </p>
       )}
     </Layout>
   );

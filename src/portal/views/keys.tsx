@@ -40,7 +40,34 @@ export function KeyUsageCells(p: { k: KeyRow }) {
   );
 }
 
-export function KeysPage(p: { page: PageContext; keys: KeyRow[]; revokedCount: number; showRevoked: boolean; canCreate: boolean; notices?: Notice[] }) {
+/** Where a page of a list stands: how many more after it, the next page's key, whether it is the first. */
+export interface ListPosition {
+  more: number;
+  next: string | null;
+  first: boolean;
+}
+
+/** "N shown, newest first; M more", and the links to the newest and to the next (older) page. */
+export function ListPager(p: { shown: number; list: ListPosition; noun: string; path: string }) {
+  const { more, next, first } = p.list;
+  return (
+    <>
+      {(p.shown > 0 || !first) && (
+        <p data-field="more">
+          {p.shown} shown, newest first; {more === 0 ? 'no more.' : `${more.toLocaleString('en-US')} more ${more === 1 ? p.noun.replace(/s$/, '') : p.noun}.`}
+        </p>
+      )}
+      {(!first || next !== null) && (
+        <nav class="pager" aria-label="Pages">
+          {!first && <a href={p.path}>Newest</a>}
+          {next !== null && <a href={`${p.path}?after=${encodeURIComponent(next)}`}>Older</a>}
+        </nav>
+      )}
+    </>
+  );
+}
+
+export function KeysPage(p: { page: PageContext; keys: KeyRow[]; list: ListPosition; revokedCount: number; showRevoked: boolean; canCreate: boolean; notices?: Notice[] }) {
   return (
     <Layout title="API keys" page={p.page} notices={p.notices} scripts={['portal.js']}>
       <p>
@@ -56,7 +83,7 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; revokedCount: n
         <p class="notice warn">Confirm your email address (see the Account page) before creating keys.</p>
       )}
       <RevokedToggle path="/keys" shown={p.showRevoked} count={p.revokedCount} />
-      {p.keys.length === 0 ? (
+      {p.keys.length === 0 && p.list.first ? (
         <p>{p.revokedCount > 0 && !p.showRevoked ? 'No active keys.' : 'No keys yet.'}</p>
       ) : (
         <TableBox label="Your keys">
@@ -109,6 +136,7 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; revokedCount: n
           </table>
         </TableBox>
       )}
+      <ListPager shown={p.keys.length} list={p.list} noun="keys" path="/keys" />
     </Layout>
   );
 }

@@ -4,17 +4,26 @@ import type { RunResult } from '../../result.js';
 import type { SubmissionDetail, SubmissionLine } from '../submission-list.js';
 import { fmtKilobytes, fmtSeconds } from '../format.js';
 import { verdictText } from '../verdicts.js';
+import type { Page } from '../../util/pages.js';
 import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
 import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
 // The account's submissions, and one submission: its code, its input, its result as
 // readable fields (the raw JSON behind a toggle), and its callback deliveries.
 
-export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[]; pageNo: number; more: boolean }) {
+/** How many older submissions there are: "no older ones", "1 older one", "more than 10,000 older ones". */
+function olderText(list: Page<unknown>): string {
+  if (list.more === 0) return 'no older ones';
+  return `${list.moreAtLeast ? 'more than ' : ''}${list.more.toLocaleString('en-US')} older ${list.more === 1 && !list.moreAtLeast ? 'one' : 'ones'}`;
+}
+
+export function SubmissionsPage(p: { page: PageContext; list: Page<SubmissionLine>; first: boolean; retentionDays: number }) {
+  const { items, next } = p.list;
+  const kept = p.retentionDays > 0 ? ` Submissions are kept for ${p.retentionDays} days; your usage still counts the older ones.` : '';
   return (
     <Layout title="Submissions" page={p.page}>
-      {p.lines.length === 0 ? (
-        <p>No submissions yet. Try the <a href="/playground">Playground</a>.</p>
+      {items.length === 0 && p.first ? (
+        <p>No submissions yet. Try the <a href="/playground">Playground</a>.{kept}</p>
       ) : (
         <TableBox label="Submissions">
           <table>
@@ -30,7 +39,7 @@ export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[];
               </tr>
             </thead>
             <tbody>
-              {p.lines.map((s) => (
+              {items.map((s) => (
                 <tr data-submission-id={s.id}>
                   <td>
                     <a href={`/submissions/${s.id}`}>
@@ -49,9 +58,15 @@ export function SubmissionsPage(p: { page: PageContext; lines: SubmissionLine[];
           </table>
         </TableBox>
       )}
+      {(items.length > 0 || !p.first) && (
+        <p data-field="more">
+          {items.length === 0 ? 'No older submissions.' : `${items.length} shown, newest first; ${olderText(p.list)}.`}
+          {kept}
+        </p>
+      )}
       <nav class="pager" aria-label="Pages">
-        {p.pageNo > 1 && <a href={`/submissions?page=${p.pageNo - 1}`}>Newer</a>}
-        {p.more && <a href={`/submissions?page=${p.pageNo + 1}`}>Older</a>}
+        {!p.first && <a href="/submissions">Newest</a>}
+        {next !== null && <a href={`/submissions?after=${next}`}>Older</a>}
       </nav>
     </Layout>
   );
