@@ -119,9 +119,10 @@ describe('the playground, in Chromium', function () {
   it('offers the active API keys in one control and runs through the chosen one; nothing to paste', async () => {
     await goto('/playground');
     const options = await page.$$eval('#pg-key option', (os) => os.map((o) => ({ value: (o as HTMLOptionElement).value, text: o.textContent })));
+    // The account's keys as every list shows them: newest first.
     expect(options).to.deep.equal([
-      { value: keys[0]!.id, text: `first app (${keys[0]!.key_prefix}…)` },
       { value: keys[1]!.id, text: `second app (${keys[1]!.key_prefix}…)` },
+      { value: keys[0]!.id, text: `first app (${keys[0]!.key_prefix}…)` },
     ]);
     expect(await page.$$('input[type="password"]'), 'no key to paste').to.have.length(0);
     await page.select('#pg-key', keys[1]!.id);
@@ -282,6 +283,7 @@ describe('the playground, in Chromium', function () {
     it(`at ${w.name}: files in tabs (add, rename, remove; the main one marked), and the image the program wrote shown under the output; axe-clean`, async () => {
       await page.setViewport({ width: w.width, height: w.height });
       await goto('/playground');
+      await page.select('#pg-key', keys[0]!.id);
       await page.select('#pg-compiler', PY);
       await editorReady();
       expect(await tabState()).to.deep.equal({ names: ['main.py (main)'], selected: 0 });
