@@ -69,7 +69,8 @@ describe('draining on SIGTERM', function () {
   });
 
   const runner = (id: string, uidBase: number, env: Record<string, string> = {}) => {
-    const p = spawnCli('runner.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_ID: id, RUNBOX_SANDBOX_UID_BASE: String(uidBase), RUNBOX_POLL_MS: '200', ...env });
+    // One account's runs fill each runner here: no slot kept for other accounts.
+    const p = spawnCli('runner.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_ID: id, RUNBOX_SANDBOX_UID_BASE: String(uidBase), RUNBOX_POLL_MS: '200', RUNBOX_RUNNER_RESERVED_SLOTS: '0', ...env });
     procs.push(p);
     return p;
   };

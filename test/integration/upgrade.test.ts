@@ -171,7 +171,8 @@ describe('upgrading from the previous release while it serves', function () {
     }
 
     // 3. A new runner, then the old one drains and exits.
-    const newRunner = start(PROJECT_ROOT, 'runner', { RUNBOX_RUNNER_ID: 'new-runner', RUNBOX_RUNNER_SLOTS: '2', RUNBOX_SANDBOX_UID_BASE: '64500' });
+    // The test's one account keeps both slots busy, as on the previous release's runner (no slot kept for other accounts).
+    const newRunner = start(PROJECT_ROOT, 'runner', { RUNBOX_RUNNER_ID: 'new-runner', RUNBOX_RUNNER_SLOTS: '2', RUNBOX_SANDBOX_UID_BASE: '64500', RUNBOX_RUNNER_RESERVED_SLOTS: '0' });
     await waitForLog(newRunner, /runner started/);
     expect(await stop(oldRunner)).to.equal(0);
     const afterOldRunner = sent.length;
