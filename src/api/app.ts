@@ -10,7 +10,7 @@ import { acceptJsonOrText } from './middleware/accept.js';
 import { accessLog } from './middleware/access-log.js';
 import { admission } from './middleware/admission.js';
 import { authenticate } from './middleware/authenticate.js';
-import { BROWSER_ASSETS, browserAssets } from './middleware/browser-assets.js';
+import { browserAssets, isBrowserAsset } from './middleware/browser-assets.js';
 import { errorShape } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
@@ -22,7 +22,7 @@ import { createPortal } from '../portal/app.js';
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
 //   /piston/, /judge0/: the compatible APIs (src/compat), answered in their own shapes
-//   /widget/v1.js:  errorShape → browserAssets (served to any origin)
+//   /widget/v1.js and /widget/editor/*: errorShape → browserAssets (served to any origin)
 //   API paths:      errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
 //                   → jsonBody (400) → admission (limit checks: 400/429) → the route's handler
@@ -83,6 +83,6 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
   // apart from both, with the API's JSON errors.
   const widgetAssets = compose([errorShape(deps.log), browserAssets()]);
   const portal = createPortal(deps);
-  app.use((ctx, next) => (isApiPath(ctx.path) ? api(ctx, next) : BROWSER_ASSETS[ctx.path] ? widgetAssets(ctx, next) : portal(ctx, next)));
+  app.use((ctx, next) => (isApiPath(ctx.path) ? api(ctx, next) : isBrowserAsset(ctx.path) ? widgetAssets(ctx, next) : portal(ctx, next)));
   return app;
 }

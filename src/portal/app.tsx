@@ -4,6 +4,7 @@ import bodyParser from 'koa-bodyparser';
 import compose from 'koa-compose';
 import { databaseUnavailable } from '../api/middleware/errors.js';
 import { publicUrl } from '../config.js';
+import { PROBLEM_LIMITS, REQUEST_LIMITS } from '../limits.js';
 import { serveAssets } from './assets.js';
 import { readCookie } from './cookies.js';
 import { csrf } from './csrf.js';
@@ -15,14 +16,16 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { docsRoutes } from './routes/docs.js';
 import { keyRoutes } from './routes/keys.js';
 import { playgroundRoutes } from './routes/playground.js';
+import { problemRoutes } from './routes/problems.js';
 import { submissionRoutes } from './routes/submissions.js';
 import { findSession, SESSION_COOKIE } from './sessions.js';
+import { multipartBody } from './upload.js';
 import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from './state.js';
 import { ErrorPage } from './views/error.js';
 
 // The web portal, served by the API's Koa app for every path outside /api/. In order:
 //
-//   securityHeaders → errorPage → assets → form body → session → CSRF → routes → 404 page
+//   securityHeaders → errorPage → assets → form body → session → file upload → CSRF → routes → 404 page
 //
 // Pages that need an account send visitors without a session to /login.
 
@@ -64,6 +67,13 @@ function loadSession(deps: PortalDeps, isPage: (path: string) => boolean): Koa.M
   };
 }
 
+/** Form bodies: 256 KB, but the playground's form carries a program's files and tests (as the API's 4 MiB body, URL-encoded). */
+function formBody(): Koa.Middleware<PortalState> {
+  const small = bodyParser({ enableTypes: ['form'], formLimit: '256kb' });
+  const playground = bodyParser({ enableTypes: ['form'], formLimit: `${3 * REQUEST_LIMITS.bodyMaxBytes}b` });
+  return (ctx, next) => (ctx.path === '/playground' ? playground : small)(ctx as never, next);
+}
+
 export function createPortal(deps: PortalDeps): Koa.Middleware {
   const router = new Router<PortalState>();
   authRoutes(router, deps);
@@ -72,13 +82,15 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
   keyRoutes(router, deps);
   submissionRoutes(router, deps);
   playgroundRoutes(router, deps);
+  problemRoutes(router, deps);
   docsRoutes(router);
   const stack: Koa.Middleware<PortalState>[] = [
     securityHeaders(),
     errorPage(deps),
     serveAssets(),
-    bodyParser({ enableTypes: ['form'], formLimit: '256kb' }) as never,
+    formBody(),
     loadSession(deps, (path) => router.match(path, 'GET').path.length > 0),
+    multipartBody((path) => path === '/problems', PROBLEM_LIMITS.uploadMaxBytes, `The package is larger than ${PROBLEM_LIMITS.uploadMaxBytes / 1024 / 1024} MiB.`),
     csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
     router.routes() as never,
     router.allowedMethods() as never,

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { ApiDeps } from '../api/route.js';
 import type { Session } from './sessions.js';
+import type { Upload } from './upload.js';
 import type { PageContext } from './views/layout.js';
 
 // What every portal handler sees: the session (when signed in) and the CSRF token that
@@ -9,6 +10,8 @@ import type { PageContext } from './views/layout.js';
 export interface PortalState {
   session?: Session;
   csrf: string;
+  /** A form's file (multipart/form-data: the problem package), read by src/portal/upload.ts. */
+  upload?: Upload;
 }
 
 export type PortalContext = Koa.ParameterizedContext<PortalState> & { params: Record<string, string> };
@@ -28,6 +31,16 @@ export function field(ctx: PortalContext, name: string): string {
   const body = (ctx.request as unknown as { body?: Record<string, unknown> }).body ?? {};
   const v = body[name];
   return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '';
+}
+
+/** A field the form repeats (one per file, per test), in the form's order; [] when absent. */
+export function fieldList(ctx: PortalContext, name: string): string[] {
+  const body = (ctx.request as unknown as { body?: Record<string, unknown> }).body ?? {};
+  const v = body[name];
+  if (typeof v === 'string') return [v];
+  // Past 20 repeats the form parser (qs) gives an object keyed by position instead of an array.
+  const list = Array.isArray(v) ? v : v !== null && typeof v === 'object' && Object.keys(v).every((k) => /^\d+$/.test(k)) ? Object.values(v) : [];
+  return list.filter((x): x is string => typeof x === 'string');
 }
 
 /** An error answered as an HTML page with this status (404 for anything not the caller's). */

@@ -2,6 +2,7 @@
 export const PORTAL_CSS = `
 :root{--fg:#1a1f36;--muted:#5b6478;--line:#d8dde6;--bg:#f6f8fa;--accent:#4f46e5;--accent-dark:#3730a3;--bad:#b42318;--ok:#067647;--warn:#93370d;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:#fff}
 body{margin:0;line-height:1.45}
+[hidden]{display:none!important}
 a{color:var(--accent-dark)}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px 8px;z-index:2}
 header.top{display:flex;align-items:center;gap:24px;padding:10px 24px;border-bottom:1px solid var(--line);background:var(--bg);flex-wrap:wrap}
@@ -82,4 +83,32 @@ form.playground [aria-disabled=true]{opacity:.55;cursor:not-allowed}
 #output{margin:0}#output .stderr{color:var(--bad)}#output .stdin{color:var(--accent-dark);font-weight:600}
 .stdin-line{margin-top:8px}.stdin-line input{flex:1;min-width:0}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+.default-action{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);border:0}
+form.playground fieldset{display:grid;gap:10px;padding:10px 12px 12px}
+form.playground fieldset label{display:block;font-weight:600;margin:0 0 4px}
+form.playground fieldset label.check{display:inline-flex;gap:6px;align-items:center;font-weight:400;margin:0}
+.file-tabs{display:flex;flex-wrap:wrap;gap:4px;border-bottom:1px solid var(--line)}
+.file-tabs .tab{background:#fff;color:var(--fg);border:1px solid var(--line);border-bottom:none;border-radius:6px 6px 0 0;padding:5px 12px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
+.file-tabs .tab[aria-selected=true]{background:var(--bg);border-color:#9aa3b5;font-weight:700;box-shadow:inset 0 -3px 0 var(--accent)}
+.file{display:grid;gap:6px}
+.file-head{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end}
+.file-head .file-name{flex:1 1 14em;min-width:0}
+textarea.code{min-height:14em}
+.code-editor{display:block;min-width:0}
+.test{display:grid;gap:6px;border-top:1px solid var(--line);padding-top:8px}
+.test-title{font-size:1rem;margin:0}
+.test-pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(14em,1fr));gap:10px}
+.test .remove,.file .remove{justify-self:start}
+ul.files{list-style:none;margin:10px 0 0;padding:0;display:grid;gap:10px}
+.file-image{display:block;max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px;background:#fff}
+.file-name{margin:4px 0;overflow-wrap:anywhere}
+pre.file-text{margin:0}
+.judged{margin-top:10px}
+td.ok{color:var(--ok);font-weight:600}td.bad{color:var(--bad);font-weight:600}
+.diff h3{font-size:1rem;margin:1em 0 .3em}
+.diff-pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(14em,1fr));gap:10px}
+.diff-label{margin:0 0 2px;color:var(--muted);font-size:.88rem}
+.diff pre{margin:0}
+pre.diff-expected{border-left:4px solid var(--ok)}pre.diff-found{border-left:4px solid var(--bad)}
+.problem-upload input[type=file]{font:inherit;max-width:100%}
 `;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import type { RunOptions } from '../db/schema.js';
 import { pageOf, type Page, type PageRequest } from '../util/pages.js';
 
 // The account's submissions as the portal lists them, newest first, a page at a time,
@@ -55,6 +56,8 @@ export interface SubmissionDetail extends SubmissionLine {
   code: string;
   input: string | null;
   tests: { input: string }[] | null;
+  /** The program beyond its code (other files, main, args, compiler options…); null for code alone. */
+  run_options: RunOptions | null;
   started_at: Date | null;
   finished_at: Date | null;
   app_name: string | null;
@@ -64,7 +67,7 @@ export interface SubmissionDetail extends SubmissionLine {
 export async function findSubmission(db: Db, accountId: string, id: string): Promise<SubmissionDetail | undefined> {
   if (!UUID.test(id)) return undefined;
   const { rows } = await sql<SubmissionDetail>`
-    SELECT s.id, s.created_at, s.started_at, s.finished_at, s.code, s.input, s.tests, k.key_prefix, s.key_id::text AS key_id, k.app_name, k.redirect_url,
+    SELECT s.id, s.created_at, s.started_at, s.finished_at, s.code, s.input, s.tests, s.run_options, k.key_prefix, s.key_id::text AS key_id, k.app_name, k.redirect_url,
            s.compiler, s.mode, s.state, s.result->>'status' AS status, (s.result->>'time')::float8 AS time, NULL AS callback
       FROM submissions s LEFT JOIN api_keys k ON k.id = s.key_id
      WHERE s.id = ${id} AND s.account_id = ${accountId}

@@ -39,6 +39,11 @@ function anchored(form: string): RegExp {
   return re;
 }
 
+/** The forms of compiler options a compiler takes (GET /api/compilers/, the playground); none without a compile stage. */
+export function optionForms(recipe: Pick<CompilerRecipe, 'compile' | 'options'>): string[] {
+  return recipe.compile ? [...(recipe.options ?? [])] : [];
+}
+
 /** Why `option` is never allowed, whatever the recipe; undefined when it is not one of those. */
 export function neverAllowed(option: string): string | undefined {
   return NEVER.find(([re]) => re.test(option))?.[1];

@@ -286,7 +286,17 @@ describe('web portal in a browser', function () {
     await axeClean('/playground');
     await page.select('#pg-key', key1Id);
     await page.select('#pg-compiler', 'python-3.9.7');
-    await page.$eval('#pg-code', (e) => ((e as HTMLTextAreaElement).value = 'print(input()[::-1])'));
+    // Pasted over the sample in the file's code editor, as a person would.
+    await page.waitForSelector('#playground[data-editor="ready"]', { timeout: 30_000 });
+    await page.locator('::-p-aria([name="Code of main.py"][role="textbox"])').click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.evaluate(() => {
+      const data = new DataTransfer();
+      data.setData('text/plain', 'print(input()[::-1])');
+      document.activeElement!.shadowRoot!.activeElement!.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
     await fill(page, 'Standard input', 'browser');
     await (await byText(page, 'Run', 'button')).click();
     await page.waitForSelector('#verdict[data-status]', { timeout: 60_000 });

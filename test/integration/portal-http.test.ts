@@ -17,6 +17,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue } from '../helpers/queue-rows.js';
 import { successResult } from '../helpers/run-result.js';
 import { Client } from '../helpers/portal-client.js';
+import { makeZip } from '../helpers/zip.js';
 
 // The portal over plain HTTP: what a browser test cannot easily show. The API's own
 // answers beside it, headers, CSRF refusals, the log-in limiter, session rotation and
@@ -459,6 +460,85 @@ describe('web portal over HTTP', function () {
     await sql`UPDATE callback_deliveries SET state = 'dead' WHERE submission_id = ${submission2}`.execute(t.db);
     const other = await c2.post(`/submissions/${submission2}/redeliver`, {}, `/submissions/${submission2}`);
     expect(other.res.headers.get('location')).to.equal(`/submissions/${submission2}?redelivered=1`);
+  });
+
+  describe('problems and the playground form', () => {
+    const pkg = (entries: Record<string, string>) => new Blob([new Uint8Array(makeZip(Object.entries(entries).map(([name, content]) => ({ name, content }))))], { type: 'application/zip' });
+    const upload = async (c: Client, file: Blob | null, token: string | null, headers: Record<string, string> = {}) => {
+      const form = new FormData();
+      if (token !== null) form.append('_csrf', token);
+      if (file) form.append('package', file, 'problem.zip');
+      return c.request('/problems', { method: 'POST', body: form, headers });
+    };
+    const problemsOf = async (email: string) =>
+      (await t.db.selectFrom('problems').innerJoin('accounts', 'accounts.id', 'problems.account_id').select('problems.id').where('accounts.email', '=', email).where('problems.deleted_at', 'is', null).execute()).map((r) => r.id);
+
+    it('uploads a package with a multipart form (its token checked), shows it; a bad one is refused with why and nothing stored; another account gets 404', async () => {
+      const { c, email } = await signUp(open);
+      const good = pkg({ 'problem.yaml': 'name: Echo\n', 'data/sample/1.in': 'hi\n', 'data/sample/1.ans': 'hi\n', 'data/secret/2.in': 'x\n', 'data/secret/2.ans': 'x\n' });
+      expect((await upload(c, good, null)).res.status, 'no token').to.equal(403);
+      expect((await upload(c, good, await c.token('/problems'), { Origin: 'https://evil.example' })).res.status, 'another site').to.equal(403);
+      expect(await problemsOf(email)).to.deep.equal([]);
+      const bad = await upload(c, pkg({ 'data/sample/1.in': 'hi\n' }), await c.token('/problems'));
+      expect(bad.res.status).to.equal(400);
+      expect(bad.body).to.match(/class="field-error" id="f-package-error" role="alert">The package was not stored: [^<]*1\.in[^<]*\.ans/);
+      expect(bad.body).to.include('aria-invalid="true"');
+      const none = await upload(c, null, await c.token('/problems'));
+      expect([none.res.status, none.body.includes('Choose a problem package')]).to.deep.equal([400, true]);
+      expect(await problemsOf(email)).to.deep.equal([]);
+      const made = await upload(c, good, await c.token('/problems'));
+      expect(made.res.status).to.equal(303);
+      const [id] = await problemsOf(email);
+      expect(made.res.headers.get('location')).to.equal(`/problems/${id}?created=1`);
+      const shown = await c.follow(made);
+      expect(shown.res.status).to.equal(200);
+      expect(shown.body).to.include('<h1>Echo</h1>').and.include('The problem is stored.').and.include('sample/1').and.include('secret/2');
+      expect((await c.request('/problems')).body).to.include(`href="/problems/${id}"`);
+      // Another account: 404 to see it, and to delete it.
+      const other = (await signUp(open)).c;
+      expect((await other.request(`/problems/${id}`)).res.status).to.equal(404);
+      expect((await other.request(`/problems/${id}/delete`)).res.status).to.equal(404);
+      expect((await other.post(`/problems/${id}/delete`, {}, '/problems')).res.status).to.equal(404);
+      expect(await problemsOf(email)).to.deep.equal([id]);
+      const gone = await c.post(`/problems/${id}/delete`, {}, `/problems/${id}/delete`);
+      expect([gone.res.status, gone.res.headers.get('location')]).to.deep.equal([303, '/problems?deleted=1']);
+      expect(await problemsOf(email)).to.deep.equal([]);
+      expect((await c.request(`/problems/${id}`)).res.status).to.equal(404);
+    });
+
+    it('the playground form posts without JavaScript: Add a file and Remove answer with the form changed; Run only through one of your API keys; the token is checked', async () => {
+      const { c, email } = await signUp(open);
+      const accountId = (await t.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+      const own = await createKey(t.db, { accountId, appName: 'mine' });
+      const otherAccount = await createAccount(t.db, `other-${process.pid}-${++seq}@example.com`);
+      const foreign = await createKey(t.db, { accountId: otherAccount.id, appName: 'theirs' });
+      const form = (op: string, extra: [string, string][] = []) => {
+        const body = new URLSearchParams([['key_id', own.id], ['compiler', 'python-3.9.7'], ['file_name', 'main.py'], ['file_content', 'import helper'], ['main', '0'], ['op', op], ...extra]);
+        return body;
+      };
+      const post = async (body: URLSearchParams, token: string | null) => {
+        if (token !== null) body.set('_csrf', token);
+        return c.request('/playground', { method: 'POST', body: body.toString(), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+      };
+      const names = (html: string) => [...html.matchAll(/name="file_name" type="text" value="([^"]*)"/g)].map((m) => m[1]);
+      expect((await post(form('add-file'), null)).res.status).to.equal(403);
+      const added = await post(form('add-file'), await c.token('/playground'));
+      expect(added.res.status).to.equal(200);
+      expect(names(added.body)).to.deep.equal(['main.py', 'file2.py']);
+      const removed = await post(form('remove-file:0', [['file_name', 'helper.py'], ['file_content', 'x = 1']]), await c.token('/playground'));
+      expect(names(removed.body)).to.deep.equal(['helper.py']);
+      expect(removed.body).to.include('>x = 1</textarea>');
+      const tests = await post(form('add-test', [['test_input', '1'], ['test_expected', '2']]), await c.token('/playground'));
+      expect([...tests.body.matchAll(/<h3 class="test-title">([^<]*)<\/h3>/g)].map((m) => m[1])).to.deep.equal(['Test 1', 'Test 2', 'Test __n__']);
+      const refused = await post(new URLSearchParams([...form('run')].map(([k, v]) => [k, k === 'key_id' ? foreign.id : v])), await c.token('/playground'));
+      expect(refused.res.status).to.equal(400);
+      expect(refused.body).to.include('data-status="refused">Choose one of your API keys.</p>');
+      const rules = await post(form('run', [['args', 'a\nb']].concat([['compiler_options', '-O2']]) as [string, string][]), await c.token('/playground'));
+      expect(rules.res.status).to.equal(400);
+      expect(rules.body).to.match(/data-status="refused">[^<]*compiler options do not apply/);
+      const runs = await t.db.selectFrom('submissions').select('id').where('account_id', '=', accountId).execute();
+      expect(runs, 'nothing admitted').to.deep.equal([]);
+    });
   });
 
   describe('with RUNBOX_SMTP_URL', () => {

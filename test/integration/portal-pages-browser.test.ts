@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'puppeteer-core';
+import { problemFromJson } from '../../src/problems/json.js';
+import { saveProblem } from '../../src/problems/store.js';
 import { claim, complete } from '../../src/queue/index.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
@@ -203,7 +205,20 @@ describe('portal pages in a browser', function () {
       });
 
       it('leaves no page scrolling sideways and every page axe-clean; the footer leads to the documentation', async () => {
-        for (const path of ['/', '/keys', `/keys/${apiKeyId}`, '/submissions', `/submissions/${submissionId}`, '/playground', '/account', '/docs/', '/docs/api', '/docs/configuration', '/no/such/page']) {
+        const accountId = (await t.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+        const problem = await saveProblem(
+          t.db,
+          accountId,
+          problemFromJson({
+            name: 'A problem whose name is long enough to wrap on a phone',
+            tests: [
+              { name: 'sample/with-a-long-name-01', input: '1 2\n', expected_output: '3\n', sample: true },
+              { name: 'secret/1', input: 'x'.repeat(5000), expected_output: 'y\n' },
+            ],
+          }),
+        );
+        const pages = ['/', '/keys', `/keys/${apiKeyId}`, '/submissions', `/submissions/${submissionId}`, '/playground', '/problems', `/problems/${problem!.id}`, `/problems/${problem!.id}/delete`];
+        for (const path of [...pages, '/account', '/docs/', '/docs/api', '/docs/configuration', '/no/such/page']) {
           await goto(path);
           await checkPage(path);
         }

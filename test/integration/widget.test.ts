@@ -337,6 +337,149 @@ describe('the embeddable widget, in Chromium', function () {
     }
   });
 
+  describe('programs of several files, expected outputs and the code editor', () => {
+    const DOT_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const inWidget = <T>(page: Page, fn: (root: ShadowRoot) => T) => page.$eval('runbox-widget', (w, f) => new Function('root', `return (${f})(root)`)(w.shadowRoot) as T, fn.toString());
+    const axeOf = async (page: Page) => {
+      // Evaluated through the DevTools protocol, which a page's CSP does not govern.
+      await page.evaluate(readFileSync(new URL('../../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8'));
+      const violations = await page.evaluate(async () => {
+        const w = window as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } };
+        return (await w.axe.run({ include: [['runbox-widget']] })).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    };
+
+    for (const w of [{ name: '1280 px', width: 1280, height: 900 }, { name: '390 px', width: 390, height: 760 }]) {
+      it(`at ${w.name}: several <script data-file> children make a program in tabs; args; the image it writes is shown; axe-clean`, async () => {
+        const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+        const files = `
+<script type="text/plain" data-file="main.py" data-main>
+  import sys
+  from pics import draw
+  draw.dot("/box/out/dot.png")
+  print("args:", sys.argv[1:])
+</script>
+<script type="text/plain" data-file="pics/draw.py">
+  import base64
+  def dot(path):
+      open(path, "wb").write(base64.b64decode("${DOT_PNG}"))
+</script>
+<script type="text/plain" data-file="pics/__init__.py"></script>`;
+        const page = await chromium.browser.newPage();
+        await page.setViewport({ width: w.width, height: w.height });
+        await page.goto(site.page(`/files-${w.width}`, hostPage(s.url, `key="${key.key}" compiler="${PY}" args='["one two", "three"]'`, files)), { waitUntil: 'load' });
+        await page.waitForFunction(() => !!document.querySelector('runbox-widget')?.shadowRoot);
+        const tabs = await inWidget(page, (root) => [...root.querySelectorAll('[role="tab"]')].map((t) => [t.textContent, t.getAttribute('aria-selected')]));
+        expect(tabs).to.deep.equal([
+          ['main.py (main)', 'true'],
+          ['pics/draw.py', 'false'],
+          ['pics/__init__.py', 'false'],
+        ]);
+        // The second tab shows its file's code (the others' panels are hidden).
+        await page.locator('::-p-aria([name="pics/draw.py"][role="tab"])').click();
+        const shown = await inWidget(page, (root) => [...root.querySelectorAll('[role="tabpanel"]')].filter((p) => !(p as HTMLElement).hidden).map((p) => p.querySelector('label')!.textContent));
+        expect(shown).to.deep.equal(['Code of pics/draw.py']);
+        await (await runButton(page)).click();
+        expect(await waitForOutput(page, 'Finished')).to.match(/^args: \['one two', 'three'\]\nFinished · /);
+        const image = await inWidget(page, (root) => {
+          const img = root.querySelector('.files img') as HTMLImageElement | null;
+          return img && { alt: img.alt, width: img.naturalWidth, link: root.querySelector('.files a')?.textContent };
+        });
+        expect(image).to.deep.equal({ alt: 'dot.png, an image the program wrote', width: 1, link: 'dot.png' });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth), 'nothing scrolls sideways').to.equal(false);
+        expect(await axeOf(page)).to.deep.equal([]);
+        const [row] = await s.db.db.selectFrom('submissions').select(['run_options']).where('key_id', '=', key.id).execute();
+        expect((row!.run_options as { args?: string[] }).args).to.deep.equal(['one two', 'three']);
+        await page.close();
+      });
+    }
+
+    it('an expected output (attribute, or a data-expected child): Accepted, or Wrong answer with the first lines that differ', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const right = await open('/expected-right', `key="${key.key}" compiler="${PY}" expected="4"`, 'print(2 + 2)');
+      await (await runButton(right)).click();
+      expect(await waitForOutput(right, 'Accepted')).to.match(/^4\nAccepted · /);
+      expect(await inWidget(right, (root) => !!root.querySelector('.diff'))).to.equal(false);
+      await right.close();
+      const wrong = await open(
+        '/expected-wrong',
+        `key="${key.key}" compiler="${PY}"`,
+        '<script type="text/plain">\nfor n in (1, 2, 4, 8):\n    print(n)\n</script>\n<script type="text/plain" data-expected>\n  1\n  2\n  3\n  4\n</script>',
+      );
+      expect(await inWidget(wrong, (root) => root.querySelector('.line')), 'a judged run is not interactive').to.equal(null);
+      await (await runButton(wrong)).click();
+      expect(await waitForOutput(wrong, 'Wrong answer')).to.match(/^1\n2\n4\n8\nWrong answer · /);
+      const diff = await inWidget(wrong, (root) => [...root.querySelectorAll('.diff p, .diff pre')].map((e) => e.textContent));
+      expect(diff).to.deep.equal(['First difference at line 3:', 'Expected', '3\n4', 'Found', '4\n8']);
+      const [row] = await s.db.db.selectFrom('submissions').select(['result']).where('key_id', '=', key.id).where('input', 'is', null).orderBy('created_at', 'desc').execute();
+      expect((row!.result as { verdict: string }).verdict).to.equal('wrong_answer');
+      expect(await axeOf(wrong)).to.deep.equal([]);
+      await wrong.close();
+    });
+
+    it('editor: fetches the code editor as a separate asset (never without the attribute), highlighted, editable and run, on a page whose CSP allows no inline style; axe-clean', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const editorRequests: string[] = [];
+      const plain = await chromium.browser.newPage();
+      plain.on('request', (r) => r.url().includes('/widget/editor/') && editorRequests.push(r.url()));
+      await plain.goto(site.page('/no-editor', hostPage(s.url, `key="${key.key}" compiler="${PY}"`, 'print(1)')), { waitUntil: 'networkidle0' });
+      expect(editorRequests, 'no editor asset without the attribute').to.deep.equal([]);
+      await plain.close();
+
+      const ws = s.url.replace('http', 'ws');
+      const strict = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Strict page</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${s.url}; connect-src ${ws} ${s.url}; style-src 'self'; img-src data:">
+<script type="module" src="${s.url}/widget/v1.js"></script></head>
+<body><main><h1>Strict page</h1><runbox-widget key="${key.key}" compiler="${PY}" editor interactive="false">def f():
+    return 1
+print(f())</runbox-widget></main></body></html>`;
+      const page = await chromium.browser.newPage();
+      page.on('request', (r) => r.url().includes('/widget/editor/') && editorRequests.push(r.url()));
+      const refused: string[] = [];
+      page.on('console', (m) => /Content Security Policy/i.test(m.text()) && refused.push(m.text()));
+      await page.evaluateOnNewDocument(() => {
+        (window as unknown as { csp: string[] }).csp = [];
+        document.addEventListener('securitypolicyviolation', (e) => (window as unknown as { csp: string[] }).csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
+      });
+      await page.goto(site.page('/editor', strict), { waitUntil: 'load' });
+      await page.waitForSelector('runbox-widget[data-editor="ready"]', { timeout: 30_000 });
+      expect(editorRequests.length, 'the editor came as assets of its own').to.be.greaterThan(0);
+      // The language's chunk comes after the editor shows: Python's highlighting, once it has come.
+      await page.waitForFunction(
+        () => {
+          const inner = document.querySelector('runbox-widget')!.shadowRoot!.querySelector('.code-editor')!.shadowRoot!;
+          return [...inner.querySelectorAll('.cm-content span')].some((x) => x.textContent === 'def');
+        },
+        { timeout: 15_000 },
+      );
+      const look = await inWidget(page, (root) => {
+        const inner = root.querySelector('.code-editor')!.shadowRoot!;
+        const keyword = [...inner.querySelectorAll('.cm-content span')].find((x) => x.textContent === 'def');
+        return {
+          textarea: root.querySelectorAll('textarea').length,
+          label: inner.querySelector('.cm-content')!.getAttribute('aria-label'),
+          keyword: keyword ? getComputedStyle(keyword).color : null,
+          lines: inner.querySelectorAll('.cm-lineNumbers .cm-gutterElement').length > 1,
+        };
+      });
+      expect(look).to.deep.equal({ textarea: 0, label: 'Code (python-3.9.7)', keyword: 'rgb(160, 17, 31)', lines: true });
+      await page.locator('::-p-aria([name="Code (python-3.9.7)"][role="textbox"])').click();
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      await page.keyboard.type('\nprint(2)');
+      await page.keyboard.down('Control');
+      await page.keyboard.press('Enter');
+      await page.keyboard.up('Control');
+      expect(await waitForOutput(page, 'Finished')).to.match(/^1\n2\nFinished · /);
+      expect(await page.evaluate(() => (window as unknown as { csp: string[] }).csp)).to.deep.equal([]);
+      expect(refused, refused.join('\n')).to.deep.equal([]);
+      expect(await axeOf(page)).to.deep.equal([]);
+      await page.close();
+    });
+  });
+
   describe('interactive runs', () => {
     const lineOf = (page: Page) => page.$eval('runbox-widget', (w) => {
       const row = w.shadowRoot!.querySelector('.line') as HTMLElement | null;

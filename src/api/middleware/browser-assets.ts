@@ -6,7 +6,8 @@ import type Koa from 'koa';
 import { distBrowserDir } from '../../util/paths.js';
 import { ApiError } from '../errors.js';
 
-// The browser bundles other sites load (the widget: /widget/v1.js). Answered ahead of
+// The browser bundles other sites load (the widget: /widget/v1.js, and the editor it
+// may fetch). Answered ahead of
 // the API's Accept rules, since a browser asks for a script with its own Accept
 // header. Any origin may load them (a module script from another origin needs CORS),
 // and a versioned path never changes its content, so caches keep it for a year.
@@ -15,6 +16,20 @@ import { ApiError } from '../errors.js';
 export const BROWSER_ASSETS: Record<string, string> = {
   '/widget/v1.js': 'widget.js',
 };
+
+/**
+ * The code editor the widget (its `editor` attribute) and the playground fetch when
+ * they need it: dist/browser/editor/, every file named by a hash of its content.
+ */
+const EDITOR_FILE = /^\/widget\/editor\/((?:editor|chunk)-[A-Za-z0-9_-]{6,16}\.js)$/;
+
+/** Whether `path` is one of these bundles' (the app sends such paths here). */
+export const isBrowserAsset = (path: string): boolean => fileOf(path) !== undefined;
+
+function fileOf(path: string): string | undefined {
+  const editor = EDITOR_FILE.exec(path);
+  return editor ? `editor/${editor[1]}` : BROWSER_ASSETS[path];
+}
 
 interface Asset {
   body: Buffer;
@@ -36,7 +51,7 @@ export function browserAssets(dir: string = distBrowserDir()): Koa.Middleware {
     return asset;
   };
   return async (ctx, next) => {
-    const file = BROWSER_ASSETS[ctx.path];
+    const file = fileOf(ctx.path);
     if (!file) return next();
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');

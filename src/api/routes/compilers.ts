@@ -1,4 +1,5 @@
 import { deploymentAvailability } from '../../compilers/deployment.js';
+import { optionForms } from '../../program/compiler-options.js';
 import type { RouteDef } from '../route.js';
 import { CompilerList } from '../schemas.js';
 
@@ -23,7 +24,7 @@ export const compilersRoute: RouteDef = {
         piston: entry.piston?.language ?? null,
         judge0: entry.judge0?.id ?? null,
         libraries,
-        compiler_options: entry.compile ? (entry.options ?? []) : [],
+        compiler_options: optionForms(entry),
         ...(entry.retired ? { successor: entry.retired.successor } : {}),
       }));
     },

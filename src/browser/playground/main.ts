@@ -1,12 +1,21 @@
+import { isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
+import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
+import { filesView } from '../shared/files.js';
 import { stdinLine } from '../shared/stdin-line.js';
+import { Tabs } from '../shared/tabs.js';
 import { verdictText, type RunResult } from '../shared/verdict.js';
+import { EDITING_HINT } from '../../portal/verdicts.js';
 
-// The playground: runs the form over the API's WebSocket, one connection per run,
-// naming the chosen key by id (the portal session vouches for it). Output is appended
-// as it arrives and the output is scrolled into view; the result gives the verdict.
-// A run is interactive (an input line under the output feeds the program's stdin)
-// unless its input was given up front in the Standard input box: then it ends there.
-// Stop closes the connection, which cancels the run on the server. Ctrl+Enter runs.
+// The playground's form, in the browser. Its files become tabs (add, rename, remove; the
+// main one marked), each with the code editor (fetched after the page shows; until then,
+// or without it, the plain text box). A run that is not judged goes over the API's
+// WebSocket, one connection per run, naming the chosen key by id (the portal session
+// vouches for it): output is appended as it arrives, then the verdict and the files the
+// program wrote. It is interactive (an input line under the output feeds its stdin)
+// unless its input was given up front in the Standard input box. A judged run (tests
+// with expected outputs, or a stored problem) is posted as the form is, and the result
+// section of the page that comes back replaces this one's. Stop closes the connection
+// (or aborts the post), which cancels the run on the server. Ctrl+Enter runs.
 
 interface Message {
   type: string;
@@ -16,29 +25,215 @@ interface Message {
   message?: string;
 }
 
+interface FileEntry {
+  panel: HTMLElement;
+  name: HTMLInputElement;
+  main: HTMLInputElement;
+  remove: HTMLButtonElement;
+  area: HTMLTextAreaElement;
+  label: HTMLLabelElement;
+  editor: CodeEditor | null;
+}
+
 const form = document.getElementById('playground') as HTMLFormElement | null;
 if (form) {
   const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
   const output = $<HTMLPreElement>('output');
   const verdict = $<HTMLParagraphElement>('verdict');
+  const filesOut = $<HTMLDivElement>('pg-files');
+  const judged = $<HTMLDivElement>('pg-judged');
   const runButton = $<HTMLButtonElement>('pg-run');
   const stopButton = $<HTMLButtonElement>('pg-stop');
   const compiler = $<HTMLSelectElement>('pg-compiler');
-  const code = $<HTMLTextAreaElement>('pg-code');
   const result = $<HTMLElement>('pg-result');
   const line = stdinLine($('pg-line'), $<HTMLInputElement>('pg-line-input'), $<HTMLButtonElement>('pg-eof'), output);
+  const fileSet = form.querySelector<HTMLFieldSetElement>('fieldset.files')!;
+  const testSet = $<HTMLDivElement>('pg-tests');
   let seq = 0;
+  let made = 1000;
   let socket: WebSocket | null = null;
+  let posting: AbortController | null = null;
+  let editorModule: Awaited<ReturnType<typeof loadEditor>> | null = null;
 
-  // A compiler's sample replaces the code only while the code is a sample (or empty):
-  // what the person wrote is never thrown away.
-  const sampleOf = (o: HTMLOptionElement | undefined) => o?.dataset['sample'] ?? '';
-  let sample = sampleOf(compiler.selectedOptions[0]);
-  compiler.addEventListener('change', () => {
-    const next = sampleOf(compiler.selectedOptions[0]);
-    if (code.value === sample || code.value.trim() === '') code.value = next;
-    sample = next;
+  // Files as tabs.
+  const files: FileEntry[] = [];
+  const tabsList = $<HTMLDivElement>('pg-tabs');
+  tabsList.hidden = false;
+  const tabs = new Tabs(tabsList);
+  const tabLabel = (f: FileEntry) => `${f.name.value || 'unnamed'}${f.main.checked ? ' (main)' : ''}`;
+  const relabel = () =>
+    files.forEach((f, i) => {
+      tabs.setLabel(i, tabLabel(f));
+      f.label.textContent = `Code of ${f.name.value || 'an unnamed file'}`;
+      f.editor?.setLabel(f.label.textContent);
+      f.main.value = String(i);
+      f.remove.value = `remove-file:${i}`;
+      f.remove.hidden = files.length === 1;
+    });
+  const mountEditor = (f: FileEntry) => {
+    if (!editorModule || f.editor) return;
+    const editor = editorModule.createEditor({
+      doc: f.area.value,
+      filename: f.name.value,
+      label: f.label.textContent ?? 'Code',
+      hint: EDITING_HINT,
+      onChange: (text) => (f.area.value = text),
+      onRun: () => run(),
+    });
+    f.area.hidden = true;
+    f.area.after(editor.element);
+    // The label names the editor (its aria-label); a click on it focuses the editor.
+    f.label.removeAttribute('for');
+    f.label.addEventListener('click', () => editor.focus());
+    f.editor = editor;
+  };
+  const addFile = (panel: HTMLElement) => {
+    const f: FileEntry = {
+      panel,
+      name: panel.querySelector('input[name="file_name"]')!,
+      main: panel.querySelector('input[name="main"]')!,
+      remove: panel.querySelector('button.remove')!,
+      area: panel.querySelector('textarea')!,
+      label: panel.querySelector('label.code-label')!,
+      editor: null,
+    };
+    files.push(f);
+    tabs.add(tabLabel(f), panel);
+    f.name.addEventListener('input', () => {
+      relabel();
+      f.editor?.setFilename(f.name.value);
+    });
+    f.main.addEventListener('change', relabel);
+    f.remove.addEventListener('click', (e) => {
+      e.preventDefault();
+      const at = files.indexOf(f);
+      if (files.length === 1 || at < 0) return;
+      const wasMain = f.main.checked;
+      f.editor?.destroy();
+      files.splice(at, 1);
+      tabs.remove(at);
+      if (wasMain) files[0]!.main.checked = true;
+      relabel();
+      tabs.select(Math.min(at, files.length - 1), true);
+    });
+    mountEditor(f);
+    return f;
+  };
+  for (const panel of fileSet.querySelectorAll<HTMLElement>('[data-file]')) addFile(panel);
+  relabel();
+  const firstMain = files.findIndex((f) => f.main.checked);
+  tabs.select(firstMain < 0 ? 0 : firstMain);
+
+  /** A copy of a server-rendered <template>, its placeholders made unique. */
+  const fromTemplate = (id: string, n: number): HTMLElement => {
+    const html = $<HTMLTemplateElement>(id).innerHTML.replaceAll('__i__', `n${++made}`).replaceAll('__n__', String(n));
+    const holder = document.createElement('div');
+    holder.innerHTML = html;
+    return holder.firstElementChild as HTMLElement;
+  };
+  $<HTMLButtonElement>('pg-add-file').addEventListener('click', (e) => {
+    e.preventDefault();
+    const panel = fromTemplate('pg-file-template', files.length + 1);
+    tabsList.parentElement!.insertBefore(panel, $('pg-code-hint'));
+    const main = files.find((f) => f.main.checked) ?? files[0];
+    const name = newFileName(files.map((x) => x.name.value), main?.name.value ?? '');
+    const f = addFile(panel);
+    f.name.value = name;
+    f.editor?.setFilename(f.name.value);
+    relabel();
+    tabs.select(files.length - 1);
+    f.name.focus();
   });
+
+  // Tests with expected outputs.
+  const renumberTests = () =>
+    [...testSet.querySelectorAll<HTMLElement>('[data-test]')].forEach((t, i) => {
+      const n = String(i + 1);
+      t.querySelector('.test-title')!.textContent = `Test ${n}`;
+      const [input, expected] = t.querySelectorAll('label');
+      input!.textContent = `Input of test ${n}`;
+      expected!.textContent = `Expected output of test ${n}`;
+      const remove = t.querySelector<HTMLButtonElement>('button.remove')!;
+      remove.textContent = `Remove test ${n}`;
+      remove.value = `remove-test:${i}`;
+    });
+  const wireTest = (t: HTMLElement) =>
+    t.querySelector('button.remove')!.addEventListener('click', (e) => {
+      e.preventDefault();
+      t.remove();
+      renumberTests();
+      $<HTMLButtonElement>('pg-add-test').focus();
+    });
+  testSet.querySelectorAll<HTMLElement>('[data-test]').forEach(wireTest);
+  $<HTMLButtonElement>('pg-add-test').addEventListener('click', (e) => {
+    e.preventDefault();
+    const t = fromTemplate('pg-test-template', testSet.children.length + 1);
+    testSet.append(t);
+    wireTest(t);
+    renumberTests();
+    t.querySelector('textarea')!.focus();
+  });
+
+  // The compiler: its sample replaces the code only while the program is its sample (or
+  // empty): what the person wrote is never thrown away. Its option forms, or none.
+  const optionOf = () => compiler.selectedOptions[0];
+  const sampleOf = (o: HTMLOptionElement | undefined) => o?.dataset['sample'] ?? '';
+  const sourceOf = (o: HTMLOptionElement | undefined) => o?.dataset['source'] ?? '';
+  let previous = optionOf();
+  const showOptions = () => {
+    const o = optionOf();
+    const forms = (o?.dataset['options'] ?? '').split('\n').filter(Boolean);
+    const field = $<HTMLInputElement>('pg-options');
+    $('pg-options-row').hidden = forms.length === 0 && field.value === '';
+    $('pg-options-hint').textContent = optionsHint(compiler.value, forms);
+  };
+  showOptions();
+  compiler.addEventListener('change', () => {
+    const next = optionOf();
+    const only = files.length === 1 ? files[0]! : null;
+    if (only) {
+      const code = only.editor?.getValue() ?? only.area.value;
+      if (code === sampleOf(previous) || code.trim() === '') {
+        only.area.value = sampleOf(next);
+        only.editor?.setValue(sampleOf(next));
+      }
+      if (only.name.value === sourceOf(previous)) {
+        only.name.value = sourceOf(next);
+        only.editor?.setFilename(only.name.value);
+        relabel();
+      }
+    }
+    previous = next;
+    showOptions();
+  });
+
+  // The editors come once the page is there; the plain boxes work meanwhile, or for good if it cannot be fetched.
+  loadEditor(location.origin).then(
+    (mod) => {
+      editorModule = mod;
+      files.forEach(mountEditor);
+      form.dataset['editor'] = 'ready';
+    },
+    () => {},
+  );
+
+  const program = (): PlaygroundProgram => {
+    const value = (id: string) => $<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>(id).value;
+    return {
+      compiler: compiler.value,
+      source: sourceOf(optionOf()),
+      files: files.map((f) => ({ name: f.name.value, content: f.editor?.getValue() ?? f.area.value })),
+      main: Math.max(0, files.findIndex((f) => f.main.checked)),
+      args: value('pg-args'),
+      options: value('pg-options'),
+      input: value('pg-input'),
+      tests: [...testSet.querySelectorAll<HTMLElement>('[data-test]')].map((t) => {
+        const [input, expected] = t.querySelectorAll('textarea');
+        return { input: input!.value, expected: expected!.value };
+      }),
+      problem: value('pg-problem'),
+    };
+  };
 
   const write = (text: string, className?: string) => {
     if (!className) return output.append(text);
@@ -64,28 +259,60 @@ if (form) {
     const ws = socket;
     socket = null;
     ws?.close();
+    posting?.abort();
+    posting = null;
     result.scrollIntoView({ block: 'nearest' });
   };
-
-  const run = () => {
-    if (socket) return;
-    const id = `pg-${++seq}`;
-    const streamed = { stdout: false, stderr: false };
+  const begin = () => {
     output.textContent = '';
+    filesOut.replaceChildren();
+    judged.replaceChildren();
     delete verdict.dataset['status'];
     verdict.textContent = 'Running…';
     running(true);
     result.scrollIntoView({ block: 'nearest' });
+  };
+
+  /** A judged run: the form posted as it is; the result section of the page that answers replaces this one's. */
+  const post = async () => {
+    begin();
+    const controller = new AbortController();
+    posting = controller;
+    try {
+      const body = new URLSearchParams();
+      for (const [k, v] of new FormData(form)) if (typeof v === 'string' && k !== 'op') body.append(k, v);
+      body.set('op', 'run');
+      const res = await fetch(form.action, { method: 'POST', body, signal: controller.signal, credentials: 'same-origin' });
+      const page = new DOMParser().parseFromString(await res.text(), 'text/html');
+      if (posting !== controller) return;
+      posting = null;
+      const got = (id: string) => page.getElementById(id);
+      if (!got('verdict')) return end('The run could not be made. Reload the page and try again.', 'refused');
+      for (const id of ['output', 'pg-files', 'pg-judged']) $(id).replaceChildren(...[...(got(id)?.childNodes ?? [])].map((n) => document.importNode(n, true)));
+      end(got('verdict')!.textContent ?? '', got('verdict')!.dataset['status'] ?? 'refused');
+    } catch {
+      if (posting === controller) end('The connection closed before the run finished. Try again.', 'closed');
+    }
+  };
+
+  /** A run over the WebSocket: output as it comes, then the verdict and the files. */
+  const stream = (p: PlaygroundProgram) => {
+    const id = `pg-${++seq}`;
+    const streamed = { stdout: false, stderr: false };
+    begin();
     const keyId = $<HTMLSelectElement>('pg-key').value;
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(`${scheme}//${location.host}${form.dataset['wsPath'] ?? '/api/v2/ws/'}?key_id=${encodeURIComponent(keyId)}`);
     socket = ws;
-    const input = $<HTMLTextAreaElement>('pg-input').value;
+    const request = playgroundRequest(p);
+    const interactive = request.input === undefined;
     ws.addEventListener('open', () => {
-      ws.send(JSON.stringify({ type: 'run', id, compiler: compiler.value, code: code.value, ...(input ? { input } : { interactive: true }) }));
-      if (!input) line.open((m) => {
-        if (socket === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'stdin', id, ...m }));
-      });
+      ws.send(JSON.stringify({ type: 'run', id, ...request, ...(interactive ? { interactive: true } : {}) }));
+      if (interactive) {
+        line.open((m) => {
+          if (socket === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'stdin', id, ...m }));
+        });
+      }
     });
     ws.addEventListener('message', (e) => {
       if (socket !== ws) return;
@@ -97,14 +324,15 @@ if (form) {
       }
       if (msg.id !== id && msg.id !== null) return;
       if (msg.type === 'output') {
-        const stream = msg.stream === 'stderr' ? 'stderr' : 'stdout';
-        streamed[stream] = true;
-        write(msg.data ?? '', stream === 'stderr' ? 'stderr' : undefined);
+        const s = msg.stream === 'stderr' ? 'stderr' : 'stdout';
+        streamed[s] = true;
+        write(msg.data ?? '', s === 'stderr' ? 'stderr' : undefined);
       } else if (msg.type === 'result') {
         const r = msg as unknown as RunResult;
         // Output not streamed (a compiler's messages, say) comes from the result.
         if (!streamed.stdout && r.output) write(r.output);
         if (!streamed.stderr && r.error) write(r.error, 'stderr');
+        filesOut.replaceChildren(...filesView(r));
         end(verdictText(r), r.status);
       } else if (msg.type === 'error') {
         end(msg.message ?? 'The run was refused.', 'refused');
@@ -115,18 +343,26 @@ if (form) {
     });
   };
 
+  const run = () => {
+    if (socket || posting) return;
+    const p = program();
+    if (isJudged(p)) void post();
+    else stream(p);
+  };
+
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     run();
   });
   form.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    // The editor runs on Ctrl+Enter itself (and says so by preventing the default).
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.defaultPrevented) {
       e.preventDefault();
       run();
     }
   });
   stopButton.addEventListener('click', () => {
-    // Closing the connection cancels the run on the server (queued or running).
-    if (socket) end('Stopped', 'stopped');
+    // Closing the connection (or aborting the post) cancels the run on the server.
+    if (socket || posting) end('Stopped', 'stopped');
   });
 }

@@ -1,11 +1,20 @@
 import { Connection, type ServerMessage } from './connection.js';
 import { attachEditing, dedent } from './editing.js';
+import { programArgs, sourcesOf, type Source } from './sources.js';
 import { STYLES } from './styles.js';
+import { diffView } from '../shared/diff-view.js';
+import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
+import { filesView } from '../shared/files.js';
 import { stdinLine, type StdinLine } from '../shared/stdin-line.js';
+import { Tabs } from '../shared/tabs.js';
 import { verdictText, type RunResult } from '../shared/verdict.js';
+import { EDITING_HINT } from '../../portal/verdicts.js';
 
-// <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [readonly] [interactive="false"] [api="https://…"]>
-//   starting code, HTML-escaped (&lt;iostream&gt;), or in a <script type="text/plain"> child
+// <runbox-widget key="…" compiler="python-3.9.7" [stdin="…"] [args="…"] [expected="…"] [editor]
+//                [readonly] [interactive="false"] [api="https://…"]>
+//   starting code, HTML-escaped (&lt;iostream&gt;), or in a <script type="text/plain"> child,
+//   or several files: <script type="text/plain" data-file="src/util.py"> children;
+//   an expected output in a <script type="text/plain" data-expected> child
 // </runbox-widget>
 //
 // Attributes in, DOM events out (`runbox-result` with the result, `runbox-error` with
@@ -14,7 +23,11 @@ import { verdictText, type RunResult } from '../shared/verdict.js';
 // verdict. Refusals (limits, a key that is not valid, a page the key does not allow)
 // arrive as messages meant for the reader and are shown as they are. A run is interactive (an input line under
 // the output feeds its stdin while it runs) unless its input was given up front in the
-// input box, whose programs expect their input to end, or the page says interactive="false".
+// input box, whose programs expect their input to end, or the page says interactive="false",
+// or the run is judged against an expected output (the verdict is then Accepted or Wrong
+// answer, with where the output first differs). Files the program writes under
+// /box/out/ show under the output (images as images). With `editor`, the code boxes
+// become the code editor, fetched then as a separate asset (the widget alone stays small).
 
 /** Where this script was loaded from: the runbox server, unless the page names another. */
 const SCRIPT_ORIGIN = new URL(import.meta.url).origin;
@@ -30,7 +43,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
 export class RunboxWidget extends HTMLElement {
   private built = false;
   private connection: Connection | null = null;
-  private code!: HTMLTextAreaElement;
+  private sources: Source[] = [];
+  private areas: HTMLTextAreaElement[] = [];
+  private editors: (CodeEditor | null)[] = [];
+  private expected: string | null = null;
+  private files!: HTMLDivElement;
   private stdin: HTMLTextAreaElement | null = null;
   private button!: HTMLButtonElement;
   private line: StdinLine | null = null;
@@ -56,27 +73,35 @@ export class RunboxWidget extends HTMLElement {
   private build(): void {
     this.built = true;
     const n = ++instances;
-    // In a <script type="text/plain"> child the code needs no escaping; as the element's
-    // own text, `<iostream>` would have been parsed as a tag and be missing from it.
-    const script = this.querySelector(':scope > script[type="text/plain"]');
-    const tag = script ? null : this.firstElementChild?.localName;
-    const starting = dedent((script ?? this).textContent ?? '');
+    const { sources, expected, lostTag } = sourcesOf(this);
+    this.sources = sources;
+    this.expected = this.getAttribute('expected') ?? expected;
     const root = this.attachShadow({ mode: 'open' });
     const box = el('div', { className: 'box' });
     const compiler = this.getAttribute('compiler') ?? '';
     const readOnly = this.hasAttribute('readonly');
+    const run = () => this.run();
 
-    const codeLabel = el('label', { htmlFor: 'code', textContent: `Code${compiler ? ` (${compiler})` : ''}` });
-    this.code = el('textarea', { id: 'code', value: starting, spellcheck: false, readOnly }, {
-      autocapitalize: 'off',
-      autocomplete: 'off',
-      rows: String(Math.min(20, Math.max(4, starting.split('\n').length + 1))),
+    // One code box per file; several files get a tab each (the main one marked).
+    const tabs = sources.length > 1 ? new Tabs(el('div', { className: 'tabs' }, { 'aria-label': 'Files' })) : null;
+    if (tabs) box.append(tabs.list);
+    sources.forEach((source, i) => {
+      const panel = el('div', { className: 'panel' });
+      const label = sources.length > 1 ? `Code of ${source.name}` : `Code${compiler ? ` (${compiler})` : ''}`;
+      const area = el('textarea', { id: sources.length > 1 ? `code-${i}` : 'code', value: source.text, spellcheck: false, readOnly }, {
+        autocapitalize: 'off',
+        autocomplete: 'off',
+        rows: String(Math.min(20, Math.max(4, source.text.split('\n').length + 1))),
+      });
+      if (!readOnly) area.setAttribute('aria-describedby', 'code-hint');
+      panel.append(el('label', { htmlFor: area.id, textContent: label }), area);
+      box.append(panel);
+      attachEditing(area, run);
+      this.areas.push(area);
+      this.editors.push(null);
+      tabs?.add(`${source.name}${source.main ? ' (main)' : ''}`, panel);
     });
-    box.append(codeLabel, this.code);
-    if (!readOnly) {
-      this.code.setAttribute('aria-describedby', 'code-hint');
-      box.append(el('p', { id: 'code-hint', className: 'hint', textContent: 'Tab indents; press Esc, then Tab, to move on. Ctrl+Enter runs.' }));
-    }
+    if (!readOnly) box.append(el('p', { id: 'code-hint', className: 'hint', textContent: EDITING_HINT }));
     if (this.hasAttribute('stdin')) {
       this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false }, { rows: '2' });
       box.append(el('label', { htmlFor: 'stdin', textContent: 'Input (stdin)' }), this.stdin);
@@ -92,8 +117,10 @@ export class RunboxWidget extends HTMLElement {
       'aria-labelledby': 'output-label',
       'data-placeholder': 'Press Run to see the output here.',
     });
-    box.append(this.output);
-    if (!/^(false|off|no)$/i.test(this.getAttribute('interactive') ?? '')) {
+    this.files = el('div', { className: 'files-out' }, { 'aria-live': 'polite' });
+    box.append(this.output, this.files);
+    // A judged run is not interactive: its input is given, and its output compared.
+    if (this.expected === null && !/^(false|off|no)$/i.test(this.getAttribute('interactive') ?? '')) {
       const row = el('div', { className: 'line', hidden: true });
       const field = el('input', { id: 'line', spellcheck: false, autocomplete: 'off' }, { autocapitalize: 'off' });
       const end = el('button', { type: 'button', className: 'end', textContent: 'End input' });
@@ -103,7 +130,7 @@ export class RunboxWidget extends HTMLElement {
       box.append(row);
       this.line = stdinLine(row, field, end, this.output);
     }
-    if (tag) this.notice(`The code lost its <${tag}>: write < as &lt; in the element's text, or put the code in a <script type="text/plain"> child.`);
+    if (lostTag) this.notice(`The code lost its <${lostTag}>: write < as &lt; in the element's text, or put the code in a <script type="text/plain"> child.`);
     // A constructed stylesheet where the browser has them: a page whose CSP allows no
     // inline style (the portal's own, many blogs') would block a <style> element.
     if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
@@ -115,10 +142,42 @@ export class RunboxWidget extends HTMLElement {
       root.append(el('style', { textContent: STYLES }), box);
     }
 
-    this.button.addEventListener('click', () => this.run());
-    attachEditing(this.code, () => this.run());
-    if (this.stdin) attachEditing(this.stdin, () => this.run(), false);
+    this.button.addEventListener('click', run);
+    if (this.stdin) attachEditing(this.stdin, run, false);
     this.dataset['instance'] = String(n);
+    if (this.hasAttribute('editor')) void this.upgrade(readOnly);
+  }
+
+  /** The code boxes become the code editor, once its asset has come; until then (or if it cannot come) they stay plain. */
+  private async upgrade(readOnly: boolean): Promise<void> {
+    let mod;
+    try {
+      mod = await loadEditor(this.getAttribute('api') ?? SCRIPT_ORIGIN);
+    } catch {
+      return;
+    }
+    this.areas.forEach((area, i) => {
+      const label = area.labels?.[0];
+      const editor = mod.createEditor({
+        doc: area.value,
+        filename: this.sources[i]!.name,
+        compiler: this.getAttribute('compiler') ?? '',
+        label: label?.textContent ?? 'Code',
+        hint: readOnly ? '' : EDITING_HINT,
+        readOnly,
+        onRun: () => this.run(),
+      });
+      area.replaceWith(editor.element);
+      // The label names the editor (aria-label inside its own shadow root); a click on it still focuses it.
+      label?.removeAttribute('for');
+      label?.addEventListener('click', () => editor.focus());
+      this.editors[i] = editor;
+    });
+    this.dataset['editor'] = 'ready';
+  }
+
+  private codeOf(i: number): string {
+    return this.editors[i]?.getValue() ?? this.areas[i]!.value;
   }
 
   private endpoint(): string {
@@ -150,17 +209,27 @@ export class RunboxWidget extends HTMLElement {
     this.button.setAttribute('aria-disabled', 'true');
     this.status.textContent = 'Running…';
     this.output.replaceChildren();
+    this.files.replaceChildren();
     const connection = this.connectionOrNew();
     const input = this.stdin?.value ?? '';
     const line = input === '' ? this.line : null;
+    const args = programArgs(this.getAttribute('args'));
+    // One file as `code` (written under the compiler's own name), several as `files`.
+    const program =
+      this.sources.length === 1 && this.sources[0]!.name === ''
+        ? { code: this.codeOf(0) }
+        : { files: this.sources.map((s, i) => ({ name: s.name, content: this.codeOf(i) })), main: this.sources.find((s) => s.main)!.name };
     try {
       await connection.open();
       connection.send({
         type: 'run',
         id,
-        code: this.code.value,
+        ...program,
         compiler: this.getAttribute('compiler') ?? '',
         ...(input ? { input } : {}),
+        ...(args.length > 0 ? { args } : {}),
+        ...(this.expected !== null ? { expected_output: this.expected } : {}),
+        return_files: true,
         ...(line ? { interactive: true } : {}),
       });
       line?.open((m) => {
@@ -224,6 +293,8 @@ export class RunboxWidget extends HTMLElement {
     if (result) {
       if (this.output.childNodes.length > 0 && !this.output.textContent?.endsWith('\n')) this.output.append('\n');
       this.output.append(el('span', { className: 'verdict', textContent: verdictText(result) }));
+      const diff = result.verdict && result.verdict !== 'accepted' && this.expected !== null && result.status === 'success' ? diffView(this.expected, result.output ?? '') : null;
+      this.files.replaceChildren(...(diff ? [diff] : []), ...filesView(result));
     }
     this.current = null;
     this.line?.close(this.button);

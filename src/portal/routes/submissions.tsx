@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { inSnapshot, submissionViewJson } from '../../api/submission-view.js';
 import { deliveriesPage, queueRedelivery } from '../../callbacks/redeliver.js';
+import { judgedTests } from '../../judge/submission-tests.js';
 import { PORTAL_REDELIVERIES_PER_WINDOW, REDELIVERY_WINDOW_MS } from '../../limits.js';
 import { sendPage } from '../render.js';
 import { expiredMessage, expiredSubmission } from '../../retention/expired.js';
@@ -35,19 +36,21 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
   router.get('/submissions/:id', async (ctx) => {
     const c = ctx as PortalContext;
     // One snapshot: a purge committing meanwhile cannot leave the page half there.
-    const { s, json, deliveries } = await inSnapshot(db, async (trx) => {
+    const { s, json, judged, deliveries } = await inSnapshot(db, async (trx) => {
       const s = await own(c, trx);
       // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
       const json = (await submissionViewJson(trx, c.state.session!.accountId, s.id)) ?? '{}';
+      // Each judged test's verdict, and where a wrong output first differs.
+      const judged = await judgedTests(trx, c.state.session!.accountId, s.id);
       // Newest first, every one (a submission has a few: its delivery and the redeliveries asked for).
-      return { s, json, deliveries: (await deliveriesPage(trx, s.id, { limit: null })).items };
+      return { s, json, judged, deliveries: (await deliveriesPage(trx, s.id, { limit: null })).items };
     });
     const notices = ctx.query['redelivered']
       ? [{ kind: 'ok' as const, text: 'The result is queued for delivery again.' }]
       : ctx.query['pending']
         ? [{ kind: 'info' as const, text: 'A delivery of this result is still pending; it was not queued again.' }]
         : [];
-    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} deliveries={deliveries} notices={notices} />);
+    sendPage(ctx, <SubmissionPage page={pageContext(c)} s={s} json={json} judged={judged} deliveries={deliveries} notices={notices} />);
   });
 
   router.post('/submissions/:id/redeliver', async (ctx) => {

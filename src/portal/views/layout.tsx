@@ -24,6 +24,7 @@ const NAV: [string, string][] = [
   ['/keys', 'API keys'],
   ['/submissions', 'Submissions'],
   ['/playground', 'Playground'],
+  ['/problems', 'Problems'],
   ['/account', 'Account'],
 ];
 

@@ -1,9 +1,12 @@
 import type { DeliveryRow } from '../../callbacks/redeliver.js';
+import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { RunResult } from '../../result.js';
 import type { SubmissionDetail, SubmissionLine } from '../submission-list.js';
 import { fmtKilobytes, fmtSeconds } from '../format.js';
+import { verdictText } from '../verdicts.js';
 import type { Page } from '../../util/pages.js';
 import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
 // The account's submissions, and one submission: its code, its input, its result as
 // readable fields (the raw JSON behind a toggle), and its callback deliveries.
@@ -151,7 +154,51 @@ function ResultFields(p: { r: RunResult }) {
   );
 }
 
-export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; deliveries: DeliveryRow[]; notices?: Notice[] }) {
+/** A file's bytes as text, or null when they are not text (NUL bytes, or not UTF-8). */
+function textOf(base64: string): string | null {
+  const bytes = Buffer.from(base64, 'base64');
+  const text = bytes.toString('utf8');
+  return bytes.includes(0) || text.includes('\uFFFD') ? null : text;
+}
+
+/** The program: its code (the main file), its other files, its arguments and compiler options. */
+function ProgramBlocks(p: { s: SubmissionDetail }) {
+  const o = p.s.run_options ?? {};
+  const files = o.files ?? [];
+  return (
+    <>
+      <TextBlock id="code" label={o.main ? `Code of ${o.main}` : 'Code'} text={p.s.code} field="code" empty="No code." />
+      {files.map((f, i) => {
+        const text = textOf(f.content_base64);
+        return text === null ? (
+          <div class="block">
+            <h3>{f.name}</h3>
+            <p class="muted">{`${Buffer.from(f.content_base64, 'base64').length} bytes, not text.`}</p>
+          </div>
+        ) : (
+          <TextBlock id={`file-${i + 1}`} label={f.name} text={text} empty="Empty." />
+        );
+      })}
+      {o.args && o.args.length > 0 && (
+        <p data-field="args">
+          Arguments: {o.args.map((a, i) => (
+            <>
+              {i > 0 ? ' ' : ''}
+              <code>{a}</code>
+            </>
+          ))}
+        </p>
+      )}
+      {o.compiler_options && o.compiler_options.length > 0 && (
+        <p data-field="compiler_options">
+          Compiler options: <code>{o.compiler_options.join(' ')}</code>
+        </p>
+      )}
+    </>
+  );
+}
+
+export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json: string; judged?: JudgedTestView[] | undefined; deliveries: DeliveryRow[]; notices?: Notice[] }) {
   const { s } = p;
   // JSON.parse keeps the order of the fields, so the raw view keeps the API's.
   const view = JSON.parse(p.json) as { result?: RunResult };
@@ -184,7 +231,7 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
         </div>
       </dl>
       <h2>Program</h2>
-      <TextBlock id="code" label="Code" text={s.code} field="code" empty="No code." />
+      <ProgramBlocks s={s} />
       {s.tests && s.tests.length > 0 ? (
         s.tests.map((t, i) => <TextBlock id={`test-input-${i + 1}`} label={`Standard input of test ${i + 1}`} text={t.input} empty="Empty." />)
       ) : (
@@ -193,7 +240,24 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
       <h2>Result</h2>
       {result ? (
         <>
+          {result.verdict !== undefined && (
+            <p class="verdict-line" data-field="result.verdict">
+              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}`}
+            </p>
+          )}
+          {p.judged && p.judged.length > 0 && (
+            <>
+              <h3>Verdicts</h3>
+              <JudgedTests tests={p.judged} />
+            </>
+          )}
           <ResultFields r={result} />
+          {(result.files?.length ?? 0) + (result.files_dropped?.length ?? 0) > 0 && (
+            <>
+              <h3>Files the program wrote</h3>
+              <ReturnedFiles files={result.files} dropped={result.files_dropped} />
+            </>
+          )}
         </>
       ) : (
         <p>The run has not ended yet.</p>

@@ -1,0 +1,70 @@
+import type Router from '@koa/router';
+import { availabilityCache } from '../../compilers/deployment.js';
+import { compilerForExtension } from '../../problems/compilers.js';
+import { ProblemInputError } from '../../problems/draft.js';
+import { openPackage } from '../../problems/package.js';
+import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
+import { sendPage } from '../render.js';
+import { notFound, pageContext, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
+
+// Stored problems: the list, uploading a package (the same reading and storing as
+// POST /api/v2/problems with a zip: src/problems), one problem, and deleting it.
+// Another account's problem is a 404.
+
+export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): void {
+  const { db, config } = deps;
+  const offered = availabilityCache(db, config);
+
+  const own = async (c: PortalContext) => {
+    const problem = await getProblem(db, c.state.session!.accountId, String(c.params['id']));
+    if (!problem) throw notFound();
+    return problem;
+  };
+
+  const list = async (c: PortalContext, error?: string) => {
+    const { problems, storage } = await listProblems(db, c.state.session!.accountId);
+    const notices = c.query['deleted'] ? [{ kind: 'ok' as const, text: 'The problem is deleted.' }] : [];
+    sendPage(c, <ProblemsPage page={pageContext(c)} problems={problems} storage={storage} error={error} notices={notices} />, error ? 400 : 200);
+  };
+
+  router.get('/problems', async (ctx) => list(ctx as PortalContext));
+
+  router.post('/problems', async (ctx) => {
+    const c = ctx as PortalContext;
+    const upload = c.state.upload;
+    if (!upload || upload.content.length === 0) return list(c, 'Choose a problem package (a zip file) to upload.');
+    let id: string;
+    try {
+      const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForExtension(await offered(), config.RUNBOX_RECIPES_DIR) });
+      try {
+        id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
+      } finally {
+        close();
+      }
+    } catch (err) {
+      if (err instanceof ProblemInputError) return list(c, `The package was not stored: ${err.message}.`);
+      throw err;
+    }
+    ctx.status = 303;
+    ctx.redirect(`/problems/${id}?created=1`);
+  });
+
+  router.get('/problems/:id', async (ctx) => {
+    const c = ctx as PortalContext;
+    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : [];
+    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={await own(c)} notices={notices} />);
+  });
+
+  router.get('/problems/:id/delete', async (ctx) => {
+    const c = ctx as PortalContext;
+    sendPage(ctx, <DeleteProblemPage page={pageContext(c)} problem={await own(c)} />);
+  });
+
+  router.post('/problems/:id/delete', async (ctx) => {
+    const c = ctx as PortalContext;
+    if (!(await deleteProblem(db, c.state.session!.accountId, String(c.params['id'])))) throw notFound();
+    ctx.status = 303;
+    ctx.redirect('/problems?deleted=1');
+  });
+}
