@@ -452,6 +452,8 @@ async function supervise(
 
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   let io: StageStreams;
+  // The stage could not be sent (a pooled sandbox whose launcher died as it was entered): nothing ran.
+  let notSent: string | undefined;
   try {
     exit = await new Promise((resolve) => {
       const onExit = () => {
@@ -462,7 +464,11 @@ async function supervise(
       if (child.exited) onExit();
       else child.once('exit', onExit);
     });
-    io = await streams;
+    io = await streams.catch((e: Error) => {
+      notSent = e.message;
+      const none = Buffer.alloc(0);
+      return { stdout: none, stderr: none, stdoutTotal: 0, stderrTotal: 0, stageOut: none, stageOutOverflow: false, log: none };
+    });
   } finally {
     detachFeed?.();
     clearTimeout(timer);
@@ -513,6 +519,7 @@ async function supervise(
     default:
       break;
   }
+  if (notSent !== undefined) return verdict('internal_error', null, null, notSent);
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
   // Past its CPU time (a lowered one: the default is out of reach within the timeout).
   if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return verdict('timeout', killedExitCode, killedSignal);

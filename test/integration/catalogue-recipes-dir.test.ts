@@ -110,7 +110,9 @@ describe('a language added by a recipe in RUNBOX_RECIPES_DIR', function () {
   it('is listed, not available, once the recipe is dropped in; runs answer 400 compiler_unavailable', async () => {
     writeFileSync(join(recipes, 'dash.json'), JSON.stringify(DASH, null, 2));
     const list = await until('dash-0.5', (l) => l.some((c) => c.id === 'dash-0.5'));
-    expect(list.find((c) => c.id === 'dash-0.5')).to.deep.equal({ id: 'dash-0.5', language: 'dash', version: null, available: false, piston: 'dash', judge0: 1001 });
+    expect(list.find((c) => c.id === 'dash-0.5')).to.deep.equal({
+      id: 'dash-0.5', language: 'dash', version: null, available: false, piston: 'dash', judge0: 1001, compiler_options: [], libraries: {},
+    });
     // The ten stay first, as they were.
     expect(list.slice(0, 2).map((c) => c.id)).to.deep.equal(['python-3.9.7', 'python-2.7.18']);
     const res = await runSync({ code: 'echo hi', compiler: 'dash-0.5' });

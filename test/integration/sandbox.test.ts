@@ -237,7 +237,8 @@ for (const launcher of LAUNCHERS) {
       const r = await sb.run({ rootfs: '/nonexistent/rootfs', argv: ['true'], slot: SLOT });
       expect(r.status).to.equal('internal_error');
       expect([r.exitCode, r.signal]).to.deep.equal([null, null]);
-      expect(r.diagnostic).to.match(/no end record from runbox-init; launcher exit/);
+      // Seen as the stage ends, or (a pooled sandbox whose launcher is gone by then) as it is entered.
+      expect(r.diagnostic).to.match(/no end record from runbox-init; launcher exit|cannot enter the pooled sandbox/);
     });
 
     it('allows 16 processes at once', async () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { execa } from 'execa';
-import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
+import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/keys.js';
 import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
@@ -102,8 +102,12 @@ describe('upgrading from the previous release while it serves', function () {
     let target = (await waitForLog(oldApi, /^API listening on /)).url as string;
     const oldRunner = start(prev.dir, 'runner', { RUNBOX_RUNNER_ID: 'old-runner', RUNBOX_RUNNER_SLOTS: '2', RUNBOX_SANDBOX_UID_BASE: '64400' });
     await waitForLog(oldRunner, /runner started/);
-    const account = await createAccount(t.db, `upgrade-${process.pid}@example.com`);
-    await setAccountLimits(t.db, account.id, { perMinute: 10_000, running: 4, pending: 20 });
+    // Written as rows of the previous release's schema: this release's account code reads
+    // columns its migrations add.
+    const { rows: made } = await sql<{ id: string }>`
+      INSERT INTO accounts (email, plan, per_minute, running, pending) VALUES (${`upgrade-${process.pid}@example.com`}, 'free', 10000, 4, 20) RETURNING id::text
+    `.execute(t.db);
+    const account = { id: made[0]!.id };
     const { key } = await createKey(t.db, { accountId: account.id, appName: 'upgrade', redirectUrl: null, monthlyLimit: null });
 
     // Two clients, each sending a synchronous run after another to the balancer's choice.
