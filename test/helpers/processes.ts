@@ -1,7 +1,8 @@
 import { type CliProcess, spawnCli } from './cli-process.js';
 
-// Whole runbox processes for the tests that run several of them (PgBouncer, partitions):
-// started, followed through their JSON log lines, and all stopped at the end.
+// Whole runbox processes for the tests that run them as deployed (faults, PgBouncer,
+// partitions, draining, upgrades): started, followed through their JSON log lines, and
+// all stopped at the end.
 
 export interface Proc extends CliProcess {
   name: string;
@@ -31,7 +32,8 @@ export class Processes {
   }
 }
 
-export function logLines(p: Proc): Record<string, unknown>[] {
+/** The JSON lines `p` has written so far (its other lines left out). */
+export function logLines(p: CliProcess): Record<string, unknown>[] {
   return p.lines.flatMap((l) => {
     try {
       return [JSON.parse(l) as Record<string, unknown>];
@@ -42,15 +44,21 @@ export function logLines(p: Proc): Record<string, unknown>[] {
 }
 
 /** The first JSON line of `p` matching `test`, waiting for it (fails if the process exits first). */
-export async function waitForLine(p: Proc, test: (l: Record<string, unknown>) => boolean, ms = 60_000): Promise<Record<string, unknown>> {
+export async function waitForLine(p: CliProcess & { name?: string }, test: (l: Record<string, unknown>) => boolean, ms = 60_000): Promise<Record<string, unknown>> {
+  const name = p.name ?? 'process';
   const end = Date.now() + ms;
   for (;;) {
     const hit = logLines(p).find(test);
     if (hit) return hit;
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited (${p.child.exitCode}):\n${p.lines.slice(-30).join('\n')}`);
-    if (Date.now() > end) throw new Error(`${p.name}: no such line within ${ms} ms`);
+    if (p.child.exitCode !== null) throw new Error(`${name} exited (${p.child.exitCode}):\n${p.lines.slice(-30).join('\n')}`);
+    if (Date.now() > end) throw new Error(`${name}: no such line within ${ms} ms`);
     await sleep(50);
   }
+}
+
+/** The first log line of `p` whose message matches `msg`, waiting for it. */
+export function waitForLog(p: CliProcess & { name?: string }, msg: RegExp, ms?: number): Promise<Record<string, unknown>> {
+  return waitForLine(p, (l) => typeof l['msg'] === 'string' && msg.test(l['msg']), ms);
 }
 
 /** The API address a start.js or api.js process announced. */

@@ -8,6 +8,7 @@ import type { RunResult } from '../../src/result.js';
 import { pino } from 'pino';
 import { startRunner } from '../../src/runner/daemon.js';
 import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
+import { waitForLog } from '../helpers/processes.js';
 import { successResult } from '../helpers/run-result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, stateOf, waitForStates } from '../helpers/queue-rows.js';
@@ -20,25 +21,6 @@ import { WsClient } from '../helpers/ws-client.js';
 // 1012 once their runs have ended, and exits 0. Each stop's time is printed.
 
 const base = loadConfig();
-
-function logs(p: CliProcess): Record<string, unknown>[] {
-  return p.lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
-
-async function waitForLog(p: CliProcess, msg: RegExp): Promise<Record<string, unknown>> {
-  for (;;) {
-    const hit = logs(p).find((l) => typeof l.msg === 'string' && msg.test(l.msg));
-    if (hit) return hit;
-    if (p.child.exitCode !== null) throw new Error(`process exited (${p.child.exitCode}):\n${p.lines.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sleepy = (seconds: number, marker: string) => `import time\ntime.sleep(${seconds})\nprint(${JSON.stringify(marker)})\n`;
 

@@ -17,8 +17,8 @@ import { clientConfig } from '../../src/db/url.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { claim, complete, reapExpired } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
-import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
+import { apiUrlOf, logLines, Processes, sleep, until, waitForLine } from '../helpers/processes.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, waitForStates } from '../helpers/queue-rows.js';
 import { successResult } from '../helpers/run-result.js';
 
@@ -30,50 +30,7 @@ import { successResult } from '../helpers/run-result.js';
 const base = loadConfig();
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-interface Proc extends CliProcess {
-  name: string;
-}
-
-const procs: Proc[] = [];
-
-function launch(name: string, entry: string, env: Record<string, string>): Proc {
-  const p = { name, ...spawnCli(entry, { RUNBOX_POLL_MS: '200', ...env }) };
-  procs.push(p);
-  return p;
-}
-
-async function stopAll(): Promise<void> {
-  for (const p of procs.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    await p.exited;
-  }
-}
-
-/** The first JSON log line (or stdout line) matching `test`, waiting for it. */
-async function waitForLine(p: Proc, test: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-  for (;;) {
-    for (const line of p.lines) {
-      try {
-        const j = JSON.parse(line) as Record<string, unknown>;
-        if (test(j)) return j;
-      } catch {
-        // not JSON
-      }
-    }
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited (${p.child.exitCode}):\n${p.lines.slice(-30).join('\n')}`);
-    await sleep(50);
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const procs = new Processes();
 
 function needSandbox(ctx: Mocha.Context): void {
   if (process.getuid?.() !== 0) {
@@ -130,9 +87,9 @@ describe('faults', function () {
   afterEach(async function () {
     // What the processes said is the first thing to read when a fault test fails.
     if (this.currentTest?.state === 'failed') {
-      for (const p of procs) console.log(`      --- ${p.name} (last lines)\n${p.lines.slice(-40).join('\n')}`);
+      console.log(procs.tails());
     }
-    await stopAll();
+    await procs.stopAll();
   });
 
   describe('a runner killed with SIGKILL in the middle of runs', () => {
@@ -156,7 +113,7 @@ describe('faults', function () {
 
       // One account's six runs fill the runner: no slot kept for other accounts.
       const env = { RUNBOX_DATABASE_URL: t.url, RUNBOX_LEASE_SECONDS: '5', RUNBOX_RUNNER_SLOTS: '6', RUNBOX_RUNNER_RESERVED_SLOTS: '0' };
-      const victim = launch('runner-a', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'fault-a', RUNBOX_SANDBOX_UID_BASE: '61200' });
+      const victim = procs.launch('runner-a', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'fault-a', RUNBOX_SANDBOX_UID_BASE: '61200' });
       await until('all six running', async () => {
         const rows = await t.db.selectFrom('submissions').select('id').where('state', '=', 'running').execute();
         return rows.length === 6;
@@ -165,7 +122,7 @@ describe('faults', function () {
       victim.child.kill('SIGKILL');
       await victim.exited;
 
-      launch('runner-b', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'fault-b', RUNBOX_SANDBOX_UID_BASE: '61300' });
+      procs.launch('runner-b', 'runner.js', { ...env, RUNBOX_RUNNER_ID: 'fault-b', RUNBOX_SANDBOX_UID_BASE: '61300' });
       await waitForStates(t.db, all, ['finished', 'failed']);
 
       const rows = await t.db.selectFrom('submissions').selectAll().where('id', 'in', all).execute();
@@ -265,7 +222,7 @@ describe('faults', function () {
       await setAccountLimits(db, account.id, { perMinute: 100_000, pending: 100_000, monthlyLimit: 1_000_000 });
       const key = await createKey(db, { accountId: account.id, appName: 'load', redirectUrl: hook });
 
-      const proc = launch('runbox', 'start.js', {
+      const proc = procs.launch('runbox', 'start.js', {
         RUNBOX_DATABASE_URL: url,
         RUNBOX_PORT: '0',
         RUNBOX_CALLBACK_ALLOW_PRIVATE: '1',
@@ -327,15 +284,8 @@ describe('faults', function () {
       expect(states.every((s) => s.state === 'finished')).to.equal(true);
       // The process logged its way through, in JSON, each run's lines carrying its submission id.
       expect(proc.lines.some((l) => /unreachable|lost its connection|failed/.test(l))).to.equal(true);
-      const logged = proc.lines.flatMap((l) => {
-        try {
-          return [JSON.parse(l) as { msg?: string; submission?: string }];
-        } catch {
-          return [];
-        }
-      });
       const first = admitted[0]!.id;
-      expect(logged.filter((l) => l.submission === first).map((l) => l.msg)).to.include.members(['submission admitted', 'job started', 'job finished']);
+      expect(logLines(proc).filter((l) => l['submission'] === first).map((l) => l['msg'])).to.include.members(['submission admitted', 'job started', 'job finished']);
     });
   });
 
@@ -357,7 +307,7 @@ describe('faults', function () {
       const key: CreatedKey = await createKey(t.db, { accountId: account.id, appName: 'day', redirectUrl: hook });
       // 10 attempts, 10 ms doubling (±25%): the compressed form of the default 3 minutes
       // doubling over about a day.
-      launch('sender', 'start.js', {
+      procs.launch('sender', 'start.js', {
         RUNBOX_DATABASE_URL: t.url,
         RUNBOX_COMPONENTS: 'sender',
         RUNBOX_CALLBACK_ALLOW_PRIVATE: '1',
@@ -423,8 +373,8 @@ describe('faults', function () {
       // Runners as the runner unit starts them, each with its admin listener for /metrics.
       const runnerEnv = { ...env, RUNBOX_COMPONENTS: 'runner', RUNBOX_LOG_LEVEL: 'info', RUNBOX_ADMIN_HOST: '127.0.0.1', RUNBOX_ADMIN_PORT: '0' };
       const runners = [
-        launch('runner-1', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-1', RUNBOX_SANDBOX_UID_BASE: '61500' }),
-        launch('runner-2', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-2', RUNBOX_SANDBOX_UID_BASE: '61600' }),
+        procs.launch('runner-1', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-1', RUNBOX_SANDBOX_UID_BASE: '61500' }),
+        procs.launch('runner-2', 'start.js', { ...runnerEnv, RUNBOX_RUNNER_ID: 'many-2', RUNBOX_SANDBOX_UID_BASE: '61600' }),
       ];
       const metricsUrls = await Promise.all(
         runners.map(async (p) => {
@@ -432,13 +382,8 @@ describe('faults', function () {
           return `http://127.0.0.1:${line['port'] as number}/metrics`;
         }),
       );
-      const apis = [launch('api-1', 'api.js', { ...env, RUNBOX_PORT: '0' }), launch('api-2', 'api.js', { ...env, RUNBOX_PORT: '0' })];
-      const urls = await Promise.all(
-        apis.map(async (p) => {
-          const line = await waitForLine(p, (l) => typeof l['listening'] === 'object');
-          return `http://127.0.0.1:${(line['listening'] as { port: number }).port}`;
-        }),
-      );
+      const apis = [procs.launch('api-1', 'api.js', { ...env, RUNBOX_PORT: '0' }), procs.launch('api-2', 'api.js', { ...env, RUNBOX_PORT: '0' })];
+      const urls = await Promise.all(apis.map((p) => apiUrlOf(p)));
       await until('both runners registered', async () => (await t.db.selectFrom('runners').select('id').execute()).length === 2);
 
       const total = 1000;

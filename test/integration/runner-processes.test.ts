@@ -3,31 +3,13 @@ import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
+import { logLines, waitForLog } from '../helpers/processes.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue, expectNoDrift, makeAccount, maxOverlap, waitForStates } from '../helpers/queue-rows.js';
 
 // Whole processes, as deployed: two runner processes on one database, and `npm start`.
 
 const base = loadConfig();
-
-function logs(p: CliProcess): Record<string, unknown>[] {
-  return p.lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
-
-async function waitForLog(p: CliProcess, msg: RegExp): Promise<Record<string, unknown>> {
-  for (;;) {
-    const hit = logs(p).find((l) => typeof l.msg === 'string' && msg.test(l.msg));
-    if (hit) return hit;
-    if (p.child.exitCode !== null) throw new Error(`process exited (${p.child.exitCode}):\n${p.lines.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('runner processes', function () {
   let t: TestDatabase;
@@ -96,7 +78,7 @@ describe('runner processes', function () {
 
     // Each job's log line names it, and each job was finished by exactly one process. The
     // line is written after the commit the states were read from, so wait for all of them.
-    const finishedLines = () => [...logs(a), ...logs(b)].filter((l) => l.msg === 'job finished');
+    const finishedLines = () => [...logLines(a), ...logLines(b)].filter((l) => l.msg === 'job finished');
     while (finishedLines().length < jobs.length && a.child.exitCode === null && b.child.exitCode === null) {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -136,7 +118,7 @@ describe('runner processes', function () {
     const row = await t.db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).to.include({ state: 'finished', locked_by: 'survivor', attempts: 2, refunded: false });
     expect((row.result as RunResult).output).to.equal('survived\n');
-    expect(logs(survivor).some((l) => l.msg === 'reaped jobs of runners that stopped responding')).to.equal(true);
+    expect(logLines(survivor).some((l) => l.msg === 'reaped jobs of runners that stopped responding')).to.equal(true);
     survivor.child.kill('SIGTERM');
     expect(await survivor.exited).to.equal(0);
     await expectNoDrift(t.db);
@@ -207,6 +189,6 @@ describe('runner processes', function () {
     expect((row.result as RunResult).output).to.equal('from start\n');
     p.child.kill('SIGTERM');
     expect(await p.exited).to.equal(0);
-    expect(logs(p).some((l) => l.msg === 'runner stopped')).to.equal(true);
+    expect(logLines(p).some((l) => l.msg === 'runner stopped')).to.equal(true);
   });
 });

@@ -9,6 +9,7 @@ import { migrations } from '../../src/db/migrations/index.js';
 import type { RunResult } from '../../src/result.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
+import { waitForLog } from '../helpers/processes.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { buildPreviousRelease, previousReleaseCommit, type PreviousRelease } from '../helpers/previous-release.js';
 import { expectNoDrift } from '../helpers/queue-rows.js';
@@ -25,25 +26,6 @@ import { expectNoDrift } from '../helpers/queue-rows.js';
 // connection is retried on the next, as a balancer does); every run must succeed once.
 
 const base = loadConfig();
-
-function logs(p: CliProcess): Record<string, unknown>[] {
-  return p.lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
-
-async function waitForLog(p: CliProcess, msg: RegExp): Promise<Record<string, unknown>> {
-  for (;;) {
-    const hit = logs(p).find((l) => typeof l.msg === 'string' && msg.test(l.msg));
-    if (hit) return hit;
-    if (p.child.exitCode !== null) throw new Error(`process exited (${p.child.exitCode}):\n${p.lines.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 interface Sent {
   n: number;
