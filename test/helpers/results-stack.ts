@@ -42,6 +42,15 @@ export function realRunsUnavailable(images: string[]): string | null {
   return null;
 }
 
+/** Skips the test or hook `ctx` (saying why) when real runs of `images` cannot be had here. */
+export function skipUnlessRealRuns(ctx: Mocha.Context, images: string[]): void {
+  const why = realRunsUnavailable(images);
+  if (why) {
+    console.log(`      SKIPPED: ${why}`);
+    ctx.skip();
+  }
+}
+
 export async function resultsStack(label: string, env: Record<string, string> = {}): Promise<ResultsStack> {
   const db = await freshDatabase(label);
   // Stored problems' test data cached in a directory of the stack's own, not the host's.

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/keys.js';
 import { createAccount } from '../../src/accounts/accounts.js';
-import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { pino } from 'pino';
@@ -12,6 +11,7 @@ import { waitForLog } from '../helpers/processes.js';
 import { successResult } from '../helpers/run-result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, stateOf, waitForStates } from '../helpers/queue-rows.js';
+import { skipUnlessRealRuns } from '../helpers/results-stack.js';
 import { WsClient } from '../helpers/ws-client.js';
 
 // Stopping for an upgrade, with whole processes as deployed (SIGTERM, as systemd sends):
@@ -30,14 +30,7 @@ describe('draining on SIGTERM', function () {
   const procs: CliProcess[] = [];
 
   before(async function () {
-    if (process.getuid?.() !== 0) {
-      console.log('      SKIPPED: the sandbox needs root');
-      this.skip();
-    }
-    if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
-      console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9']);
     t = await freshDatabase('drain');
   });
   afterEach(async () => {

@@ -1,25 +1,23 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
-import { readManifest } from '../../src/compilers/availability.js';
-import { loadConfig } from '../../src/config.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { clientConfig } from '../../src/db/url.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { claim, complete, reapExpired } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
+import { CallbackReceiver } from '../helpers/callback-receiver.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { apiUrlOf, logLines, Processes, sleep, until, waitForLine } from '../helpers/processes.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, waitForStates } from '../helpers/queue-rows.js';
+import { skipUnlessRealRuns } from '../helpers/results-stack.js';
 import { successResult } from '../helpers/run-result.js';
 
 // Faults with real processes: a runner killed with SIGKILL mid-run, Postgres stopped
@@ -27,60 +25,9 @@ import { successResult } from '../helpers/run-result.js';
 // through two API processes and two runners. Each is bounded; the whole file runs in
 // well under three minutes on two cores.
 
-const base = loadConfig();
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 const procs = new Processes();
-
-function needSandbox(ctx: Mocha.Context): void {
-  if (process.getuid?.() !== 0) {
-    console.log('      SKIPPED: real sandboxed runs need root');
-    ctx.skip();
-  }
-  if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
-    console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR} (runbox-admin image build python3.9)`);
-    ctx.skip();
-  }
-}
-
-/** A callback receiver that fails (503, or drops the connection) while `down`, and counts 2xx answers per delivery. */
-class Receiver {
-  server: Server;
-  /** Whether the receiver is down for this submission's attempt number n (from 1). */
-  downFor: (submission: string, n: number) => boolean = () => false;
-  attemptsBySubmission = new Map<string, number>();
-  okByDelivery = new Map<string, number>();
-  okSubmissions = new Set<string>();
-  requests = 0;
-  constructor() {
-    this.server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        this.requests++;
-        const submission = String(req.headers['x-runbox-submission']);
-        const n = (this.attemptsBySubmission.get(submission) ?? 0) + 1;
-        this.attemptsBySubmission.set(submission, n);
-        if (this.downFor(submission, n)) {
-          if (this.requests % 2 === 0) res.socket?.destroy();
-          else res.writeHead(503).end();
-          return;
-        }
-        const delivery = String(req.headers['x-runbox-delivery']);
-        this.okByDelivery.set(delivery, (this.okByDelivery.get(delivery) ?? 0) + 1);
-        this.okSubmissions.add(submission);
-        res.writeHead(204).end();
-      });
-    });
-  }
-  async start(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 describe('faults', function () {
   this.timeout(180_000);
@@ -102,7 +49,7 @@ describe('faults', function () {
     });
 
     it('every job is run again or failed and refunded; none lost, none counted twice', async function () {
-      needSandbox(this);
+      skipUnlessRealRuns(this, ['python3.9']);
       const account = await makeAccount(t.db, { running: 6 });
       const code = 'import time\ntime.sleep(3)\nprint("done")\n';
       // Three may start again, three have only the one attempt they were killed in.
@@ -175,7 +122,7 @@ describe('faults', function () {
     let dir: string;
     let url: string;
     let handle: DbHandle | undefined;
-    let receiver: Receiver;
+    let receiver: CallbackReceiver;
     const port = 54000 + (process.pid % 1000);
 
     const pgCtl = (...args: string[]) =>
@@ -199,7 +146,7 @@ describe('faults', function () {
       expect(clientConfig(url).host).to.equal(dir);
       handle = connect(url, { max: 4 });
       await migrateToLatest(handle.db);
-      receiver = new Receiver();
+      receiver = new CallbackReceiver();
     });
     after(async () => {
       await handle?.close();
@@ -215,7 +162,7 @@ describe('faults', function () {
     });
 
     it('the API answers 503 while it is down and recovers without a restart; runner and sender reconnect', async function () {
-      needSandbox(this);
+      skipUnlessRealRuns(this, ['python3.9']);
       const db = handle!.db;
       const hook = await receiver.start();
       const account = await createAccount(db, 'pgdown@example.test');
@@ -291,10 +238,10 @@ describe('faults', function () {
 
   describe('a callback receiver down for a simulated day', () => {
     let t: TestDatabase;
-    let receiver: Receiver;
+    let receiver: CallbackReceiver;
     before(async () => {
       t = await freshDatabase('fault_callbacks');
-      receiver = new Receiver();
+      receiver = new CallbackReceiver();
     });
     after(async () => {
       await receiver?.close();
@@ -362,7 +309,7 @@ describe('faults', function () {
     });
 
     it('every one ends with a result and the usage counts match exactly', async function () {
-      needSandbox(this);
+      skipUnlessRealRuns(this, ['python3.9']);
       const keys: { account: string; key: CreatedKey }[] = [];
       for (let i = 0; i < 20; i++) {
         const account = await createAccount(t.db, `many${i}@example.test`);

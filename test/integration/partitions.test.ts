@@ -1,20 +1,18 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
-import { readManifest } from '../../src/compilers/availability.js';
-import { loadConfig } from '../../src/config.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { RunResult } from '../../src/result.js';
+import { CallbackReceiver } from '../helpers/callback-receiver.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { createNetwork, probeHost, type HostCapabilities, type Network } from '../helpers/netns.js';
 import { createCluster, serverBinaries, type Cluster } from '../helpers/pg-cluster.js';
 import { apiUrlOf, logLines, Processes, type Proc, sleep, until, waitForLine } from '../helpers/processes.js';
 import { expectNoDrift, waitForStates } from '../helpers/queue-rows.js';
+import { realRunsUnavailable } from '../helpers/results-stack.js';
 
 // Partitions and failures with real processes on "hosts" made of network namespaces
 // (test/helpers/netns.ts): two API hosts (API and callback sender, as the API unit runs
@@ -24,43 +22,12 @@ import { expectNoDrift, waitForStates } from '../helpers/queue-rows.js';
 // PostgreSQL is restarted; latency is added where the kernel has netem. Each case says
 // what it shows; together they run in about two minutes.
 
-const base = loadConfig();
 const PY = 'python-3.9.7';
 const LEASE_SECONDS = 5;
 /** How long after a cut an API host's health says the database is unreachable: its check gives up after 2 s. */
 const HEALTH_WITHIN_MS = 3000;
 /** The throughput kept with 50 ms between runners and PostgreSQL, for runs of 0.3 s. */
 const LATENCY_FRACTION = 0.7;
-
-class Receiver {
-  server: Server;
-  bySubmission = new Map<string, number>();
-  constructor() {
-    this.server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const id = String(req.headers['x-runbox-submission']);
-        this.bySubmission.set(id, (this.bySubmission.get(id) ?? 0) + 1);
-        res.writeHead(204).end();
-      });
-    });
-  }
-  async start(host: string): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, host, r));
-    return `http://${host}:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
-
-const needsSandbox = (): string | undefined =>
-  process.getuid?.() !== 0
-    ? 'real sandboxed runs need root'
-    : readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')
-      ? undefined
-      : `image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`;
 
 describe('partitions and failures: hosts in network namespaces', function () {
   this.timeout(180_000);
@@ -69,14 +36,14 @@ describe('partitions and failures: hosts in network namespaces', function () {
   let net: Network | undefined;
   let cluster: Cluster | undefined;
   let admin: DbHandle;
-  let receiver: Receiver;
+  let receiver: CallbackReceiver;
   let hook: string;
   const procs = new Processes();
   let apis: { name: string; proc: Proc; url: string }[] = [];
   let runners: Record<string, Proc> = {};
 
   before(async function () {
-    why = needsSandbox() ?? (serverBinaries() ? undefined : 'no PostgreSQL server binaries under /usr/lib/postgresql');
+    why = realRunsUnavailable(['python3.9']) ?? (serverBinaries() ? undefined : 'no PostgreSQL server binaries under /usr/lib/postgresql');
     if (!why) {
       caps = probeHost();
       why = caps.netns;
@@ -91,7 +58,7 @@ describe('partitions and failures: hosts in network namespaces', function () {
     await cluster.query('CREATE DATABASE runbox');
     admin = connect(cluster.url('runbox'), { max: 4, applicationName: 'runbox-test' });
     await migrateToLatest(admin.db);
-    receiver = new Receiver();
+    receiver = new CallbackReceiver();
     hook = await receiver.start(net.gateway);
 
     // Reachable only over the bridge: each host's URL names the bridge's address.
@@ -185,7 +152,7 @@ describe('partitions and failures: hosts in network namespaces', function () {
     // and its completion is refused by the ownership check.
     const dropped = await waitForLine(runners[cutName]!, (l) => l['msg'] === 'job finished but its lease was gone; result dropped' && l['submission'] === id, 90_000);
     expect(dropped['attempt']).to.equal(1);
-    await until('the callback', () => receiver.bySubmission.has(id), 30_000);
+    await until('the callback', () => receiver.attemptsBySubmission.has(id), 30_000);
     await sleep(1500); // room for a second callback, were there one
 
     const row = await admin.db.selectFrom('submissions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -193,7 +160,7 @@ describe('partitions and failures: hosts in network namespaces', function () {
     expect((row.result as RunResult).output).to.equal('done\n');
     const deliveries = await admin.db.selectFrom('callback_deliveries').select(['state']).where('submission_id', '=', id).execute();
     expect(deliveries).to.deep.equal([{ state: 'delivered' }]);
-    expect(receiver.bySubmission.get(id), 'callbacks received').to.equal(1);
+    expect(receiver.attemptsBySubmission.get(id), 'callbacks received').to.equal(1);
     expect(await usage(account), 'billed once').to.equal(1);
     await expectNoDrift(admin.db);
     // The healed runner works again: both heart-beat.
@@ -265,7 +232,7 @@ describe('partitions and failures: hosts in network namespaces', function () {
     const rows = await admin.db.selectFrom('submissions').select(['id', 'state', 'result']).where('id', 'in', ids).execute();
     expect(rows.map((r) => r.state)).to.deep.equal(rows.map(() => 'finished'));
     expect(rows.map((r) => (r.result as RunResult).output).sort()).to.deep.equal(ids.map((_, i) => `${i}\n`).sort());
-    await until('every callback', () => ids.every((id) => receiver.bySubmission.has(id)), 60_000);
+    await until('every callback', () => ids.every((id) => receiver.attemptsBySubmission.has(id)), 60_000);
     const deliveries = await admin.db.selectFrom('callback_deliveries').select(['submission_id', 'state']).where('submission_id', 'in', ids).execute();
     expect(deliveries.length, 'one delivery per run').to.equal(ids.length);
     expect(await usage(account)).to.equal(ids.length);
@@ -318,7 +285,7 @@ describe('clock skew: hosts whose clocks are off bill, limit and lease by the da
     t = await freshDatabase('clock_skew');
   });
   beforeEach(function () {
-    const missing = !existsSync(FAKETIME) ? `${FAKETIME} is not installed (apt-get install faketime; npm run setup installs it)` : needsSandbox();
+    const missing = !existsSync(FAKETIME) ? `${FAKETIME} is not installed (apt-get install faketime; npm run setup installs it)` : realRunsUnavailable(['python3.9']);
     if (missing) {
       console.log(`      SKIPPED: ${missing}`);
       this.skip();

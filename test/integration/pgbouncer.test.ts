@@ -1,21 +1,19 @@
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
-import { readManifest } from '../../src/compilers/availability.js';
-import { loadConfig } from '../../src/config.js';
 import { connect, type DbHandle } from '../../src/db/connect.js';
 import { RUNNER_POOL } from '../../src/db/connections.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { LISTEN_APPLICATION_NAME } from '../../src/queue/listen.js';
 import { claim, complete } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
+import { CallbackReceiver } from '../helpers/callback-receiver.js';
 import { createCluster, serverBinaries, type Cluster } from '../helpers/pg-cluster.js';
 import { pgbouncerMissing, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { apiUrlOf, logLines, Processes, sleep, until, waitForLine } from '../helpers/processes.js';
 import { enqueue, expectNoDrift, makeAccount, waitForStates } from '../helpers/queue-rows.js';
+import { skipUnlessRealRuns } from '../helpers/results-stack.js';
 import { successResult } from '../helpers/run-result.js';
 import { WsClient } from '../helpers/ws-client.js';
 
@@ -24,33 +22,9 @@ import { WsClient } from '../helpers/ws-client.js';
 // admission, the queue and real runs, with LISTEN on a direct connection and without
 // one (polling); and how many connections each process holds.
 
-const base = loadConfig();
 const PY = 'python-3.9.7';
 /** Server connections PgBouncer may open: fewer than the processes' pools together. */
 const SERVER_POOL = 3;
-
-class Receiver {
-  server: Server;
-  bySubmission = new Map<string, number>();
-  constructor() {
-    this.server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const id = String(req.headers['x-runbox-submission']);
-        this.bySubmission.set(id, (this.bySubmission.get(id) ?? 0) + 1);
-        res.writeHead(204).end();
-      });
-    });
-  }
-  async start(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 describe('through PgBouncer in transaction pooling mode', function () {
   this.timeout(120_000);
@@ -93,17 +67,6 @@ describe('through PgBouncer in transaction pooling mode', function () {
     await bouncer?.stop();
     cluster?.remove();
   });
-
-  function needSandbox(ctx: Mocha.Context): void {
-    if (process.getuid?.() !== 0) {
-      console.log('      SKIPPED: real sandboxed runs need root');
-      ctx.skip();
-    }
-    if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
-      console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`);
-      ctx.skip();
-    }
-  }
 
   /** Backends of the cluster's runbox database, by application name (PgBouncer's server connections among them). */
   async function backends(db = direct.db, name = 'runbox'): Promise<Map<string, number>> {
@@ -158,8 +121,8 @@ describe('through PgBouncer in transaction pooling mode', function () {
         ? 'with LISTEN on a direct connection: runs of every kind end, each process LISTENs on one connection'
         : 'with no direct connection (polling): runs of every kind end, callbacks once each, usage exact',
       async function () {
-        needSandbox(this);
-        const receiver = new Receiver();
+        skipUnlessRealRuns(this, ['python3.9']);
+        const receiver = new CallbackReceiver();
         const hook = await receiver.start();
         try {
           const db = direct.db;
@@ -209,9 +172,9 @@ describe('through PgBouncer in transaction pooling mode', function () {
           expect(rows.map((r) => [r.state, (r.result as RunResult).output]).sort()).to.deep.equal(
             Array.from({ length: 8 }, (_, i) => ['finished', `${i * 2}\n`]).sort(),
           );
-          await until('every callback delivered', () => ids.every((id) => receiver.bySubmission.get(id) === 1), 30_000);
+          await until('every callback delivered', () => ids.every((id) => receiver.attemptsBySubmission.get(id) === 1), 30_000);
           await sleep(500);
-          expect(ids.map((id) => receiver.bySubmission.get(id))).to.deep.equal(ids.map(() => 1));
+          expect(ids.map((id) => receiver.attemptsBySubmission.get(id))).to.deep.equal(ids.map(() => 1));
           const usage = await db.selectFrom('account_usage').select('submissions').where('account_id', '=', account.id).executeTakeFirstOrThrow();
           expect(usage.submissions).to.equal(8 + 4 + 1);
           await expectNoDrift(db);
@@ -233,7 +196,7 @@ describe('through PgBouncer in transaction pooling mode', function () {
   }
 
   it(`a runner holds ${RUNNER_POOL} pool connections and one LISTEN connection, whatever its slots`, async function () {
-    needSandbox(this);
+    skipUnlessRealRuns(this, ['python3.9']);
     // A database of its own, reached directly: PgBouncer's server connections to the other one carry its clients' names.
     await cluster!.query('CREATE DATABASE runners');
     const own = connect(cluster!.url('runners'), { max: 2, applicationName: 'runbox-test' });

@@ -1,15 +1,12 @@
 import { expect } from 'chai';
-import { readManifest } from '../../src/compilers/availability.js';
-import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
 import { logLines, waitForLog } from '../helpers/processes.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue, expectNoDrift, makeAccount, maxOverlap, waitForStates } from '../helpers/queue-rows.js';
+import { skipUnlessRealRuns } from '../helpers/results-stack.js';
 
 // Whole processes, as deployed: two runner processes on one database, and `npm start`.
-
-const base = loadConfig();
 
 describe('runner processes', function () {
   let t: TestDatabase;
@@ -28,19 +25,8 @@ describe('runner processes', function () {
     await t?.drop();
   });
 
-  function needSandbox(ctx: Mocha.Context) {
-    if (process.getuid?.() !== 0) {
-      console.log('      SKIPPED: the sandbox needs root');
-      ctx.skip();
-    }
-    if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
-      console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`);
-      ctx.skip();
-    }
-  }
-
   it('two runners on one database run every job exactly once within each account limit', async function () {
-    needSandbox(this);
+    skipUnlessRealRuns(this, ['python3.9']);
     const two = await makeAccount(t.db); // Free plan: 2 at once
     const one = await makeAccount(t.db, { running: 1 });
     const jobs: { id: string; account: string; marker: string }[] = [];
@@ -96,7 +82,7 @@ describe('runner processes', function () {
   });
 
   it('a job whose runner dies is reaped by another runner and run again', async function () {
-    needSandbox(this);
+    skipUnlessRealRuns(this, ['python3.9']);
     const acct = await makeAccount(t.db);
     const id = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(2)\nprint("survived")\n' });
     // The shortest lease, so the survivor reaps soon after the other stops heart-beating.
@@ -125,7 +111,7 @@ describe('runner processes', function () {
   });
 
   it("a runner starting on a host requeues at once the jobs of an earlier runner there whose process is gone", async function () {
-    needSandbox(this);
+    skipUnlessRealRuns(this, ['python3.9']);
     const acct = await makeAccount(t.db, { running: 1 });
     const first = await enqueue(t.db, acct, { code: 'import time\ntime.sleep(2)\nprint("first")\n' });
     const second = await enqueue(t.db, acct, { code: 'print("second")\n' });
@@ -162,7 +148,7 @@ describe('runner processes', function () {
   });
 
   it('npm start runs the API and the runner in one process and stops on SIGTERM', async function () {
-    needSandbox(this);
+    skipUnlessRealRuns(this, ['python3.9']);
     const acct = await makeAccount(t.db);
     const id = await enqueue(t.db, acct, { code: 'print("from start")\n' });
     const p = spawnCli('start.js', {

@@ -3,8 +3,6 @@ import { expect } from 'chai';
 import { execa } from 'execa';
 import { sql } from 'kysely';
 import { createKey } from '../../src/accounts/keys.js';
-import { readManifest } from '../../src/compilers/availability.js';
-import { loadConfig } from '../../src/config.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import type { RunResult } from '../../src/result.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
@@ -13,6 +11,7 @@ import { waitForLog } from '../helpers/processes.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { buildPreviousRelease, previousReleaseCommit, type PreviousRelease } from '../helpers/previous-release.js';
 import { expectNoDrift } from '../helpers/queue-rows.js';
+import { skipUnlessRealRuns } from '../helpers/results-stack.js';
 
 // A rolling upgrade from the previous release (the code just before the newest schema
 // change, built from this repository's history), with whole processes and runs going all
@@ -24,8 +23,6 @@ import { expectNoDrift } from '../helpers/queue-rows.js';
 //   4. a new API starts, the balancer sends to it, the old one is stopped (it drains).
 // A client sends runs the whole time, to the API the balancer would pick (a refused
 // connection is retried on the next, as a balancer does); every run must succeed once.
-
-const base = loadConfig();
 
 interface Sent {
   n: number;
@@ -42,14 +39,7 @@ describe('upgrading from the previous release while it serves', function () {
   const procs: CliProcess[] = [];
 
   before(async function () {
-    if (process.getuid?.() !== 0) {
-      console.log('      SKIPPED: the runners need root');
-      return this.skip();
-    }
-    if (!readManifest(base.RUNBOX_IMAGES_DIR, 'python3.9')) {
-      console.log(`      SKIPPED: image python3.9 is not installed in ${base.RUNBOX_IMAGES_DIR}`);
-      return this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9']);
     const found = await previousReleaseCommit();
     if ('missing' in found) {
       console.log(`      SKIPPED: ${found.missing}`);
