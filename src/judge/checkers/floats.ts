@@ -1,4 +1,5 @@
-import { firstDifference, quote, tokenRestart, TokenReader } from './text.js';
+import { quote } from './text.js';
+import { describeTokenMismatch, firstTokenMismatch } from './tokens.js';
 import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
 
 // `floats`: tokens, where a number in the answer matches a number in the output within
@@ -33,30 +34,24 @@ const short = (x: number) => String(Number(x.toPrecision(3)));
 export function floats(data: CheckData, options: FloatsOptions = {}): CheckResult {
   const absolute = options.absolute ?? FLOATS_DEFAULT_TOLERANCE;
   const relative = options.relative ?? FLOATS_DEFAULT_TOLERANCE;
-  const { output, answer } = data;
-  const diff = firstDifference(output, answer);
-  if (diff === -1) return accepted();
-  // Tokens before the first differing byte are the same text in both.
-  const { from, tokensBefore } = tokenRestart(output, diff);
-  const found = new TokenReader(output, from, tokensBefore);
-  const expected = new TokenReader(answer, from, tokensBefore);
-  for (;;) {
-    const index = found.index;
-    const e = expected.next();
-    const f = found.next();
-    if (e === null && f === null) return accepted();
-    if (f === null) return wrongAnswer(`token ${index}: expected ${quote(e)}, found the end of the output (line ${found.line})`);
-    if (e === null) return wrongAnswer(`token ${index} (line ${found.line}): expected the end of the output, found ${quote(f)}`);
-    if (e.equals(f)) continue;
+  // Tokens that differ as text match when both are numbers within a tolerance.
+  const close = (e: Buffer, f: Buffer) => {
     const want = numberOf(e);
-    if (want === null) return wrongAnswer(`token ${index} (line ${found.line}): expected ${quote(e)}, found ${quote(f)}`);
-    const got = numberOf(f);
-    if (got === null) return wrongAnswer(`token ${index} (line ${found.line}): expected the number ${quote(e)}, found ${quote(f)}`);
+    const got = want === null ? null : numberOf(f);
+    if (want === null || got === null) return false;
     const delta = Math.abs(got - want);
-    if (delta <= absolute + SLACK || delta <= relative * Math.abs(want) + SLACK) continue;
-    return wrongAnswer(
-      `token ${index} (line ${found.line}): expected ${quote(e)}, found ${quote(f)}: off by ${short(delta)}, ` +
-        `more than the absolute tolerance ${absolute} and the relative ${relative} (${short(relative * Math.abs(want))} here)`,
-    );
-  }
+    return delta <= absolute + SLACK || delta <= relative * Math.abs(want) + SLACK;
+  };
+  const mismatch = firstTokenMismatch(data.output, data.answer, undefined, close);
+  if (!mismatch) return accepted();
+  const { index, line, expected: e, found: f } = mismatch;
+  // Either end of the output, or a token of the answer that is not a number: as tokens says it.
+  const want = e === null || f === null ? null : numberOf(e);
+  if (want === null) return wrongAnswer(describeTokenMismatch(mismatch));
+  const got = numberOf(f!);
+  if (got === null) return wrongAnswer(`token ${index} (line ${line}): expected the number ${quote(e)}, found ${quote(f)}`);
+  return wrongAnswer(
+    `token ${index} (line ${line}): expected ${quote(e)}, found ${quote(f)}: off by ${short(Math.abs(got - want))}, ` +
+      `more than the absolute tolerance ${absolute} and the relative ${relative} (${short(relative * Math.abs(want))} here)`,
+  );
 }

@@ -16,9 +16,16 @@ export interface TokenMismatch {
 /**
  * The first token where `output` and `answer` differ, or null when their tokens are
  * the same. `diff` is their first differing byte (firstDifference): the tokens before
- * the one that holds it are equal, so reading starts there.
+ * the one that holds it are equal, so reading starts there. `same` says whether two
+ * tokens that are not byte for byte equal match all the same (floats: numbers within
+ * a tolerance).
  */
-export function firstTokenMismatch(output: Buffer, answer: Buffer, diff = firstDifference(output, answer)): TokenMismatch | null {
+export function firstTokenMismatch(
+  output: Buffer,
+  answer: Buffer,
+  diff = firstDifference(output, answer),
+  same?: (expected: Buffer, found: Buffer) => boolean,
+): TokenMismatch | null {
   if (diff === -1) return null;
   const { from, tokensBefore } = tokenRestart(output, diff);
   const found = new TokenReader(output, from, tokensBefore);
@@ -28,7 +35,7 @@ export function firstTokenMismatch(output: Buffer, answer: Buffer, diff = firstD
     const e = expected.next();
     const f = found.next();
     if (e === null && f === null) return null;
-    if (e === null || f === null || !e.equals(f)) return { index, line: found.line, expected: e, found: f };
+    if (e === null || f === null || !(e.equals(f) || same?.(e, f))) return { index, line: found.line, expected: e, found: f };
   }
 }
 
