@@ -111,6 +111,11 @@ export const RunResultSchema = Type.Object({
 });
 export type RunResult = Static<typeof RunResultSchema>;
 
+/** The execution fields of a run that never ran (could not be completed, or skipped): no output, no figures. */
+export function notRun<S extends TestResult['status']>(status: S, error = '') {
+  return { status, output: '', error, exit_code: null, signal: null, time: null, total: null, memory: null, truncated: false };
+}
+
 /** The result of a run that could not be completed (no program output to report). */
 export function internalErrorResult(
   job: { id: string; compiler: string; extra_params?: Record<string, unknown> | null },
@@ -120,15 +125,7 @@ export function internalErrorResult(
   return {
     id: job.id,
     compiler: job.compiler,
-    status,
-    output: '',
-    error: message,
-    exit_code: null,
-    signal: null,
-    time: null,
-    total: null,
-    memory: null,
-    truncated: false,
+    ...notRun(status, message),
     stdout_truncated: false,
     stderr_truncated: false,
     compile_output: null,

@@ -8,7 +8,7 @@ import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged }
 import { judgedFloodBytes } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
 import type { StoredTest, versionForRun } from '../problems/store.js';
-import type { RunResult, TestResult } from '../result.js';
+import { notRun, type RunResult, type TestResult } from '../result.js';
 import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import { buildErrorText, buildProgram, stageLimits } from './build.js';
@@ -198,19 +198,7 @@ export interface JudgeRun {
   run(input: Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
 }
 
-const skippedTest = (name: string | undefined): TestResult => ({
-  ...(name !== undefined ? { name } : {}),
-  status: 'skipped',
-  ...SKIPPED,
-  output: '',
-  error: '',
-  exit_code: null,
-  signal: null,
-  time: null,
-  total: null,
-  memory: null,
-  truncated: false,
-});
+const skippedTest = (name: string | undefined): TestResult => ({ ...(name !== undefined ? { name } : {}), ...notRun('skipped'), ...SKIPPED });
 
 /** Runs and judges every test (each in a fresh sandbox), then the request's verdict and score. */
 export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
