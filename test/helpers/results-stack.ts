@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { createAccount, setAccountLimits } from '../../src/accounts/accounts.js';
 import { createKey, type CreatedKey } from '../../src/accounts/keys.js';
+import { expect } from 'chai';
 import { startApi, type RunningApi } from '../../src/api/server.js';
 import { loadConfig } from '../../src/config.js';
 import type { KeyKind } from '../../src/db/schema.js';
 import type { PlanLimits } from '../../src/limits.js';
+import type { RunResult } from '../../src/result.js';
 import { startRunner, type Runner, type RunnerOptions } from '../../src/runner/daemon.js';
 import { createSandbox } from '../../src/sandbox/index.js';
-import type { Sandbox } from '../../src/sandbox/spec.js';
+import type { Sandbox, SandboxSpec } from '../../src/sandbox/spec.js';
 import { systemClock } from '../../src/util/clock.js';
 import { testConfig } from './api.js';
 import { freshDatabase, type TestDatabase } from './db.js';
@@ -123,4 +125,30 @@ export async function postJson(url: string, key: string, body: unknown, signal?:
     body: JSON.stringify(body),
     ...(signal ? { signal } : {}),
   });
+}
+
+/** A synchronous run through the stack's API; fails the test (with the answer) unless it is a 200. */
+export async function syncRun(s: ResultsStack, key: string, body: unknown): Promise<RunResult> {
+  const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
+  const text = await res.text();
+  expect(res.status, text).to.equal(200);
+  return JSON.parse(text) as RunResult;
+}
+
+/** Submissions billed to the account (its usage row, whatever the month). */
+export async function billedSubmissions(s: ResultsStack, accountId: string): Promise<number> {
+  return (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
+}
+
+/** The real sandbox, each stage it is asked to run recorded in `stages` first (for a runner: startRunner({ sandbox })). */
+export async function recordingSandbox(stages: SandboxSpec[]): Promise<Sandbox> {
+  const real = await createSandbox(loadConfig());
+  return {
+    launcher: real.launcher,
+    run: (spec) => {
+      stages.push(spec);
+      return real.run(spec);
+    },
+    close: () => real.close!(),
+  };
 }

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import type { RunResult } from '../../src/result.js';
 import { GUESS_BINARY, GUESS_LINEAR, GUESS_ONCE, GUESS_STALL, guessingInteractor } from '../helpers/checkers.js';
-import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { keyFor, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { makeZip } from '../helpers/zip.js';
 
 // Interactive problems: a guessing game (binary search against an interactor written
@@ -15,22 +14,13 @@ const GXX = 'g++-9';
 describe('judged runs (interactors)', function () {
   let s: ResultsStack;
   before(async function () {
-    const why = realRunsUnavailable(['python3.9', 'gcc']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9', 'gcc']);
     s = await resultsStack('judge_interactive');
     await s.startRunner();
   });
   after(async () => s?.close());
 
-  const sync = async (key: string, body: object): Promise<RunResult> => {
-    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
-    const text = await res.text();
-    expect(res.status, text).to.equal(200);
-    return JSON.parse(text) as RunResult;
-  };
+  const sync = (key: string, body: object) => syncRun(s, key, body);
   const testlib = { compiler: GXX, code: guessingInteractor(false), convention: 'testlib' };
   const kattis = { compiler: GXX, code: guessingInteractor(true), convention: 'kattis' };
   const tests = [{ input: '777 20' }, { input: '1 20' }, { input: '1000000 20' }];

@@ -1,10 +1,7 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
-import type { RunResult } from '../../src/result.js';
-import { createSandbox } from '../../src/sandbox/index.js';
-import type { Sandbox, SandboxSpec } from '../../src/sandbox/spec.js';
+import type { SandboxSpec } from '../../src/sandbox/spec.js';
 import { KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H } from '../helpers/checkers.js';
-import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { billedSubmissions, keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { makeZip } from '../helpers/zip.js';
 
 // Checker programs (C++, g++-9) in both conventions, written for these tests: every
@@ -20,33 +17,13 @@ describe('judged runs (checker programs)', function () {
   let s: ResultsStack;
   const stages: SandboxSpec[] = [];
   before(async function () {
-    const why = realRunsUnavailable(['python3.9', 'gcc']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9', 'gcc']);
     s = await resultsStack('judge_programs');
-    const real = await createSandbox(loadConfig());
-    const counting: Sandbox = {
-      launcher: real.launcher,
-      run: (spec) => {
-        stages.push(spec);
-        return real.run(spec);
-      },
-      close: () => real.close!(),
-    };
-    await s.startRunner({ sandbox: counting });
+    await s.startRunner({ sandbox: await recordingSandbox(stages) });
   });
   after(async () => s?.close());
 
-  const sync = async (key: string, body: object): Promise<RunResult> => {
-    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
-    const text = await res.text();
-    expect(res.status, text).to.equal(200);
-    return JSON.parse(text) as RunResult;
-  };
-  const usage = async (accountId: string) =>
-    (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
+  const sync = (key: string, body: object) => syncRun(s, key, body);
   const sumTests = ['10 ok', '10 off', '10 wrong', '10 pe'].map((input) => ({ input, expected_output: '9 1' }));
 
   it('testlib: accepted, partial (points), wrong answer, presentation error; built once, run after each test, not billed', async () => {
@@ -66,7 +43,7 @@ describe('judged runs (checker programs)', function () {
     const checks = stages.filter((st) => st.argv.includes('/box/judge-answer'));
     expect(checks).to.have.length(4);
     expect(checks[0]!.files!.map((f) => f.name)).to.include.members(['judge-input', 'judge-output', 'judge-answer']);
-    expect(await usage(accountId)).to.equal(4);
+    expect(await billedSubmissions(s, accountId)).to.equal(4);
     // The same checker again: found built, not compiled a second time.
     stages.length = 0;
     await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker, tests: sumTests.slice(0, 1) });
@@ -97,7 +74,7 @@ describe('judged runs (checker programs)', function () {
     const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker: { type: 'program', compiler: GXX, code: 'int main( {', convention: 'testlib' }, tests: sumTests });
     expect(r).to.include({ status: 'internal_error', verdict: 'checker_error', score: 0 });
     expect(r.checker_message).to.match(/^the checker did not compile:\n[\s\S]*error/);
-    expect(await usage(accountId)).to.equal(0);
+    expect(await billedSubmissions(s, accountId)).to.equal(0);
   });
 
   it('a Polygon-style checker that includes testlib.h, one of its files', async () => {

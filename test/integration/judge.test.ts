@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunResult } from '../../src/result.js';
 import { judgedTests } from '../../src/judge/submission-tests.js';
-import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { WsClient } from '../helpers/ws-client.js';
 
 // Judged runs end to end with the built-in comparisons: expected outputs in a request,
@@ -20,11 +19,7 @@ describe('judged runs (built-in checkers)', function () {
   let s: ResultsStack;
   const caches: string[] = [];
   before(async function () {
-    const why = realRunsUnavailable(['python3.9', 'gcc']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9', 'gcc']);
     caches.push(mkdtempSync(join(tmpdir(), 'runbox-judge-cache-a-')), mkdtempSync(join(tmpdir(), 'runbox-judge-cache-b-')));
     s = await resultsStack('judge');
     await s.startRunner({ env: { RUNBOX_DATA_CACHE_DIR: caches[0]! } });
@@ -34,14 +29,7 @@ describe('judged runs (built-in checkers)', function () {
     for (const c of caches) rmSync(c, { recursive: true, force: true });
   });
 
-  const sync = async (key: string, body: object): Promise<RunResult> => {
-    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
-    const text = await res.text();
-    expect(res.status, text).to.equal(200);
-    return JSON.parse(text) as RunResult;
-  };
-  const usage = async (accountId: string) =>
-    (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
+  const sync = (key: string, body: object) => syncRun(s, key, body);
 
   it('a single run with expected_output: verdict, score and checker_message at the top, right after status', async () => {
     const { key } = await keyFor(s.db);
@@ -116,12 +104,12 @@ describe('judged runs (built-in checkers)', function () {
     expect(r.tests!.map((t) => [t.status, t.verdict])).to.deep.equal([['success', 'accepted'], ['success', 'wrong_answer'], ['skipped', 'skipped'], ['skipped', 'skipped']]);
     expect(r.tests![2]).to.deep.equal({ status: 'skipped', verdict: 'skipped', score: 0, checker_message: null, output: '', error: '', exit_code: null, signal: null, time: null, total: null, memory: null, truncated: false });
     expect(r).to.include({ verdict: 'wrong_answer', score: 0.25 });
-    expect(await usage(accountId)).to.equal(2);
+    expect(await billedSubmissions(s, accountId)).to.equal(2);
     const row = await s.db.db.selectFrom('submissions').select('units').where('id', '=', r.id).executeTakeFirstOrThrow();
     expect(row.units).to.equal(2);
     // Without it every test runs and is billed.
     await sync(key.key, { code: 'print(input())', compiler: PY, tests: [{ input: 'a', expected_output: 'x' }, { input: 'b', expected_output: 'b' }] });
-    expect(await usage(accountId)).to.equal(4);
+    expect(await billedSubmissions(s, accountId)).to.equal(4);
   });
 
   it('a compile error is the verdict when the program does not build', async () => {
@@ -145,7 +133,7 @@ describe('judged runs (built-in checkers)', function () {
       expect(res.status, JSON.stringify(extra)).to.equal(400);
       expect(((await res.json()) as { error: { message: string } }).error.message).to.match(message);
     }
-    expect(await usage(accountId)).to.equal(0);
+    expect(await billedSubmissions(s, accountId)).to.equal(0);
   });
 
   it('a WebSocket run message with expected_output and a checker: its result carries the verdict', async () => {
@@ -233,7 +221,7 @@ describe('judged runs (built-in checkers)', function () {
       const wrong = await sync(owner.key.key, { code: sevens(true), compiler: PY, problem: problemId });
       expect(wrong.tests!.map((t) => t.verdict)).to.deep.equal(['wrong_answer', 'wrong_answer']);
       expect(wrong.tests![1]!.checker_message).to.equal('line 600000: expected "599999 4199993", found "wrong"');
-      expect(await usage(owner.accountId)).to.equal(4);
+      expect(await billedSubmissions(s, owner.accountId)).to.equal(4);
     });
 
     it('judged on a second runner process with a cache of its own', async () => {
@@ -251,7 +239,7 @@ describe('judged runs (built-in checkers)', function () {
       const res = await postJson(`${s.url}/api/v2/run-code-sync/`, other.key.key, { code: 'print(1)', compiler: PY, problem: problemId });
       expect(res.status).to.equal(404);
       expect(((await res.json()) as { error: { message: string } }).error.message).to.equal(`no problem ${problemId}`);
-      expect(await usage(other.accountId)).to.equal(0);
+      expect(await billedSubmissions(s, other.accountId)).to.equal(0);
     });
 
     it("the plan's tests per request bound a problem's tests", async () => {

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import type { RunResult } from '../../src/result.js';
-import { loadConfig } from '../../src/config.js';
-import { createSandbox } from '../../src/sandbox/index.js';
-import type { Sandbox, SandboxSpec } from '../../src/sandbox/spec.js';
+import type { SandboxSpec } from '../../src/sandbox/spec.js';
 import { waitForStates } from '../helpers/queue-rows.js';
-import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { billedSubmissions, keyFor, postJson, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns } from '../helpers/results-stack.js';
 
 // Multi-test requests end to end: the API admits and bills N tests, the runner
 // compiles once and runs each test in a fresh sandbox, the result lists every test.
@@ -17,26 +15,11 @@ describe('multi-test requests', function () {
   let s: ResultsStack;
   const stages: SandboxSpec[] = [];
   before(async function () {
-    const why = realRunsUnavailable(['gcc']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['gcc']);
     s = await resultsStack('multitest');
-    const real = await createSandbox(loadConfig());
-    const counting: Sandbox = {
-      launcher: real.launcher,
-      run: (spec) => {
-        stages.push(spec);
-        return real.run(spec);
-      },
-    };
-    await s.startRunner({ sandbox: counting });
+    await s.startRunner({ sandbox: await recordingSandbox(stages) });
   });
   after(async () => s?.close());
-
-  const usage = async (accountId: string) =>
-    (await s.db.db.selectFrom('account_usage').select('submissions').where('account_id', '=', accountId).executeTakeFirst())?.submissions ?? 0;
 
   it('sync: compiles once, runs each test in its own sandbox, one result per test; each test is billed', async () => {
     const { accountId, key } = await keyFor(s.db);
@@ -57,7 +40,7 @@ describe('multi-test requests', function () {
     const runs = stages.filter((st) => !st.collect);
     expect(compiles).to.have.length(1);
     expect(runs.map((st) => String(st.stdin))).to.deep.equal(['1\n', '21\n', '-4\n']);
-    expect(await usage(accountId)).to.equal(3);
+    expect(await billedSubmissions(s, accountId)).to.equal(3);
   });
 
   it('async run endpoint: the result (looked up) lists every test; the first failing test is the headline', async () => {
@@ -85,7 +68,7 @@ describe('multi-test requests', function () {
     const raised = await keyFor(s.db, { limits: { testsPerRequest: 2 } });
     const three = await postJson(`${s.url}/api/v2/run-code-sync/`, raised.key.key, { code: DOUBLE, compiler: GCC, tests: eleven.slice(0, 3) });
     expect(three.status).to.equal(400);
-    expect(await usage(accountId)).to.equal(0);
+    expect(await billedSubmissions(s, accountId)).to.equal(0);
   });
 
   it('each test counts against the monthly allowance', async () => {
@@ -95,6 +78,6 @@ describe('multi-test requests', function () {
     expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('monthly_limit');
     const two = await postJson(`${s.url}/api/v2/run-code-sync/`, key.key, { code: DOUBLE, compiler: GCC, tests: [{ input: '1' }, { input: '2' }] });
     expect(two.status).to.equal(200);
-    expect(await usage(accountId)).to.equal(2);
+    expect(await billedSubmissions(s, accountId)).to.equal(2);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { RunResult } from '../../src/result.js';
 import { counters } from '../helpers/api.js';
-import { keyFor, postJson, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { WsClient } from '../helpers/ws-client.js';
 
 // Programs, not snippets, through runbox's own API end to end (real API, runner,
@@ -17,11 +17,7 @@ describe('programs: files, args, options, limits and files out', function () {
   let s: ResultsStack;
   let key: string;
   let accountId: string;
-  const sync = async (body: unknown): Promise<Result> => {
-    const res = await postJson(`${s.url}/api/v2/run-code-sync/`, key, body);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    return (await res.json()) as Result;
-  };
+  const sync = (body: unknown) => syncRun(s, key, body) as Promise<Result>;
   const refused = async (body: unknown, message: RegExp) => {
     const before = await counters(s.db.db, accountId);
     for (const path of ['/api/v2/run-code/', '/api/v2/run-code-sync/']) {
@@ -36,11 +32,7 @@ describe('programs: files, args, options, limits and files out', function () {
   };
 
   before(async function () {
-    const why = realRunsUnavailable(['python3.9', 'gcc']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9', 'gcc']);
     s = await resultsStack('programs', { RUNBOX_RUNNER_SLOTS: '2' });
     await s.startRunner();
     ({ key: { key }, accountId } = await keyFor(s.db, { limits: { perMinute: 1000, pending: 50 } }));
