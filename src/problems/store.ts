@@ -82,10 +82,7 @@ const mib = (bytes: number) => (bytes < MiB ? `${bytes} bytes` : `${(bytes / MiB
  */
 export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string): Promise<ProblemView | undefined> {
   if (problemId !== undefined && !isProblemId(problemId)) return undefined;
-  let candidates: Buffer[] = [];
-  const id = await db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock_shared(${TEST_DATA_LOCK.class}, ${TEST_DATA_LOCK.key})`.execute(trx);
-    await lockKeys(trx, ['problemAccount', accountId]);
+  const id = await writeProblems(db, accountId, async (trx) => {
     let version = 1;
     let id = problemId;
     if (id !== undefined) {
@@ -135,32 +132,56 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         'problem_storage_full',
       );
     }
-    candidates = await sweepVersions(trx, accountId);
     return id;
   });
-  if (id === undefined) return undefined;
-  // Data the replaced version alone held goes once no run needs it.
-  await collectTestData(db, candidates);
-  return getProblem(db, accountId, id);
+  return id === undefined ? undefined : getProblem(db, accountId, id);
 }
 
 /** Deletes the account's problem; false when it has no such problem. Runs already queued still finish. */
 export async function deleteProblem(db: Db, accountId: string, problemId: string): Promise<boolean> {
   if (!isProblemId(problemId)) return false;
+  const deleted = await writeProblems(db, accountId, async (trx) => {
+    const row = await trx.updateTable('problems').set({ deleted_at: new Date() }).where('id', '=', problemId).where('account_id', '=', accountId).where('deleted_at', 'is', null).returning('id').executeTakeFirst();
+    return row ? true : undefined;
+  });
+  return deleted ?? false;
+}
+
+/**
+ * A write to the account's problems: one transaction, under the test data's lock (shared:
+ * data it is about to point at is not collected meanwhile) and the account's (its storage
+ * total is checked exactly). Unless `write` changed nothing (undefined), the versions no
+ * run needs any more are swept with it, and then the data they alone held is collected.
+ */
+async function writeProblems<T>(db: Db, accountId: string, write: (trx: Db) => Promise<T | undefined>): Promise<T | undefined> {
   let candidates: Buffer[] = [];
-  const deleted = await db.transaction().execute(async (trx) => {
+  const written = await db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock_shared(${TEST_DATA_LOCK.class}, ${TEST_DATA_LOCK.key})`.execute(trx);
     await lockKeys(trx, ['problemAccount', accountId]);
-    const row = await trx.updateTable('problems').set({ deleted_at: new Date() }).where('id', '=', problemId).where('account_id', '=', accountId).where('deleted_at', 'is', null).returning('id').executeTakeFirst();
-    if (!row) return false;
-    candidates = await sweepVersions(trx, accountId);
-    return true;
+    const done = await write(trx);
+    if (done !== undefined) candidates = await sweepVersions(trx, accountId);
+    return done;
   });
-  if (deleted) await collectTestData(db, candidates);
-  return deleted;
+  if (written !== undefined) await collectTestData(db, candidates);
+  return written;
 }
 
 const iso = (d: Date) => new Date(d).toISOString();
+
+/** The account's problems (not deleted), each joined to its current version. */
+function currentProblems(db: Db, accountId: string) {
+  return db
+    .selectFrom('problems as p')
+    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
+    .where('p.account_id', '=', accountId)
+    .where('p.deleted_at', 'is', null);
+}
+
+const SUMMARY_COLUMNS = ['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'] as const;
+
+function summaryOf(r: { id: string; name: string; version: number; created_at: Date; updated_at: Date; tests: number; data_bytes: number | string | bigint }): ProblemSummary {
+  return { id: r.id, name: r.name, version: r.version, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+}
 
 function programView(p: ProgramSource): ProgramView {
   return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)] };
@@ -174,13 +195,9 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 /** The account's problem with its current version's tests (samples' content shown); undefined when it has none of that id. */
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await db
-    .selectFrom('problems as p')
-    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
-    .select(['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.checker', 'v.interactor', 'v.limits', 'v.tests', 'v.data_bytes'])
+  const row = await currentProblems(db, accountId)
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
     .where('p.id', '=', problemId)
-    .where('p.account_id', '=', accountId)
-    .where('p.deleted_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
   const tests = await db
@@ -193,13 +210,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .orderBy('t.ordinal')
     .execute();
   return {
-    id: row.id,
-    name: row.name,
-    version: row.version,
-    test_count: row.tests,
-    data_bytes: Number(row.data_bytes),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    ...summaryOf(row),
     limits: row.limits as ProblemLimits,
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
@@ -217,17 +228,9 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
 
 /** The account's problems, newest first, and its storage. */
 export async function listProblems(db: Db, accountId: string): Promise<{ problems: ProblemSummary[]; storage: Storage }> {
-  const rows = await db
-    .selectFrom('problems as p')
-    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
-    .select(['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'])
-    .where('p.account_id', '=', accountId)
-    .where('p.deleted_at', 'is', null)
-    .orderBy('p.created_at', 'desc')
-    .orderBy('p.id')
-    .execute();
+  const rows = await currentProblems(db, accountId).select(SUMMARY_COLUMNS).orderBy('p.created_at', 'desc').orderBy('p.id').execute();
   return {
-    problems: rows.map((r) => ({ id: r.id, name: r.name, version: r.version, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) })),
+    problems: rows.map(summaryOf),
     storage: await accountStorage(db, accountId),
   };
 }
@@ -244,15 +247,14 @@ export interface ProblemForRun {
 
 export async function problemForRun(db: Db, accountId: string, problemId: string): Promise<ProblemForRun | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await db
-    .selectFrom('problems as p')
-    .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
+  const row = await currentProblems(db, accountId)
     .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor'])
     .where('p.id', '=', problemId)
-    .where('p.account_id', '=', accountId)
-    .where('p.deleted_at', 'is', null)
     .executeTakeFirst();
-  if (!row) return undefined;
+  return row && forRun(row);
+}
+
+function forRun(row: { id: string; version: number; tests: number; limits: unknown; checker: unknown; interactor: unknown }): ProblemForRun {
   return { id: row.id, version: row.version, tests: row.tests, limits: row.limits as ProblemLimits, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
 }
 
@@ -270,7 +272,7 @@ export interface StoredTest {
 export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -283,12 +285,7 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     .orderBy('ordinal')
     .execute();
   return {
-    id: row.problem_id,
-    version: row.version,
-    tests: row.tests,
-    limits: row.limits as ProblemLimits,
-    checker: row.checker as CheckerSetting,
-    interactor: row.interactor as ProgramSource | null,
+    ...forRun(row),
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight })),
   };
 }
