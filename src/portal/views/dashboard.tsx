@@ -1,22 +1,12 @@
 import type { PlanLimits } from '../../limits.js';
 import type { UsageRecord } from '../../quota/usage.js';
 import { RunsChart } from './chart.js';
-import type { ComponentChildren } from 'preact';
-import { Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { Figure, Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
 import type { KeyRow } from './keys.js';
 import { KeyUsageCells, kindLabel } from './keys.js';
 
 // The dashboard: the account's usage record (the figures of GET /api/usage/, each in an
 // element whose data-field names its field), runs per day, the plan, and every key.
-
-function Figure(p: { label: string; field: string; value: string | number | ComponentChildren }) {
-  return (
-    <div>
-      <dt>{p.label}</dt>
-      <dd data-field={p.field}>{p.value}</dd>
-    </div>
-  );
-}
 
 export function DashboardPage(p: {
   page: PageContext;

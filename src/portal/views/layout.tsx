@@ -203,6 +203,39 @@ export function firstError<K extends string>(errors: Partial<Record<K, string | 
  * A wide table in a box of its own that scrolls sideways on a narrow screen, so the page
  * itself never does; focusable, so the keyboard can scroll it too.
  */
+/** One figure of a <dl class="figures">: its label, its value (in an element whose data-field names it, when given). */
+export function Figure(p: { label: string; field?: string; value: ComponentChildren }) {
+  return (
+    <div>
+      <dt>{p.label}</dt>
+      <dd data-field={p.field}>{p.value}</dd>
+    </div>
+  );
+}
+
+/** Two texts side by side, each under its label and scrollable by keyboard: a sample's input and expected output, or where an output first differs from the expected one. */
+export function TextPair(p: { sides: [PairSide, PairSide] }) {
+  return (
+    <div class="diff-pair">
+      {p.sides.map((side) => (
+        <div>
+          <p class="diff-label">{side.label}</p>
+          <pre class={side.class} tabIndex={0} aria-label={side.ariaLabel}>
+            {side.text}
+          </pre>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export interface PairSide {
+  label: string;
+  class?: string;
+  ariaLabel: string;
+  text: string;
+}
+
 export function TableBox(props: { label: string; children: ComponentChildren }) {
   return (
     <div class="table-box" role="region" aria-label={props.label} tabIndex={0}>

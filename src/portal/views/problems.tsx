@@ -1,7 +1,7 @@
 import type { ProblemSummary, ProblemView, Storage } from '../../problems/store.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { sizeText } from '../returned-files.js';
-import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
 
 // The account's stored problems: the list with the form that uploads a package, one
 // problem with its tests (samples' content shown, the others by size), and deleting one.
@@ -96,26 +96,11 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
     <Layout title={pr.name} page={p.page} notices={p.notices}>
       <p class="mono id">{pr.id}</p>
       <dl class="figures">
-        <div>
-          <dt>Tests</dt>
-          <dd data-field="test_count">{pr.test_count}</dd>
-        </div>
-        <div>
-          <dt>Version</dt>
-          <dd data-field="version">{pr.version}</dd>
-        </div>
-        <div>
-          <dt>Test data</dt>
-          <dd>{sizeText(pr.data_bytes)}</dd>
-        </div>
-        <div>
-          <dt>Time limit</dt>
-          <dd>{pr.limits.time !== undefined ? `${pr.limits.time} s` : "The service's"}</dd>
-        </div>
-        <div>
-          <dt>Memory limit</dt>
-          <dd>{pr.limits.memory !== undefined ? `${Math.round(pr.limits.memory / 1024)} MB` : "The service's"}</dd>
-        </div>
+        <Figure label="Tests" field="test_count" value={pr.test_count} />
+        <Figure label="Version" field="version" value={pr.version} />
+        <Figure label="Test data" value={sizeText(pr.data_bytes)} />
+        <Figure label="Time limit" value={pr.limits.time !== undefined ? `${pr.limits.time} s` : "The service's"} />
+        <Figure label="Memory limit" value={pr.limits.memory !== undefined ? `${Math.round(pr.limits.memory / 1024)} MB` : "The service's"} />
       </dl>
       <p data-field="checker">Output compared by: {checkerText(pr.checker)}.</p>
       {pr.interactor && <p data-field="interactor">{`Interactive: an interactor (${pr.interactor.compiler}, ${pr.interactor.convention} convention: ${pr.interactor.files.join(', ')}).`}</p>}
@@ -155,20 +140,12 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           <h3 id={`sample-${i}`} class="mono">
             {t.name}
           </h3>
-          <div class="diff-pair">
-            <div>
-              <p class="diff-label">Input</p>
-              <pre tabIndex={0} aria-label={`${t.name}, input`}>
-                {t.input ?? `(${sizeText(t.input_bytes)}: too long to show)`}
-              </pre>
-            </div>
-            <div>
-              <p class="diff-label">Expected output</p>
-              <pre tabIndex={0} aria-label={`${t.name}, expected output`}>
-                {t.expected_output ?? `(${sizeText(t.expected_output_bytes)}: too long to show)`}
-              </pre>
-            </div>
-          </div>
+          <TextPair
+            sides={[
+              { label: 'Input', ariaLabel: `${t.name}, input`, text: t.input ?? `(${sizeText(t.input_bytes)}: too long to show)` },
+              { label: 'Expected output', ariaLabel: `${t.name}, expected output`, text: t.expected_output ?? `(${sizeText(t.expected_output_bytes)}: too long to show)` },
+            ]}
+          />
         </section>
       ))}
       <h2>Delete</h2>

@@ -2,7 +2,7 @@ import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { ReturnedFile } from '../../result.js';
 import { downloadName, droppedText, fileShown, fileUrl, imageAlt, sizeText } from '../returned-files.js';
 import { verdictWords } from '../verdicts.js';
-import { TableBox } from './layout.js';
+import { TableBox, TextPair } from './layout.js';
 
 // Parts of a run's result that the submission page and the playground both show: the
 // verdict of each judged test with where its output first differs from the expected
@@ -54,6 +54,7 @@ export function ReturnedFiles(p: { files: ReturnedFile[] | undefined; dropped?: 
 }
 
 const testName = (t: JudgedTestView, i: number) => t.name ?? `Test ${i + 1}`;
+const linesText = (lines: string[]) => (lines.length > 0 ? lines.join('\n') : '(nothing)');
 
 /** Each judged test's verdict, score and checker's message; then, for each test whose output differs, the first lines that differ. */
 export function JudgedTests(p: { tests: JudgedTestView[]; showData?: boolean }) {
@@ -87,20 +88,12 @@ export function JudgedTests(p: { tests: JudgedTestView[]; showData?: boolean }) 
       {differing.map(({ t, i }) => (
         <section class="diff" aria-labelledby={`diff-${i}`} data-diff-of={testName(t, i)}>
           <h3 id={`diff-${i}`}>{`${testName(t, i)}: first difference at line ${t.diff!.line}`}</h3>
-          <div class="diff-pair">
-            <div>
-              <p class="diff-label">Expected</p>
-              <pre class="diff-expected" tabIndex={0} aria-label={`${testName(t, i)}, expected from line ${t.diff!.line}`}>
-                {t.diff!.expected.length > 0 ? t.diff!.expected.join('\n') : '(nothing)'}
-              </pre>
-            </div>
-            <div>
-              <p class="diff-label">Found</p>
-              <pre class="diff-found" tabIndex={0} aria-label={`${testName(t, i)}, found from line ${t.diff!.line}`}>
-                {t.diff!.found.length > 0 ? t.diff!.found.join('\n') : '(nothing)'}
-              </pre>
-            </div>
-          </div>
+          <TextPair
+            sides={[
+              { label: 'Expected', class: 'diff-expected', ariaLabel: `${testName(t, i)}, expected from line ${t.diff!.line}`, text: linesText(t.diff!.expected) },
+              { label: 'Found', class: 'diff-found', ariaLabel: `${testName(t, i)}, found from line ${t.diff!.line}`, text: linesText(t.diff!.found) },
+            ]}
+          />
         </section>
       ))}
     </div>
