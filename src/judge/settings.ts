@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { RunOptions } from '../db/schema.js';
 import { ProgramFields } from '../program/fields.js';
-import { asProgramText, decodeBase64, ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
+import { asProgramText, decodeFiles, ProgramError, programOfFiles, type Program } from '../program/program.js';
 import { DEFAULT_CHECKER, type BuiltinChecker } from './checkers/index.js';
 import { CONVENTIONS, type Convention } from './conventions.js';
 
@@ -90,13 +90,7 @@ export function programSource(req: InteractorRequest, field: string): ProgramSou
       if ('problem' in text) throw new ProgramError('code', text.problem);
       return source({ code: req.code, options: {} });
     }
-    const decoded = req.files!.map((f, i): DecodedFile => {
-      if (f.encoding !== 'base64') return { name: f.name, content: Buffer.from(f.content, 'utf8'), text: true };
-      const content = decodeBase64(f.content);
-      if (!content) throw new ProgramError(`files.${i}.content`, 'is not Base64 (padded, without line breaks)');
-      return { name: f.name, content, text: false };
-    });
-    return source(programOfFiles(decoded, req.main));
+    return source(programOfFiles(decodeFiles(req.files!), req.main));
   } catch (err) {
     if (err instanceof ProgramError) throw new JudgeSettingsError(`${field}.${err.field}: ${err.problem}`);
     throw err;

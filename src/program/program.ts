@@ -2,7 +2,7 @@ import type { CompilerEntry } from '../compilers/catalogue.js';
 import type { RunFile, RunOptions, StageLimits } from '../db/schema.js';
 import { PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import { optionsProblem } from './compiler-options.js';
-import type { ProgramRequest, RunLimitsRequest } from './fields.js';
+import type { ProgramFile, ProgramRequest, RunLimitsRequest } from './fields.js';
 import { nameConflict, pathProblem } from './paths.js';
 
 // A request's program, checked and turned into what a submission stores: `code` (the
@@ -42,6 +42,16 @@ const n = (x: number) => x.toLocaleString('en-US');
 /** Base64 text as bytes; undefined when it is not Base64 (padded, no line breaks). */
 export function decodeBase64(text: string): Buffer | undefined {
   return BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
+}
+
+/** A request's files (text, or Base64 with encoding base64) as bytes; throws ProgramError naming one that is not Base64. */
+export function decodeFiles(files: readonly ProgramFile[]): DecodedFile[] {
+  return files.map((f, i): DecodedFile => {
+    if (f.encoding !== 'base64') return { name: f.name, content: Buffer.from(f.content, 'utf8'), text: true };
+    const content = decodeBase64(f.content);
+    if (!content) throw new ProgramError(`files.${i}.content`, 'is not Base64 (padded, without line breaks)');
+    return { name: f.name, content, text: false };
+  });
 }
 
 /** The file's content as UTF-8 text by code's rules, or why it is not. */
@@ -136,13 +146,7 @@ export function readProgram(req: ProgramRequest, entry: Pick<CompilerEntry, 'id'
   if (req.code !== undefined && req.files !== undefined) throw new ProgramError('files', 'give either code or files, not both');
   let program: Program;
   if (req.files !== undefined) {
-    const decoded = req.files.map((f, i): DecodedFile => {
-      if (f.encoding !== 'base64') return { name: f.name, content: Buffer.from(f.content, 'utf8'), text: true };
-      const content = decodeBase64(f.content);
-      if (!content) throw new ProgramError(`files.${i}.content`, 'is not Base64 (padded, without line breaks)');
-      return { name: f.name, content, text: false };
-    });
-    program = programOfFiles(decoded, req.main);
+    program = programOfFiles(decodeFiles(req.files), req.main);
   } else {
     if (req.code === undefined) throw new ProgramError('code', 'missing required field code (or files)');
     if (req.main !== undefined) throw new ProgramError('main', 'names a file of files; with code there is one file');
