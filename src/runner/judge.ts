@@ -138,26 +138,36 @@ function keyOf(entry: CompilerEntry, rootfs: string, program: { code: string; ru
   return BuiltCache.key([entry.id, entry.version, image, program.code, program.run_options.main ?? null, program.run_options.files ?? []]);
 }
 
-/** A checker program's verdict on one output: its stage, by its convention. */
-async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<CheckResult> {
-  const { args, outputOnStdin } = checkerArguments(h.convention);
+/** A checker's or interactor's stage: its built run with `args` after its command and the
+ *  test's files `given` (read-only) in its workspace, its feedback directory (Kattis). */
+function helperSpec(j: Judging, h: Helper, args: string[], given: Record<string, Buffer>): SandboxSpec {
   const feedback = feedbackPaths(h.convention);
-  const given = (name: string, content: Buffer): StageFile => ({ name, mode: 0o444, content });
   const spec: SandboxSpec = {
     rootfs: h.rootfs,
     argv: [...h.run.argv, ...args],
-    files: [...h.run.files, given(CHECK_FILES.input, data.input), given(CHECK_FILES.output, data.output), given(CHECK_FILES.answer, data.answer)],
+    files: [...h.run.files, ...Object.entries(given).map(([name, content]): StageFile => ({ name, mode: 0o444, content }))],
     dirs: [...h.run.dirs, ...feedback.dirs],
-    stdin: outputOnStdin ? data.output : '',
     slot: j.deps.slot,
   };
   if (feedback.collect.length > 0) spec.collect = feedback.collect;
-  if (j.limits) spec.limits = j.limits;
   if (h.entry.env) spec.env = h.entry.env;
   if (j.deps.signal) spec.signal = j.deps.signal;
-  const outcome = await j.sandbox.run(spec);
-  if (outcome.status === 'internal_error') throw new NotStarted('the sandbox could not run the checker', outcome.diagnostic);
-  return conventionVerdict(h.convention, { how: outcome.status, exitCode: outcome.exitCode, signal: outcome.signal, stderr: outcome.stderr, feedback: feedbackOf(outcome.collected) });
+  return spec;
+}
+
+/** What a checker's or interactor's stage says of the output, by its convention. */
+function helperVerdict(h: Helper, ended: SandboxOutcome, what: 'checker' | 'interactor'): CheckResult {
+  if (ended.status === 'internal_error') throw new NotStarted(`the sandbox could not run the ${what}`, ended.diagnostic);
+  return conventionVerdict(h.convention, { how: ended.status, exitCode: ended.exitCode, signal: ended.signal, stderr: ended.stderr, feedback: feedbackOf(ended.collected) }, what);
+}
+
+/** A checker program's verdict on one output: its stage, by its convention. */
+async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<CheckResult> {
+  const { args, outputOnStdin } = checkerArguments(h.convention);
+  const spec = helperSpec(j, h, args, { [CHECK_FILES.input]: data.input, [CHECK_FILES.output]: data.output, [CHECK_FILES.answer]: data.answer });
+  spec.stdin = outputOnStdin ? data.output : '';
+  if (j.limits) spec.limits = j.limits;
+  return helperVerdict(h, await j.sandbox.run(spec), 'checker');
 }
 
 /**
@@ -169,23 +179,11 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
  */
 async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
   const link = new StageLink();
-  const feedback = feedbackPaths(h.convention);
-  const given = (name: string, content: Buffer): StageFile => ({ name, mode: 0o444, content });
-  const spec: SandboxSpec = {
-    rootfs: h.rootfs,
-    argv: [...h.run.argv, ...interactorArguments(h.convention)],
-    files: [...h.run.files, given(CHECK_FILES.input, input), given(CHECK_FILES.answer, answer)],
-    dirs: [...h.run.dirs, ...feedback.dirs],
-    slot: j.deps.slot,
-    lane: 1,
-    link: link.side(1),
-  };
-  if (feedback.collect.length > 0) spec.collect = feedback.collect;
-  if (h.entry.env) spec.env = h.entry.env;
-  if (j.deps.signal) spec.signal = j.deps.signal;
+  const spec = helperSpec(j, h, interactorArguments(h.convention), { [CHECK_FILES.input]: input, [CHECK_FILES.answer]: answer });
+  spec.lane = 1;
+  spec.link = link.side(1);
   const [outcome, ended] = await Promise.all([r.run(Buffer.alloc(0), undefined, link.side(0)), j.sandbox.run(spec)]);
-  if (ended.status === 'internal_error') throw new NotStarted('the sandbox could not run the interactor', ended.diagnostic);
-  const word = conventionVerdict(h.convention, { how: ended.status, exitCode: ended.exitCode, signal: ended.signal, stderr: ended.stderr, feedback: feedbackOf(ended.collected) }, 'interactor');
+  const word = helperVerdict(h, ended, 'interactor');
   const status = executionFields(outcome).status as Parameters<typeof interactiveVerdict>[0];
   return { outcome, judged: interactiveVerdict(status, word) };
 }
