@@ -226,13 +226,15 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
   };
 }
 
+/** The account's problems, newest first. */
+export async function problemSummaries(db: Db, accountId: string): Promise<ProblemSummary[]> {
+  const rows = await currentProblems(db, accountId).select(SUMMARY_COLUMNS).orderBy('p.created_at', 'desc').orderBy('p.id').execute();
+  return rows.map(summaryOf);
+}
+
 /** The account's problems, newest first, and its storage. */
 export async function listProblems(db: Db, accountId: string): Promise<{ problems: ProblemSummary[]; storage: Storage }> {
-  const rows = await currentProblems(db, accountId).select(SUMMARY_COLUMNS).orderBy('p.created_at', 'desc').orderBy('p.id').execute();
-  return {
-    problems: rows.map(summaryOf),
-    storage: await accountStorage(db, accountId),
-  };
+  return { problems: await problemSummaries(db, accountId), storage: await accountStorage(db, accountId) };
 }
 
 /** What admission reads of the account's problem: its current version, tests, limits and programs' compilers. */

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { listKeys } from '../../accounts/keys.js';
 import { deploymentAvailability } from '../../compilers/deployment.js';
-import { listProblems } from '../../problems/store.js';
+import { problemSummaries } from '../../problems/store.js';
 import { PROGRAM_LIMITS } from '../../limits.js';
 import { playgroundRequest, newFileName } from '../playground-request.js';
 import { playgroundRunner, type PlaygroundOutcome } from '../playground-run.js';
@@ -23,8 +23,8 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
 
   const load = async (c: PortalContext) => {
     const accountId = c.state.session!.accountId;
-    const [compilers, keys, problems] = await Promise.all([deploymentAvailability(db, config), listKeys(db, accountId), listProblems(db, accountId)]);
-    return { compilers, keys: keys.filter((k) => k.revoked_at === null && k.kind === 'api'), problems: problems.problems };
+    const [compilers, keys, problems] = await Promise.all([deploymentAvailability(db, config), listKeys(db, accountId), problemSummaries(db, accountId)]);
+    return { compilers, keys: keys.filter((k) => k.revoked_at === null && k.kind === 'api'), problems };
   };
 
   router.get('/playground', async (ctx) => {
