@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.js';
 import { expiredSubmission, type ExpiredSubmission } from '../retention/expired.js';
 import { orderedJson, RawJson } from '../util/raw-json.js';
+import { UUID } from '../util/uuid.js';
 import { storedResultJson } from './live.js';
 
 // A submission as GET /api/v2/submissions/:id answers it (JSON text, fields in their
@@ -30,7 +31,6 @@ export async function lookupSubmission(db: Db, accountId: string, id: string): P
   });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /** The submission of this account as JSON text; undefined for another account's, an unknown, a purged or a malformed id. */

@@ -4,6 +4,7 @@ import type { TestCaseRow } from '../db/schema.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
 import { outputText } from '../runner/output-text.js';
+import { UUID } from '../util/uuid.js';
 import { firstLineDiff, type LineDiff } from './diff.js';
 
 // A judged submission's tests as a page shows them (the portal's submission page):
@@ -27,7 +28,7 @@ const SHOWN = REQUEST_LIMITS.inputMaxBytes;
 
 /** The account's judged submission's tests; undefined when it is not the account's, not ended or not judged. */
 export async function judgedTests(db: Db, accountId: string, submissionId: string): Promise<JudgedTestView[] | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(submissionId)) return undefined;
+  if (!UUID.test(submissionId)) return undefined;
   const row = await db
     .selectFrom('submissions')
     .select(['input', 'tests', 'run_options', 'result'])

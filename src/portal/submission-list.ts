@@ -2,13 +2,12 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { RunOptions } from '../db/schema.js';
 import { pageOf, type Page, type PageRequest } from '../util/pages.js';
+import { UUID } from '../util/uuid.js';
 
 // The account's submissions as the portal lists them, newest first, a page at a time,
 // and one submission of the account (another account's id reads as none).
 
 export const PAGE_SIZE = 50;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SubmissionLine {
   id: string;

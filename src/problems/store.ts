@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
+import { UUID } from '../util/uuid.js';
 import { ProblemInputError, type ProblemDraft, type ProblemLimits } from './draft.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData } from './test-data.js';
@@ -55,7 +56,8 @@ export interface Storage {
   limit_bytes: number;
 }
 
-export const isProblemId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+/** A problem's id as its routes take it: a UUID in lower case. */
+export const isProblemId = (id: string) => UUID.test(id) && id === id.toLowerCase();
 
 /** The test data an account's problems keep now (their current versions), each file once, and its limit. */
 export async function accountStorage(db: Db, accountId: string): Promise<Storage> {

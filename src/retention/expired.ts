@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js';
+import { UUID } from '../util/uuid.js';
 
 // Submissions the retention purge removed, as every lookup tells them: the REST lookup
 // and the Judge0 one answer 410 submission_expired, the portal says it in words, the
@@ -10,8 +11,6 @@ export interface ExpiredSubmission {
   createdAt: Date;
   purgedAt: Date;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Tombstones of these ids made by this account (null: by any account, for the operator). */
 export async function expiredSubmissions(db: Db, accountId: string | null, ids: string[]): Promise<Map<string, ExpiredSubmission>> {

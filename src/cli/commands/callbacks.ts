@@ -1,11 +1,10 @@
 import { deliveriesPage, queueRedelivery } from '../../callbacks/redeliver.js';
 import { expiredMessage, expiredSubmission } from '../../retention/expired.js';
 import { Listed, pageHelp, pageOptions, pageRequest, requireString, UsageError, type Command, type CommandContext } from '../command.js';
+import { UUID } from '../../util/uuid.js';
 
 // Callback deliveries of one submission: what happened to them, and sending again. A
 // submission the retention purge deleted (its deliveries with it) is said to be so.
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function submissionId(ctx: Parameters<Command['run']>[0]): string {
   const id = requireString(ctx, 'submission');

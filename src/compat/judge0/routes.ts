@@ -19,6 +19,7 @@ import { judge0Submission, parseFields, type Judge0Kept, type Judge0Source } fro
 import { KEY_CARRIERS } from '../../accounts/errors.js';
 import { inSnapshot } from '../../api/submission-view.js';
 import { expiredMessage, expiredSubmissions, type ExpiredSubmission } from '../../retention/expired.js';
+import { UUID } from '../../util/uuid.js';
 
 // Judge0 CE (1.13, docs/api) at /judge0/: languages, statuses, submissions (one or a
 // batch), looked up by token. A submission is a runbox run of mode 'judge0', admitted
@@ -27,7 +28,6 @@ import { expiredMessage, expiredSubmissions, type ExpiredSubmission } from '../.
 // A token the retention purge deleted answers 410 (in a batch: {token, error}).
 
 const TAGS = ['Judge0 CE compatible'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Judge0's MAX_SUBMISSION_BATCH_SIZE default. */
 export const MAX_BATCH = 20;
 
