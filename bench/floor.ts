@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { executeJob } from '../src/runner/execute.js';
 import { planProgram } from '../src/program/plan.js';
 import { createSandbox } from '../src/sandbox/index.js';
-import type { Sandbox, SandboxSpec, StageFile } from '../src/sandbox/spec.js';
+import type { Sandbox, SandboxSpec } from '../src/sandbox/spec.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
 import { cpuDelta, runnerCpu } from './cpu.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';

@@ -6,7 +6,7 @@ import { compilerEntry } from '../src/compilers/catalogue.js';
 import { loadConfig } from '../src/config.js';
 import { planProgram } from '../src/program/plan.js';
 import { createSandbox, findNsjail, type LauncherName } from '../src/sandbox/index.js';
-import type { Sandbox, StageFile } from '../src/sandbox/spec.js';
+import type { Sandbox } from '../src/sandbox/spec.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 
 // What the sandbox adds to a tiny program, per launcher present: the full chain (job

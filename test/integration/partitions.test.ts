@@ -10,7 +10,7 @@ import { CallbackReceiver } from '../helpers/callback-receiver.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { createNetwork, probeHost, type HostCapabilities, type Network } from '../helpers/netns.js';
 import { createCluster, serverBinaries, type Cluster } from '../helpers/pg-cluster.js';
-import { apiUrlOf, logLines, Processes, type Proc, sleep, until, waitForLine } from '../helpers/processes.js';
+import { apiUrlOf, Processes, type Proc, sleep, until, waitForLine } from '../helpers/processes.js';
 import { expectNoDrift, waitForStates } from '../helpers/queue-rows.js';
 import { realRunsUnavailable } from '../helpers/results-stack.js';
 
