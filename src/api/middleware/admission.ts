@@ -59,14 +59,8 @@ export function runAdmitter(deps: ApiDeps): AdmitRun {
   return async (auth, run, mode, state) => {
     const available = await availableNow();
     const { judgeCompilers, ...toAdmit } = run;
-    for (const [compiler, what] of [[run.compiler, ''], ...(judgeCompilers ?? []).map((c) => [c, ' (of the checker or interactor)'])] as const) {
-      assertRunnable(compiler, deps.config.RUNBOX_RECIPES_DIR, available);
-      if (!available.has(compiler)) {
-        // 400, not 503: the request names something this deployment does not offer;
-        // retrying it unchanged will not help until an operator installs the image.
-        throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler}${what} is not installed on this service (see GET /api/compilers/)`);
-      }
-    }
+    assertOffered(run.compiler, deps.config.RUNBOX_RECIPES_DIR, available);
+    for (const compiler of judgeCompilers ?? []) assertOffered(compiler, deps.config.RUNBOX_RECIPES_DIR, available, 'the checker or interactor');
     // Before the row can exist: lets a synchronous wait skip its first look-up (src/queue/done.ts).
     const admittedAt = performance.now();
     const result = await admitSubmission(deps.db, {
@@ -103,6 +97,16 @@ export function assertRunnable(compiler: unknown, recipesDir: string, available?
   }
   if (entry.retired) {
     throw new ApiError(400, 'compiler_unavailable', `compiler ${entry.id} is retired; use ${entry.retired.successor} instead (see GET /api/compilers/)`);
+  }
+}
+
+/** A compiler a request names (its program's, or `of` its checker's or interactor's) is one this service runs now: assertRunnable, then installed here. */
+export function assertOffered(compiler: string, recipesDir: string, available: ReadonlySet<string>, of?: 'the checker or interactor'): void {
+  assertRunnable(compiler, recipesDir, available);
+  if (!available.has(compiler)) {
+    // 400, not 503: the request names something this deployment does not offer;
+    // retrying it unchanged will not help until an operator installs the image.
+    throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler}${of ? ` (of ${of})` : ''} is not installed on this service (see GET /api/compilers/)`);
   }
 }
 

@@ -8,7 +8,7 @@ import { problemFromJson } from '../../problems/json.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
 import { ApiError } from '../errors.js';
-import { assertRunnable } from '../middleware/admission.js';
+import { assertOffered } from '../middleware/admission.js';
 import { readRawBody } from '../middleware/json-body.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
 import { ProblemBody } from '../schemas.js';
@@ -69,10 +69,7 @@ async function draftOf(ctx: ApiContext, deps: ApiDeps, available: () => Promise<
     ? await openPackage(await readRawBody(ctx, PROBLEM_LIMITS.uploadMaxBytes), { compilerFor: compilerForExtension(offered, deps.config.RUNBOX_RECIPES_DIR) })
     : { draft: problemFromJson(ctx.state.body as ProblemBody), close: () => {} };
   try {
-    for (const compiler of settingCompilers(opened.draft)) {
-      assertRunnable(compiler, deps.config.RUNBOX_RECIPES_DIR, offered);
-      if (!offered.has(compiler)) throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler} (of the checker or interactor) is not installed on this service (see GET /api/compilers/)`);
-    }
+    for (const compiler of settingCompilers(opened.draft)) assertOffered(compiler, deps.config.RUNBOX_RECIPES_DIR, offered, 'the checker or interactor');
     return opened;
   } catch (err) {
     opened.close();
