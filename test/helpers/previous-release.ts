@@ -42,6 +42,20 @@ const deps = (dir: string) => {
   return JSON.stringify([p.dependencies ?? {}, p.devDependencies ?? {}]);
 };
 
+/** The release in `dir` gets its packages: this checkout's, linked, when its dependencies are
+ *  the same, else its own (npm ci); nothing when the ones it has still resolve. */
+async function ensureModules(dir: string, say: (line: string) => void): Promise<void> {
+  const modules = join(dir, 'node_modules');
+  if (existsSync(modules)) return;
+  rmSync(modules, { force: true }); // a link whose target is gone
+  if (deps(dir) === deps(PROJECT_ROOT) && existsSync(join(PROJECT_ROOT, 'node_modules'))) {
+    symlinkSync(join(PROJECT_ROOT, 'node_modules'), modules);
+  } else {
+    say(`its dependencies differ from this checkout's: npm ci in ${dir}`);
+    await execa('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir });
+  }
+}
+
 /** Exports and builds the previous release (once per commit); logs its steps through `say`. */
 export async function buildPreviousRelease(commit: string, say: (line: string) => void = () => {}): Promise<PreviousRelease> {
   const dir = join(tmpdir(), `runbox-release-${commit.slice(0, 12)}`);
@@ -54,12 +68,7 @@ export async function buildPreviousRelease(commit: string, say: (line: string) =
       await execa('git', ['-C', PROJECT_ROOT, 'archive', '--format=tar', '-o', archive, commit]);
       await execa('tar', ['-xf', archive, '-C', work]);
       rmSync(archive);
-      if (deps(work) === deps(PROJECT_ROOT) && existsSync(join(PROJECT_ROOT, 'node_modules'))) {
-        symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(work, 'node_modules'));
-      } else {
-        say(`its dependencies differ from this checkout's: npm ci in ${work}`);
-        await execa('npm', ['ci', '--no-audit', '--no-fund'], { cwd: work });
-      }
+      await ensureModules(work, say);
       say(`building ${commit.slice(0, 12)} in ${dir}`);
       await execa('npm', ['run', '-s', 'build'], { cwd: work });
       await execa('touch', [join(work, '.built')]);
@@ -70,6 +79,8 @@ export async function buildPreviousRelease(commit: string, say: (line: string) =
       throw err;
     }
   }
+  // A build kept from an earlier run may have linked the node_modules of a checkout since removed.
+  await ensureModules(dir, say);
   const migrations = readdirSync(join(dir, 'src/db/migrations'))
     .filter((f) => /^\d{4}_.*\.ts$/.test(f))
     .map((f) => f.replace(/\.ts$/, ''))
