@@ -60,6 +60,15 @@ describe('stdin of refused interactive runs is never stored', function () {
     return refusal;
   }
 
+  it('a compiler no recipe declares', async () => {
+    await liveRunner({ 'python-3.9.7': '3.9.2' });
+    const { key } = await keyFor(s.db);
+    const refusal = await refusedRun(key.key, 'no-such-compiler-1.0');
+    expect(refusal['code']).to.equal('bad_request');
+    expect(await storedRows()).to.equal(0);
+    expect(notified).to.deep.equal([]);
+  });
+
   it('a compiler the deployment does not have', async () => {
     await liveRunner({ 'python-3.9.7': '3.9.2' });
     const { key } = await keyFor(s.db);
