@@ -6,8 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import type { RunResult } from '../../src/result.js';
 import { pino } from 'pino';
 import { startRunner } from '../../src/runner/daemon.js';
-import { type CliProcess, spawnCli } from '../helpers/cli-process.js';
-import { waitForLog } from '../helpers/processes.js';
+import { Processes, waitForLog } from '../helpers/processes.js';
 import { successResult } from '../helpers/run-result.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { accountUsage, enqueue, expectNoDrift, makeAccount, stateOf, waitForStates } from '../helpers/queue-rows.js';
@@ -27,27 +26,20 @@ const sleepy = (seconds: number, marker: string) => `import time\ntime.sleep(${s
 describe('draining on SIGTERM', function () {
   this.timeout(120_000);
   let t: TestDatabase;
-  const procs: CliProcess[] = [];
+  const procs = new Processes();
 
   before(async function () {
     skipUnlessRealRuns(this, ['python3.9']);
     t = await freshDatabase('drain');
   });
-  afterEach(async () => {
-    for (const p of procs.splice(0)) {
-      if (p.child.exitCode === null) p.child.kill('SIGKILL');
-      await p.exited;
-    }
-  });
+  afterEach(() => procs.stopAll());
   after(async () => {
     await t?.drop();
   });
 
   const runner = (id: string, uidBase: number, env: Record<string, string> = {}) => {
     // One account's runs fill each runner here: no slot kept for other accounts.
-    const p = spawnCli('runner.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_ID: id, RUNBOX_SANDBOX_UID_BASE: String(uidBase), RUNBOX_POLL_MS: '200', RUNBOX_RUNNER_RESERVED_SLOTS: '0', ...env });
-    procs.push(p);
-    return p;
+    return procs.launch(id, 'runner.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_RUNNER_ID: id, RUNBOX_SANDBOX_UID_BASE: String(uidBase), RUNBOX_RUNNER_RESERVED_SLOTS: '0', ...env });
   };
 
   it('a runner finishes the runs it started, claims nothing more, and exits 0; the next runner takes the rest', async () => {
@@ -154,8 +146,7 @@ describe('draining on SIGTERM', function () {
     const { key } = await createKey(t.db, { accountId: account.id, appName: 'drain', redirectUrl: null, monthlyLimit: null });
     const r = runner('drain-d', 64300, { RUNBOX_RUNNER_SLOTS: '3' });
     await waitForLog(r, /runner started/);
-    const api = spawnCli('start.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_COMPONENTS: 'api', RUNBOX_PORT: '0' });
-    procs.push(api);
+    const api = procs.launch('api', 'start.js', { RUNBOX_DATABASE_URL: t.url, RUNBOX_COMPONENTS: 'api', RUNBOX_PORT: '0' });
     const url = (await waitForLog(api, /^API listening on /)).url as string;
     const wsUrl = `${url.replace(/^http/, 'ws')}/api/v2/ws/`;
 
