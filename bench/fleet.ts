@@ -169,6 +169,7 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
   let admitted = 0;
   let admissionErrors = 0;
   let feeding = true;
+  let feeders: Promise<void>[] = [];
   const admin = connect(direct, { max: 2, applicationName: 'bench-admin' });
   try {
     const accounts = (await admin.db.selectFrom('accounts').select('id').orderBy('id').execute()).map((r) => String(r.id));
@@ -211,7 +212,7 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
     timeStatements(api.pool, samples, () => measuring);
     handles.push(api);
     const backlog = Math.max(50, slots);
-    const feeders = Array.from({ length: ADMIT_LOOPS }, async (_, loop) => {
+    feeders = Array.from({ length: ADMIT_LOOPS }, async (_, loop) => {
       let n = loop;
       while (feeding) {
         if (admitted - started >= backlog) {
@@ -293,6 +294,8 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
     };
   } finally {
     feeding = false;
+    // Admissions in flight end before their pool does.
+    await Promise.all(feeders);
     await Promise.all(runners.map((r) => r.stop()));
     for (const h of handles) await h.close();
     await admin.close();

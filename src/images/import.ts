@@ -1,6 +1,6 @@
 import { constants as FS } from 'node:fs';
 import { chmod, lchown, link, mkdir, open, readFile, symlink } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { ImageManifest } from '../compilers/availability.js';

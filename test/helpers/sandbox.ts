@@ -7,7 +7,6 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { parseProcCgroup, parseMountInfo } from '../../src/sandbox/cgroups/detect.js';
 import { createSandbox, findNsjail, releasePreparedStages, runnerCgroups, type LauncherName } from '../../src/sandbox/index.js';
-import { NATIVE_BUILD_DIR } from '../../src/util/paths.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
 
 // Shared by the sandbox integration suites: real images, real launchers, real cgroups,

@@ -23,7 +23,6 @@ import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
 // how many more there are after this page, and the address of the next page (null on
 // the last).
 
-const Id = Type.String({ pattern: '^[0-9]{1,18}$' });
 const Limit = (max: number) => Type.Union([Type.Integer({ minimum: 0, maximum: max }), Type.Null()]);
 const ERRORS = [400, 401, 403, 404, 405, 406, 500];
 const Any = Type.Unknown();

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { catalogue, defaultImages } from '../../compilers/catalogue.js';
-import { configTableMarkdown, loadConfig } from '../../config.js';
+import { loadConfig } from '../../config.js';
 import { connect } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { NATIVE_BUILD_DIR } from '../../util/paths.js';
