@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import type { TestCaseRow } from '../db/schema.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
-import { outputText } from '../runner/output-text.js';
+import { outputText } from '../util/output-text.js';
 import { UUID } from '../util/uuid.js';
 import { firstLineDiff, type LineDiff } from './diff.js';
 

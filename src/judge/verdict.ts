@@ -1,6 +1,6 @@
 import { JUDGE_LIMITS } from '../limits.js';
 import type { RunStatus } from '../result.js';
-import { wholeCharacters } from '../runner/output-text.js';
+import { wholeCharacters } from '../util/output-text.js';
 import type { CheckResult } from './checkers/index.js';
 
 // A judged test's verdict, computed in one place from how its run ended and what the

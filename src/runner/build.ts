@@ -3,7 +3,7 @@ import { clampStageLimit, RUN_LIMITS } from '../limits.js';
 import type { ProgramPlan, StagePlan } from '../program/plan.js';
 import type { Execution } from '../result.js';
 import type { SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
-import { outputText, wholeCharacters } from './output-text.js';
+import { outputText, wholeCharacters } from '../util/output-text.js';
 import { executionFields } from './verdict.js';
 
 // A program's compile stage, as its recipe plans it, to the run stage it hands on: the

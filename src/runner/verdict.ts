@@ -1,6 +1,6 @@
 import type { Execution } from '../result.js';
 import type { SandboxOutcome } from '../sandbox/spec.js';
-import { outputText } from './output-text.js';
+import { outputText } from '../util/output-text.js';
 
 /** The job could not be run (unknown compiler, image missing, sandbox failure, aborted): not billed. */
 export class NotStarted extends Error {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { outputText, wholeCharacters } from '../../src/runner/output-text.js';
+import { outputText, wholeCharacters } from '../../src/util/output-text.js';
 
 // Output kept to a byte count is cut at the last whole UTF-8 character.
 

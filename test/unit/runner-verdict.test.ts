@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { VERDICT_CODES } from '../../src/limits.js';
-import { outputText } from '../../src/runner/output-text.js';
+import { outputText } from '../../src/util/output-text.js';
 import { placeSource, sourceText } from '../../src/program/source-file.js';
 import { executionFields, NotStarted } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
