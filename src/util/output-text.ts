@@ -9,7 +9,7 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
  * at the last whole character instead of a U+FFFD for the half one.
  */
 export function wholeCharacters(bytes: Buffer): Buffer {
-  // The last sequence starts at most 3 bytes back (continuation bytes are 10xxxxxx).
+  // The last sequence starts at most 3 bytes back (a continuation byte has 10 as its top two bits).
   for (let back = 1; back <= Math.min(4, bytes.length); back++) {
     const b = bytes[bytes.length - back]!;
     if ((b & 0xc0) === 0x80) continue;
