@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type ElementHandle, type KeyInput, type Page } from 'puppeteer-core';
 
 // A real headless Chromium (Debian's package, driven by puppeteer-core; nothing is
 // downloaded) with a fresh profile, and helpers that find things as a person does:
@@ -96,6 +96,13 @@ export async function fill(page: Page, label: string, value: string): Promise<vo
   const el = await byLabel(page, label);
   await el.evaluate((e) => ((e as HTMLInputElement).value = ''));
   await el.type(value);
+}
+
+/** Presses `key` with Control held, as a user types a shortcut (Ctrl+Enter, Ctrl+D, Ctrl+A). */
+export async function pressWithControl(page: Page, key: KeyInput): Promise<void> {
+  await page.keyboard.down('Control');
+  await page.keyboard.press(key);
+  await page.keyboard.up('Control');
 }
 
 export async function clickAndWait(page: Page, el: ElementHandle<Element>): Promise<void> {

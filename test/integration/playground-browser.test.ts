@@ -7,7 +7,7 @@ import { compilerEntry } from '../../src/compilers/catalogue.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, type TestBrowser } from '../helpers/browser.js';
+import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, pressWithControl, seriousAxeViolations, type TestBrowser } from '../helpers/browser.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { makeZip } from '../helpers/zip.js';
 
@@ -58,9 +58,7 @@ describe('the playground, in Chromium', function () {
   const setCode = async (code: string, name = 'Code of main.py') => {
     await editorReady();
     await editor(name).click();
-    await page.keyboard.down('Control');
-    await page.keyboard.press('a');
-    await page.keyboard.up('Control');
+    await pressWithControl(page, 'a');
     await page.evaluate((text) => {
       const content = document.activeElement!.shadowRoot!.activeElement!;
       const data = new DataTransfer();
@@ -175,9 +173,7 @@ describe('the playground, in Chromium', function () {
       await editor('Code of main.py').click();
       if (w.width === 390) expect(await inView('#verdict'), 'at phone width the verdict starts below the fold').to.equal(false);
       await pause();
-      await page.keyboard.down('Control');
-      await page.keyboard.press('Enter');
-      await page.keyboard.up('Control');
+      await pressWithControl(page, 'Enter');
       const verdict = await waitForVerdict();
       expect(verdict.text).to.match(VERDICT);
       expect(await outputText()).to.equal('in view\n');
@@ -253,9 +249,7 @@ describe('the playground, in Chromium', function () {
     await page.keyboard.type('ab');
     await page.keyboard.press('Enter');
     await page.keyboard.type('c');
-    await page.keyboard.down('Control');
-    await page.keyboard.press('d');
-    await page.keyboard.up('Control');
+    await pressWithControl(page, 'd');
     expect((await waitForVerdict()).status).to.equal('success');
     expect(await outputText()).to.equal("ready\nInput: ab\nInput: c'ab\\nc'\n");
     await pause();
@@ -293,9 +287,7 @@ describe('the playground, in Chromium', function () {
       expect(await tabState()).to.deep.equal({ names: ['main.py (main)', 'file2.py'], selected: 1 });
       // The new file's name field has the focus: a person renames it at once.
       expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).value)).to.equal('file2.py');
-      await page.keyboard.down('Control');
-      await page.keyboard.press('a');
-      await page.keyboard.up('Control');
+      await pressWithControl(page, 'a');
       await page.keyboard.type('draw.py');
       expect((await tabState()).names).to.deep.equal(['main.py (main)', 'draw.py']);
       await setCode(`import base64\ndef dot(path):\n    with open(path, "wb") as f:\n        f.write(base64.b64decode("${DOT_PNG}"))\n`, 'Code of draw.py');
@@ -373,9 +365,7 @@ describe('the playground, in Chromium', function () {
     expect(look.styleElements, 'no <style> element: the CSP would refuse it').to.equal(0);
     expect(look.adopted).to.be.greaterThan(0);
     // Tab indents inside the editor.
-    await page.keyboard.down('Control');
-    await page.keyboard.press('End');
-    await page.keyboard.up('Control');
+    await pressWithControl(page, 'End');
     await page.keyboard.type('x = 1');
     await page.keyboard.press('Home');
     await page.keyboard.press('Tab');

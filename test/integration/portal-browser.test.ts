@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { SMTPServer } from 'smtp-server';
 import { systemClock } from '../../src/util/clock.js';
 import { postRun, startTestApi, testConfig } from '../helpers/api.js';
-import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
+import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, pressWithControl, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
 import { realRunsUnavailable, resultsStack, silentLog, type ResultsStack } from '../helpers/results-stack.js';
 
 // The web portal in a real headless Chromium against the real API, runner and
@@ -289,9 +289,7 @@ describe('web portal in a browser', function () {
     // Pasted over the sample in the file's code editor, as a person would.
     await page.waitForSelector('#playground[data-editor="ready"]', { timeout: 30_000 });
     await page.locator('::-p-aria([name="Code of main.py"][role="textbox"])').click();
-    await page.keyboard.down('Control');
-    await page.keyboard.press('a');
-    await page.keyboard.up('Control');
+    await pressWithControl(page, 'a');
     await page.evaluate(() => {
       const data = new DataTransfer();
       data.setData('text/plain', 'print(input()[::-1])');

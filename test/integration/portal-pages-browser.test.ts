@@ -4,7 +4,7 @@ import { problemFromJson } from '../../src/problems/json.js';
 import { saveProblem } from '../../src/problems/store.js';
 import { claim, complete } from '../../src/queue/index.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
-import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
+import { browserUnavailable, byLabel, byText, clickAndWait, fill, launchBrowser, pressWithControl, seriousAxeViolations, tabTo, type TestBrowser } from '../helpers/browser.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { enqueue } from '../helpers/queue-rows.js';
 import { successResult } from '../helpers/run-result.js';
@@ -97,9 +97,7 @@ describe('portal pages in a browser', function () {
         expect(await focusedOn('f-email')).to.equal('f-email');
         await checkPage('/signup with errors');
         // The focused field is the one to fix: type over it.
-        await page.keyboard.down('Control');
-        await page.keyboard.press('a');
-        await page.keyboard.up('Control');
+        await pressWithControl(page, 'a');
         await page.keyboard.type(email);
         await fill(page, 'Password', PASSWORD);
         await clickAndWait(page, await byText(page, 'Sign up', 'button'));
