@@ -14,8 +14,9 @@ import type { Sandbox } from '../../src/sandbox/spec.js';
 
 export const LAUNCHERS: LauncherName[] = ['bwrap', 'nsjail'];
 
-/** Slots far above what a runner uses, so other suites' sandboxes never share a uid. */
-export const TEST_SLOT_BASE = 900;
+/** Slots far above what a runner uses, so other suites' sandboxes never share a uid;
+ *  RUNBOX_TEST_SLOT_BASE moves them, so two checkouts' suites can run side by side. */
+export const TEST_SLOT_BASE = Number(process.env.RUNBOX_TEST_SLOT_BASE ?? 900);
 
 /** The installed image's root, or null (with the reason) when it is not built yet. */
 export function imageRootfs(image: string): { rootfs: string } | { skip: string } {
