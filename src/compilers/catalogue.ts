@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { RECIPES_DIR } from '../util/paths.js';
 import { INTERFACE_IDS } from './ids.js';
-import { ImageRecipe, LIBRARY_NAME, MAX_LIBRARY_NAME_LENGTH, type CompilerRecipe } from './recipe.js';
+import { IMAGE_PATH, ImageRecipe, LIBRARY_NAME, MAX_LIBRARY_NAME_LENGTH, type CompilerRecipe } from './recipe.js';
 
 // The compiler catalogue: the one place that maps a compiler identifier to its image,
 // its compile/run commands and its names in the compatible APIs. Read from the
@@ -51,6 +51,9 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     throw new Error(`${name}: invalid recipe at ${first?.instancePath || '/'}: ${first?.message ?? 'unknown error'}`);
   }
   if (`${value.image}.json` !== name) throw new Error(`${name}: image name must match the file name`);
+  for (const path of Object.keys(value.links ?? {})) {
+    if (!IMAGE_PATH.test(path)) throw new Error(`${name}: link ${JSON.stringify(path)} must be an absolute path of plain components (${IMAGE_PATH.source})`);
+  }
   for (const id of Object.keys(value.compilers)) {
     if (!COMPILER_ID.test(id) || id.length > MAX_ID_LENGTH) {
       throw new Error(`${name}: compiler identifier ${JSON.stringify(id)} must match ${COMPILER_ID.source} (at most ${MAX_ID_LENGTH} characters)`);

@@ -10,6 +10,9 @@ export const Argv = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
 export const LIBRARY_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 export const MAX_LIBRARY_NAME_LENGTH = 64;
 
+/** A path in an image as a link's name or target: absolute, plain components, no `.` or `..` (the loader checks link names). */
+export const IMAGE_PATH = /^(\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._+-]+)+$/;
+
 /**
  * A library shipped with a compiler identifier, from Debian's packages: programs use it
  * with no install step (the image is read-only and the sandbox has no network).
@@ -115,6 +118,13 @@ export const ImageRecipe = Type.Object(
       Type.Literal('sid'),
     ]),
     packages: Type.Array(Type.String()),
+    /**
+     * Symbolic links the build adds, path → target, both absolute: where programs
+     * written for another service look for a toolchain (Judge0's
+     * `/usr/local/gcc-9.2.0/bin/g++` → `/usr/bin/g++`). A link never replaces a file
+     * the packages installed, and its target must exist in the image.
+     */
+    links: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: IMAGE_PATH.source }))),
     /** Copy the build host's .NET SDK into the image (the .NET identifiers). */
     dotnetSdk: Type.Optional(Type.Boolean()),
     /** Built by `runbox-admin setup` and `image build --default`, so a fresh host can run programs and the tests. */

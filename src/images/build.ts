@@ -5,6 +5,7 @@ import { readManifest, type ImageManifest } from '../compilers/availability.js';
 import { imagePackages, type ImageRecipe } from '../compilers/recipe.js';
 import { auditTree, cleanTree } from './clean.js';
 import { installDotnetSdk } from './dotnet.js';
+import { addLinks } from './links.js';
 import { writeManifest } from './manifest.js';
 import { mountsUnder } from './mounts.js';
 import { probeLibraryVersion, probeVersion } from './probe.js';
@@ -14,7 +15,7 @@ import { treeDigest, treeSize } from './tree.js';
 import { makeWorkDir, removeStaleWorkDirs, removeWorkTree, type WorkDir } from './work-dirs.js';
 
 // Builds one image from its recipe: debootstrap a minimal Debian tree with the recipe's
-// packages, clean it (clean.ts), probe each compiler's and library's real version inside it, write the
+// packages, clean it (clean.ts), add the recipe's links (links.ts), probe each compiler's and library's real version inside it, write the
 // manifest and install it atomically (store.ts).
 
 export interface BuildOptions {
@@ -117,6 +118,7 @@ export async function buildImage(recipe: ImageRecipe, opts: BuildOptions): Promi
     const cleaned = await cleanTree(rootfs);
     if (cleaned.strippedSetid.length) log(`stripped setuid/setgid from ${cleaned.strippedSetid.length} files: ${cleaned.strippedSetid.join(', ')}`);
     if (cleaned.droppedCapabilities.length) log(`dropped file capabilities of ${cleaned.droppedCapabilities.join(', ')}`);
+    if (recipe.links) await addLinks(rootfs, recipe.links, log);
 
     const compilers: ImageManifest['compilers'] = {};
     const versionMismatches: NonNullable<BuildResult['versionMismatches']> = [];

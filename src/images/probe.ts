@@ -29,12 +29,15 @@ export async function probeLibraryVersion(rootfs: string, compiler: CompilerReci
   return runProbe(rootfs, library.probe, compiler.env);
 }
 
-async function runProbe(rootfs: string, probe: string[], env: Record<string, string> | undefined): Promise<{ version: string; output: string }> {
-  // Runtimes read /proc (the JVM's $ORIGIN, CoreCLR's memory map), as they do in the
-  // sandbox. It is mounted in a mount namespace of the probe's own, so it disappears with
-  // the probe and never stays mounted inside the tree being built.
-  const argv = ['--mount', '--pid', '--fork', `--mount-proc=${rootfs}/proc`, hostTool('chroot'), rootfs, ...probe];
-  const result = await execa(hostTool('unshare'), argv, {
+/**
+ * Runs argv inside the image tree (chroot) with the sandbox's base environment. Runtimes
+ * read /proc (the JVM's $ORIGIN, CoreCLR's memory map), as they do in the sandbox: it is
+ * mounted in a mount namespace of the command's own, so it disappears with it and never
+ * stays mounted inside the tree being built.
+ */
+export function runInImage(rootfs: string, argv: string[], env: Record<string, string> = {}) {
+  const args = ['--mount', '--pid', '--fork', `--mount-proc=${rootfs}/proc`, hostTool('chroot'), rootfs, ...argv];
+  return execa(hostTool('unshare'), args, {
     env: { ...BASE_ENV, HOME: '/tmp', TMPDIR: '/tmp', ...env },
     extendEnv: false,
     reject: false,
@@ -42,6 +45,10 @@ async function runProbe(rootfs: string, probe: string[], env: Record<string, str
     stdin: 'ignore',
     all: true,
   });
+}
+
+async function runProbe(rootfs: string, probe: string[], env: Record<string, string> | undefined): Promise<{ version: string; output: string }> {
+  const result = await runInImage(rootfs, probe, env);
   const output = `${result.stdout}\n${result.stderr}`.trim();
   if (result.exitCode !== 0) throw new Error(`probe ${probe.join(' ')} failed (exit ${result.exitCode ?? result.signal ?? 'none'}): ${result.shortMessage ?? ''} ${output.slice(0, 500)}`);
   const version = versionFromProbe(output);

@@ -25,7 +25,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The part of a recipe that the built image depends on: the Debian suite and packages,
- * the .NET SDK copy, and which compilers and libraries the manifest records with their
+ * the .NET SDK copy, the links, and which compilers and libraries the manifest records with their
  * probes and packages (a probe's answer is written into the manifest). How a compiler compiles and runs a
  * program (compile, run, artifacts, source, env, hello, the stated version, the
  * description) is read from the recipe at run time, so editing it needs no rebuild.
@@ -36,6 +36,8 @@ export function buildInputs(recipe: ImageRecipe): unknown {
     suite: recipe.suite,
     packages: recipe.packages,
     dotnetSdk: recipe.dotnetSdk === true,
+    // Like libraries, links enter only where a recipe has some: no other image's hash changed.
+    ...(recipe.links ? { links: recipe.links } : {}),
     // Libraries enter only where a compiler has some, so adding the field changed no other image's hash.
     compilers: Object.fromEntries(
       Object.entries(recipe.compilers).map(([id, c]) => [

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sqliteDatabase } from '../helpers/sqlite-file.js';
 import { ECHO_INPUT, describeCompiler, runtimeError, succeeds } from './harness.js';
 import { recipePrograms } from './recipe-programs.js';
 
@@ -50,4 +51,15 @@ describeCompiler('sqlite3-3.40', [
     check: succeeds('x|30\ny|5\n'),
   },
   { name: 'an SQL error stops the script: runtime_error with the message', code: 'SELECT 1;\nSELECT * FROM missing;\nSELECT 2;\n', check: runtimeError(1, 'no such table: missing', '1\n') },
+  {
+    name: 'a database sent as db.sqlite beside the script is the one it runs against',
+    code: '',
+    program: {
+      files: [
+        { name: 'main.sql', content: "SELECT name FROM langs WHERE year < 1980 ORDER BY year;\nUPDATE langs SET year = year + 1;\nSELECT sum(year) FROM langs;\n" },
+        { name: 'db.sqlite', content: sqliteDatabase([{ name: 'langs', sql: 'CREATE TABLE langs(name TEXT, year INTEGER)', rows: [['C', 1972], ['SQL', 1974], ['Python', 1991]] }]).toString('base64'), encoding: 'base64' },
+      ],
+    },
+    check: succeeds(`C\nSQL\n${1973 + 1975 + 1992}\n`),
+  },
 ]);

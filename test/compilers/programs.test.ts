@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { currentRecipe } from '../../src/images/recipes.js';
 import type { RunResult } from '../../src/result.js';
 import type { ProgramRequest } from '../../src/program/fields.js';
 import { compileError, describeCompiler, succeeds, type Case } from './harness.js';
@@ -191,8 +192,18 @@ describeCompiler('bash-5.2', [
   program('Bash: source of a file in a directory, args', { 'main.sh': 'source lib/util.sh\ngreet "$@"\n', 'lib/util.sh': 'greet() { echo "Hello, $1 ($#)"; }\n' }, succeeds('Hello, Bash (2)\n'), { args: ['Bash', 'x'] }),
 ]);
 
+/** The recipe's links (Judge0's install paths): each program among them runs, each directory is one. */
+function linksCase(image: string): Case {
+  const paths = Object.keys(currentRecipe(image)?.links ?? {});
+  const isProgram = (p: string) => p.split('/').at(-2) === 'bin';
+  const code = paths.map((p) => (isProgram(p) ? `"${p}" --version > /dev/null 2>&1 && echo "runs ${p}"\n` : `test -d "${p}" && echo "directory ${p}"\n`)).join('');
+  const output = paths.map((p) => `${isProgram(p) ? 'runs' : 'directory'} ${p}\n`).join('');
+  return { name: `the links at Judge0's install paths (${paths.length}) lead to the image's toolchains`, code, check: succeeds(output) };
+}
+
 describeCompiler('multi-file', [
   ...recipePrograms('multi-file'),
+  linksCase('multi-file'),
   program('the compile script builds, the run script runs what it built (arguments and options passed)', {
     run: './app "$@"\n',
     compile: 'gcc -DWHO=\'"gcc"\' "$@" -o app main.c util.c\n',

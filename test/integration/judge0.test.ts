@@ -11,12 +11,13 @@ import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import { testConfig } from '../helpers/api.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { sqliteDatabase } from '../helpers/sqlite-file.js';
 import yazl from 'yazl';
 
 /** A zip of these files, Base64 encoded, as Judge0's additional_files. */
-async function zipOf(files: Record<string, string>): Promise<string> {
+async function zipOf(files: Record<string, string | Buffer>): Promise<string> {
   const zip = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files)) zip.addBuffer(Buffer.from(content), name);
+  for (const [name, content] of Object.entries(files)) zip.addBuffer(Buffer.isBuffer(content) ? content : Buffer.from(content), name);
   zip.end();
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
@@ -97,7 +98,8 @@ describe('Judge0 CE compatible API', function () {
     const uidBase = process.env['RUNBOX_SANDBOX_UID_BASE'];
     s = await resultsStack('judge0', { RUNBOX_RUNNER_SLOTS: '2', ...(uidBase ? { RUNBOX_SANDBOX_UID_BASE: uidBase } : {}) });
     await s.startRunner();
-    const k = await keyFor(s.db);
+    // With every image installed the file submits more than the free plan's 30 runs a minute.
+    const k = await keyFor(s.db, { limits: { perMinute: 120 } });
     key = k.key.key;
     signingSecret = k.key.signing_secret!;
     gcc = readManifest(loadConfig().RUNBOX_IMAGES_DIR, 'gcc') !== undefined;
@@ -382,6 +384,87 @@ describe('Judge0 CE compatible API', function () {
       expect(sub['stdout']).to.equal('7 2\n');
       const noRun = await call('POST', '/submissions', { language_id: 89, additional_files: await zipOf({ compile: 'true\n' }) });
       expect(noRun.status).to.equal(422);
+    });
+  });
+
+  // The shapes of Judge0's own examples (github.com/judge0/examples): a zip whose compile
+  // and run scripts call the install paths of Judge0 CE's languages, a CMake project, and
+  // an SQL script run against the database sent beside it. Written for this test.
+  describe("Judge0's examples of multi-file programs and of SQLite with a database", () => {
+    const needImage = (ctx: Mocha.Context, image: string) => {
+      if (!readManifest(loadConfig().RUNBOX_IMAGES_DIR, image)) {
+        console.log(`      SKIPPED: the ${image} image is not installed (runbox-admin image build ${image})`);
+        ctx.skip();
+      }
+    };
+    const succeeded = (sub: Submission) => expect(sub.status.id, `${String(sub['compile_output'])} ${String(sub['stderr'])}`).to.equal(3);
+    /** A multi-file program of these files, sent Base64 as the examples send it: Accepted, with its stdout and compile output decoded. */
+    async function multiFile(files: Record<string, string>): Promise<{ stdout: string | null; compileOutput: string | null }> {
+      const sub = await submitAndPoll({ source_code: '', language_id: 89, additional_files: await zipOf(files) }, true);
+      succeeded(sub);
+      return { stdout: unb64(sub['stdout'] as string | null), compileOutput: unb64(sub['compile_output'] as string | null) };
+    }
+
+    it('C++ built with /usr/local/gcc-9.2.0/bin/g++, run with its lib64 on LD_LIBRARY_PATH (a header-only test library beside it)', async function () {
+      needImage(this, 'multi-file');
+      const { stdout } = await multiFile({
+        compile: '#!/bin/bash\n/usr/local/gcc-9.2.0/bin/g++ main.cpp\n',
+        run: '#!/bin/bash\nLD_LIBRARY_PATH=/usr/local/gcc-9.2.0/lib64 ./a.out\n',
+        'check.hpp': '#include <iostream>\nstatic int passed = 0, failed = 0;\n#define CHECK(e) do { if (e) ++passed; else { ++failed; std::cout << "failed: " #e "\\n"; } } while (0)\n',
+        'main.cpp': '#include "check.hpp"\n#include <string>\nint main() {\n  CHECK(std::string("ab") + "c" == "abc");\n  CHECK(6 * 7 == 42);\n  std::cout << passed << " passed, " << failed << " failed\\n";\n  return failed;\n}\n',
+      });
+      expect(stdout).to.equal('2 passed, 0 failed\n');
+    });
+
+    it('Java: two classes compiled with /usr/local/openjdk13/bin/javac, run with /usr/local/openjdk13/bin/java', async function () {
+      needImage(this, 'multi-file');
+      const { stdout } = await multiFile({
+        compile: '#!/bin/bash\n/usr/local/openjdk13/bin/javac Main.java\n',
+        run: '#!/bin/bash\n/usr/local/openjdk13/bin/java Main\n',
+        'Main.java': 'public class Main {\n  public static void main(String[] args) {\n    System.out.println(Greeter.greet("Judge0"));\n  }\n}\n',
+        'Greeter.java': 'public class Greeter {\n  static String greet(String who) { return "Hello, " + who + "!"; }\n}\n',
+      });
+      expect(stdout).to.equal('Hello, Judge0!\n');
+    });
+
+    it('Python: a package beside main.py, run by /usr/local/python-3.8.1/bin/python3', async function () {
+      needImage(this, 'multi-file');
+      const { stdout } = await multiFile({
+        run: '#!/bin/bash\n/usr/local/python-3.8.1/bin/python3 main.py\n',
+        'main.py': 'import sys\nfrom shapes import area\nfrom shapes.units import cm\nprint(area.square(3), cm(2), sys.version_info >= (3, 8))\n',
+        'shapes/__init__.py': '',
+        'shapes/area.py': 'def square(side):\n    return side * side\n',
+        'shapes/units.py': 'def cm(x):\n    return f"{x} cm"\n',
+      });
+      expect(stdout).to.equal('9 2 cm True\n');
+    });
+
+    it('a CMake project: the compile script runs cmake and make in build/, the run script runs what they built', async function () {
+      needImage(this, 'multi-file');
+      const { stdout, compileOutput } = await multiFile({
+        compile: '#!/bin/bash\nmkdir build\ncd build\ncmake ..\nmake\n',
+        run: '#!/bin/bash\n./build/hello\n',
+        'CMakeLists.txt': 'cmake_minimum_required(VERSION 3.13)\nproject(greet LANGUAGES CXX)\nset(CMAKE_CXX_STANDARD 14)\nadd_executable(hello src/main.cpp src/greet.cpp)\ntarget_include_directories(hello PRIVATE include)\n',
+        'include/greet.hpp': '#pragma once\n#include <string>\nstd::string greet(const std::string &who);\n',
+        'src/greet.cpp': '#include "greet.hpp"\nstd::string greet(const std::string &who) { return "Hello from CMake, " + who; }\n',
+        'src/main.cpp': '#include <iostream>\n#include "greet.hpp"\nint main() { std::cout << greet("Judge0") << std::endl; }\n',
+      });
+      expect(stdout).to.equal('Hello from CMake, Judge0\n');
+      // cmake's own report of the build, as Judge0 shows a compile script's output.
+      expect(compileOutput).to.match(/Built target hello/);
+    });
+
+    it('SQLite (82): the script runs against db.sqlite sent in additional_files, and may change it', async function () {
+      needImage(this, 'scripting');
+      const db = sqliteDatabase([{ name: 'artists', sql: 'CREATE TABLE artists(name TEXT, albums INTEGER)', rows: [['AC/DC', 18], ['Queen', 15], ['Aerosmith', 15], ['Abba', 9]] }]);
+      const script = "PRAGMA integrity_check;\nSELECT name, albums FROM artists WHERE name LIKE 'A%' ORDER BY name;\nINSERT INTO artists VALUES ('Alice Cooper', 29);\nSELECT count(*) FROM artists;\n";
+      const sub = await submitAndPoll({ source_code: b64(script), language_id: 82, additional_files: await zipOf({ 'db.sqlite': db }) }, true);
+      succeeded(sub);
+      expect(unb64(sub['stdout'] as string)).to.equal('ok\nAC/DC|18\nAbba|9\nAerosmith|15\n5\n');
+      // Without a database the script starts from an empty one, as Judge0's `sqlite3 db.sqlite` does.
+      const none = await submitAndPoll({ source_code: "SELECT count(*) FROM sqlite_schema;\n", language_id: 82 });
+      succeeded(none);
+      expect(none['stdout']).to.equal('0\n');
     });
   });
 

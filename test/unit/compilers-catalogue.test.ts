@@ -224,6 +224,20 @@ describe('RUNBOX_RECIPES_DIR', () => {
     expect(cat.entries.has('python-3.9.7')).to.equal(true);
   });
 
+  it('refuses a link that is not an absolute path of plain components, or whose target is not one', () => {
+    const withLinks = (image: string, links: unknown) => writeFileSync(join(dir, `${image}.json`), JSON.stringify({ ...tinyRecipe(image, { [`${image}-1`]: {} }), links }));
+    withLinks('relativelink', { 'usr/local/bin/x': '/usr/bin/true' });
+    withLinks('climbinglink', { '/usr/local/../../etc/x': '/usr/bin/true' });
+    withLinks('relativetarget', { '/usr/local/bin/x': '../bin/true' });
+    withLinks('goodlinks', { '/usr/local/gcc-9.2.0/bin/g++': '/usr/bin/g++', '/usr/local/openjdk13': '/usr/lib/jvm/java-17-openjdk-amd64' });
+    const problems = catalogue(dir).problems.map((p) => p.problem).join('\n');
+    expect(problems).to.match(/relativelink\.json: link "usr\/local\/bin\/x" must be an absolute path/);
+    expect(problems).to.match(/climbinglink\.json: link "\/usr\/local\/\.\.\/\.\.\/etc\/x" must be an absolute path/);
+    expect(problems).to.match(/relativetarget\.json: invalid recipe at \/links/);
+    expect(problems).to.not.match(/goodlinks/);
+    expect(catalogue(dir).entries.has('goodlinks-1')).to.equal(true);
+  });
+
   it('refuses a library whose name is not plain, or that lacks its package or probe', () => {
     const lib = { package: 'python3-numpy', version: '1.0', use: 'import numpy', probe: ['/usr/bin/python3', '-c', 'import numpy'] };
     const withLibraries = (image: string, libraries: unknown) => {

@@ -85,6 +85,17 @@ describe('image recipes', () => {
     expect(JSON.stringify(buildInputs(gcc))).to.not.include('libraries');
   });
 
+  it('hash a recipe\'s links (name and target); a recipe without links hashes as before the field existed', () => {
+    const recipe = loadRecipes().find((r) => r.image === 'multi-file')!;
+    const hash = recipeHash(recipe);
+    const links = recipe.links!;
+    expect(links['/usr/local/gcc-9.2.0/bin/g++']).to.equal('/usr/bin/g++');
+    expect(recipeHash({ ...recipe, links: { ...links, '/usr/local/gcc-9.2.0/bin/g++': '/usr/bin/g++-12' } }), 'target').to.not.equal(hash);
+    expect(recipeHash({ ...recipe, links: { ...links, '/usr/local/bin/g++': '/usr/bin/g++' } }), 'a link more').to.not.equal(hash);
+    const gcc = loadRecipes().find((r) => r.image === 'gcc')!;
+    expect(JSON.stringify(buildInputs(gcc))).to.not.include('links');
+  });
+
   it('install the libraries\' packages after the recipe\'s own, each once', () => {
     const recipe = loadRecipes().find((r) => r.image === 'trixie-interpreters')!;
     const packages = imagePackages(recipe);

@@ -46,7 +46,7 @@ export const Judge0SubmissionRequest = Type.Object(
     number_of_runs: Num('Accepted; runbox runs once.'),
     command_line_arguments: Text('Split as bash splits words (quotes kept together), after $ & ; < > | and backquotes are removed; passed to the program.'),
     compiler_options: Text("Split like command_line_arguments and added to the compile stage; each must be of a form the compiler allows (GET /api/compilers/)."),
-    additional_files: Text('A Base64 zip unpacked beside the program (nothing in it replaces the source). Language 89 (Multi-file program): its run script and optional compile script.'),
+    additional_files: Text('A Base64 zip unpacked beside the program (nothing in it replaces the source). Language 89 (Multi-file program): its run script and optional compile script. Language 82 (SQLite): its db.sqlite is the database the script runs against.'),
     redirect_stderr_to_stdout: Type.Optional(Type.Boolean()),
     callback_url: Text("Receives the finished submission by PUT, through runbox's signed, retried callback sender."),
   },
