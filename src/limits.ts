@@ -121,6 +121,22 @@ export const RETURN_FILES_LIMITS = {
   /** Files past the bounds listed by name and size in files_dropped. */
   droppedListedMax: 100,
 } as const;
+/** The Jobe-compatible route's file cache (PUT /jobe/index.php/restapi/files/{id}), per account. */
+export const JOBE_FILE_CACHE = {
+  /** One file: at most what a program's files may hold together. */
+  fileMaxBytes: 1_000_000,
+  /** Past either bound the least recently used files go, as from any cache. */
+  filesPerAccount: 1000,
+  bytesPerAccount: 64 * MiB,
+  /** A file unused this long may go (Jobe keeps its cache "a few hours"). */
+  keepHours: 24,
+  /** A file id: Jobe's (letters and digits), at most this long. */
+  idMaxLength: 128,
+} as const;
+
+/** A Jobe run finding no free slot waits for one this long, retrying, before it is Jobe's "server overload" (Jobe's jobe_wait_timeout). */
+export const JOBE_SLOT_WAIT = { waitMs: 10_000, retryMs: 250 } as const;
+
 /** Judged runs: comparisons, checker programs and interactors. */
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */

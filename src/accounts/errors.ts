@@ -14,6 +14,7 @@ export const KEY_CARRIERS = {
   websocket: 'the Authorization header (or ?key=)',
   judge0: 'the X-Auth-Token header (or Authorization)',
   piston: 'the Authorization header (or the key as the path segment after /piston/)',
+  jobe: 'the X-API-KEY header (or Authorization)',
 } as const;
 
 /** What a refused key is told, on every route and WebSocket alike. */

@@ -52,7 +52,7 @@ export interface ResponseDoc {
 }
 
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** @koa/router path; a trailing slash is optional for callers. */
   path: string;
   operationId: string;

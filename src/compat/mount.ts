@@ -17,7 +17,7 @@ import type { ApiDeps, ApiState, RouteDef } from '../api/route.js';
 // run in its API's own way (through runbox's authentication and admission functions).
 
 export interface CompatApi {
-  /** '/piston' or '/judge0'. */
+  /** '/piston', '/judge0' or '/jobe'. */
   prefix: string;
   routes: RouteDef[];
   /** The paths a route answers at (Piston also takes the key as a path segment). */

@@ -101,6 +101,9 @@ export const CompilerRecipe = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Jobe's language id (what Moodle's CodeRunner sends: c, cpp, java, python3…), where
+     *  this compiler can serve it; the Jobe route runs the newest installed one of an id. */
+    jobe: Type.Optional(Type.String({ pattern: '^[a-z0-9]+$' })),
     /** An id kept for its meaning but no longer built: runs answer 400 compiler_unavailable naming the successor. */
     retired: Type.Optional(Type.Object({ successor: Type.String({ minLength: 1 }) }, { additionalProperties: false })),
   },

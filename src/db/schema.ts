@@ -79,7 +79,7 @@ export interface KeyUsageTable {
 }
 
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
-export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0';
+export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe';
 
 /** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {
@@ -364,6 +364,15 @@ export interface UsageDaysTable {
   last_at: Timestamp;
 }
 
+/** The Jobe-compatible route's file cache (migration 0060). */
+export interface JobeFilesTable {
+  account_id: Id;
+  file_id: string;
+  content: Buffer;
+  size: number;
+  used_at: Generated<Date>;
+}
+
 export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
@@ -389,6 +398,7 @@ export interface Database {
   problem_tests: ProblemTestsTable;
   submissions_expired: SubmissionsExpiredTable;
   usage_days: UsageDaysTable;
+  jobe_files: JobeFilesTable;
 }
 
 export type Account = Selectable<AccountsTable>;
