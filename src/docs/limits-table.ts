@@ -32,7 +32,7 @@ export function limitsTableMarkdown(): string {
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
     ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless the request or a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
     ['Judged output', `a judged run's whole stdout up to the output flood limit (${n(RUN_LIMITS.outputFloodBytes)} bytes, or twice a larger expected output's size) is compared; a checker's message is kept up to ${n(JUDGE_LIMITS.checkerMessageMaxBytes)} bytes`],
-    ['Stored problems', `${mib(FREE_PLAN.problemStorageBytes)} of test data per account (Free plan), each distinct file counted once; a test's input or expected output at most ${mib(PROBLEM_LIMITS.testFileMaxBytes)}, at most ${n(PROBLEM_LIMITS.testsMax)} tests per problem, a problem sent (JSON or zip) at most ${mib(PROBLEM_LIMITS.uploadMaxBytes)}`],
+    ['Stored problems', `${mib(FREE_PLAN.problemStorageBytes)} of test data per account (Free plan), each distinct file counted once; a test's input or expected output at most ${mib(PROBLEM_LIMITS.testFileMaxBytes)}, at most ${n(PROBLEM_LIMITS.testsMax)} tests per problem, a problem sent (JSON or zip) at most ${mib(PROBLEM_LIMITS.uploadMaxBytes)}; a package's problem.yaml at most ${PROBLEM_LIMITS.metadataFileMaxBytes / 1024} KiB, nested at most ${PROBLEM_LIMITS.yamlMaxDepth} levels`],
     ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
   ];
   return ['| limit | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
