@@ -157,6 +157,9 @@ export const PROBLEM_LIMITS = {
    *  The parser recurses once per level, and a deep enough document exhausts the
    *  process's stack or memory past anything a try can catch. */
   yamlMaxDepth: 16,
+  /** Problem writes (create, replace, delete; API and portal together) per account in a
+   *  rolling minute (RATE_WINDOW_MS): each may inflate, hash and store 64 MiB. */
+  writesPerMinute: 20,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */

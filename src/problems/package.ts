@@ -203,7 +203,7 @@ function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   return tests;
 }
 
-const source = (f: ZipFileEntry): DataSource => ({ size: f.size, read: () => f.read() });
+const source = (f: ZipFileEntry): DataSource => ({ size: f.size, key: `crc32:${f.crc32}:${f.size}`, read: () => f.read() });
 
 /** output_validators/<name>/ (the one directory there) or output_validator/. */
 function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {
