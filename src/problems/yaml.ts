@@ -15,7 +15,10 @@ const bad = (message: string) => new ProblemInputError(message, 'invalid_package
  * The deepest nesting of YAML text: at each token, the flow collections open, plus the
  * block indentation levels open (a line indented more than the one above opens one),
  * plus the block indicators (`-`, `?`, `:`) already on its line (`- - x` nests twice).
- * An upper bound of the depth the parser reaches.
+ * Within a small factor of the depth the parser reaches (a block sequence may sit at its
+ * mapping's own indentation, and a flow sequence's `a: b` is a mapping of its own, so
+ * that can be up to about twice this), which is all the bound needs: the parser's
+ * recursion runs out of stack some hundreds of levels deep.
  */
 export function yamlDepth(text: string): number {
   let max = 0;
