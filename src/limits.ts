@@ -164,6 +164,18 @@ export const PROBLEM_LIMITS = {
   zipEntriesMax: 10_000,
   /** A problem's name, and a test's. */
   nameMaxBytes: 200,
+  /** A package's YAML file (problem.yaml) and its .timelimit: real ones hold a few hundred
+   *  bytes. Refused from the zip directory's size, before anything is inflated. */
+  metadataFileMaxBytes: 8 * KiB,
+  /** Deepest nesting of a package's YAML, counted on its tokens before it is parsed
+   *  (src/problems/yaml.ts): flow collections ([ ], { }) open at once, plus block
+   *  indentation levels, plus the block indicators (- ? :) before that point on the line.
+   *  The parser recurses once per level, and a deep enough document exhausts the
+   *  process's stack or memory past anything a try can catch. */
+  yamlMaxDepth: 16,
+  /** Problem writes (create, replace, delete; API and portal together) per account in a
+   *  rolling minute (RATE_WINDOW_MS): each may inflate, hash and store 64 MiB. */
+  writesPerMinute: 20,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */

@@ -14,6 +14,7 @@ import { browserAssets, isBrowserAsset } from './middleware/browser-assets.js';
 import { errorShape } from './middleware/errors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { maintenanceGate } from './middleware/maintenance.js';
+import { problemWrites } from './middleware/problem-writes.js';
 import { rateLimitHeaders } from './middleware/rate-limit-headers.js';
 import type { ApiDeps, ApiState } from './route.js';
 import { routes } from './routes/index.js';
@@ -25,7 +26,8 @@ import { createPortal } from '../portal/app.js';
 //   /widget/v1.js and /widget/editor/*: errorShape → browserAssets (served to any origin)
 //   API paths:      errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
-//                   → jsonBody (400) → admission (limit checks: 400/429) → the route's handler
+//                   → problemWrites (429) → jsonBody (400) → admission (limit checks:
+//                   400/429) → the route's handler
 //
 // Paths outside /api/ (and /metrics) belong to the web portal (src/portal), which
 // answers HTML; the API's JSON error shape and Accept rules apply only to the API.
@@ -69,6 +71,7 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       maintenanceGate(route, maintenance),
       authenticate(route, deps.db, { keys: deps.keys, marketplace }),
       rateLimitHeaders(route, deps),
+      problemWrites(route, deps),
       jsonBody(route),
       admission(route, deps),
       route.handler(deps),

@@ -70,6 +70,8 @@ export interface RouteDef {
   otherBodies?: Record<string, { description: string; maxBytes: number }>;
   /** The body is a RunCodeRequest to admit as a job of this mode (limit checks, 429) before the handler runs. */
   admits?: SubmissionMode;
+  /** Writes the account's problems: counted against PROBLEM_LIMITS.writesPerMinute (429 past it) before the body is read. */
+  problemWrite?: boolean;
   /** Every answer, once the caller is known, carries the X-RateLimit-* headers (src/api/middleware/rate-limit-headers.ts). */
   rateLimitHeaders?: boolean;
   /** OpenAPI tags (the compatible APIs list their routes under their own). */

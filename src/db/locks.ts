@@ -16,6 +16,8 @@ export const LOCK_CLASSES = {
   redeliverSubmission: 7_316_105,
   /** One account's problem writes: its storage total is checked exactly. */
   problemAccount: 7_316_106,
+  /** One account's problem writes per minute: counted one after another. */
+  problemWrites: 7_316_108,
 } as const;
 
 /** Problem writes take it shared, the collection of unreferenced test data exclusively

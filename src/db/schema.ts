@@ -302,6 +302,12 @@ export interface SignupAttemptsTable {
   at: Generated<Date>;
 }
 
+/** A problem write an account made (migration 0051), for the per-minute bound. */
+export interface ProblemWritesTable {
+  account_id: Id;
+  at: Generated<Date>;
+}
+
 /** Content-addressed test data (migration 0050): sha-256 of the content. */
 export interface TestDataTable {
   hash: Buffer;
@@ -396,6 +402,7 @@ export interface Database {
   problems: ProblemsTable;
   problem_versions: ProblemVersionsTable;
   problem_tests: ProblemTestsTable;
+  problem_writes: ProblemWritesTable;
   submissions_expired: SubmissionsExpiredTable;
   usage_days: UsageDaysTable;
   jobe_files: JobeFilesTable;

@@ -1,5 +1,6 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import { sha256 } from './test-data.js';
 
 // A problem as sent, checked and ready to store: its tests (their data read when it is
 // stored, one file at a time, so a package's megabytes are never all in memory at once),
@@ -19,6 +20,11 @@ export class ProblemInputError extends Error {
 export interface DataSource {
   /** Bytes, as declared (a zip's central directory) or known. */
   size: number;
+  /** Sources of the same bytes share it (a zip entry's declared CRC-32 and size, or the
+   *  content's sha-256), so sources with different keys surely hold different bytes. */
+  key: string;
+  /** The content's sha-256, when it is known before the content is read. */
+  hash?: Buffer;
   read(): Promise<Buffer>;
 }
 
@@ -44,7 +50,10 @@ export interface ProblemDraft {
   limits: ProblemLimits;
 }
 
-export const bufferSource = (content: Buffer): DataSource => ({ size: content.length, read: async () => content });
+export function bufferSource(content: Buffer): DataSource {
+  const hash = sha256(content);
+  return { size: content.length, key: `sha256:${hash.toString('hex')}`, hash, read: async () => content };
+}
 
 /** Test names: segments of letters, digits and ._+- joined by / (sample/1, secret/group1/03). */
 const TEST_NAME = /^[A-Za-z0-9._+-]+(?:\/[A-Za-z0-9._+-]+)*$/;

@@ -1,11 +1,11 @@
-import { parse as parseYaml } from 'yaml';
 import { DEFAULT_CHECKER, type BuiltinChecker } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { PROGRAM_LIMITS } from '../limits.js';
+import { PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { extensionOf } from '../program/paths.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
 // A problem package (a zip) as a problem draft. Two layouts:
@@ -87,17 +87,17 @@ const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys
 async function problemYaml(files: Map<string, ZipFileEntry>): Promise<Record<string, unknown>> {
   const file = files.get('problem.yaml');
   if (!file) return {};
-  if (file.size > 1024 * 1024) throw bad('problem.yaml is larger than 1 MiB');
-  let value: unknown;
-  try {
-    // Aliases bounded: a few lines of YAML must not expand into gigabytes.
-    value = parseYaml((await file.read()).toString('utf8'), { maxAliasCount: 100 });
-  } catch (err) {
-    throw bad(`problem.yaml is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const value = parsePackageYaml(await metadataFile(file, 'problem.yaml'), 'problem.yaml');
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw bad('problem.yaml must be a mapping');
   return value as Record<string, unknown>;
+}
+
+/** A small file of the package's own (problem.yaml, .timelimit), refused from its declared size before it is inflated. */
+async function metadataFile(file: ZipFileEntry, name: string): Promise<Buffer> {
+  const max = PROBLEM_LIMITS.metadataFileMaxBytes;
+  if (file.size > max) throw bad(`${name} is ${file.size} bytes; the package's ${name} may have at most ${max}`);
+  return file.read();
 }
 
 function problemName(yaml: Record<string, unknown>): string {
@@ -124,7 +124,7 @@ async function limitsFrom(yaml: Record<string, unknown>, files: Map<string, ZipF
   } else {
     const dotTime = files.get('.timelimit');
     if (dotTime) {
-      const seconds = Number((await dotTime.read()).toString('utf8').trim());
+      const seconds = Number((await metadataFile(dotTime, '.timelimit')).toString('utf8').trim());
       if (!Number.isFinite(seconds)) throw bad('.timelimit must hold a number of seconds');
       limits.time = seconds;
     }
@@ -203,7 +203,7 @@ function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   return tests;
 }
 
-const source = (f: ZipFileEntry): DataSource => ({ size: f.size, read: () => f.read() });
+const source = (f: ZipFileEntry): DataSource => ({ size: f.size, key: `crc32:${f.crc32}:${f.size}`, read: () => f.read() });
 
 /** output_validators/<name>/ (the one directory there) or output_validator/. */
 function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {

@@ -4,14 +4,17 @@ import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
-import { ProblemInputError, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
+import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
 import { collectTestData, sweepVersions } from './sweep.js';
-import { putTestData } from './test-data.js';
+import { putTestData, sha256 } from './test-data.js';
 
 // Stored problems of an account: create, replace (a new version), delete, read, list,
-// and what admission and the runner read of one. A write is one transaction: the test
-// data read and stored one file at a time, the account's total checked against its plan
-// under the account's lock, every row written, or, on any refusal, nothing.
+// and what admission and the runner read of one. A write is one transaction under the
+// account's lock: refused before anything is read when the declared sizes cannot fit the
+// account's storage allowance, the test data then read, counted and stored one file at a
+// time (the first one past the allowance stops it: src/problems/allowance.ts), every row
+// written, or, on any refusal, nothing.
 
 /** A sample's content is shown with the problem up to this size (others by size only). */
 const SAMPLE_SHOWN_BYTES = REQUEST_LIMITS.inputMaxBytes;
@@ -63,20 +66,12 @@ export const isProblemId = (id: string) => UUID.test(id) && id === id.toLowerCas
 export async function accountStorage(db: Db, accountId: string): Promise<Storage> {
   const { rows } = await sql<{ used: number; limit: number }>`
     SELECT
-      (SELECT coalesce(sum(d.size), 0) FROM test_data d WHERE d.hash IN (
-        SELECT t.input_hash FROM problem_tests t JOIN problems p ON p.id = t.problem_id AND t.version = p.version
-         WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL
-        UNION
-        SELECT t.answer_hash FROM problem_tests t JOIN problems p ON p.id = t.problem_id AND t.version = p.version
-         WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL))::float8 AS used,
+      (SELECT coalesce(sum(d.size), 0) FROM test_data d WHERE d.hash IN (${currentFiles(accountId)}))::float8 AS used,
       (SELECT coalesce(a.problem_storage_bytes, pl.problem_storage_bytes) FROM accounts a JOIN plans pl ON pl.name = a.plan
         WHERE a.id = ${accountId})::float8 AS limit
   `.execute(db);
   return { used_bytes: rows[0]!.used, limit_bytes: rows[0]!.limit };
 }
-
-const MiB = 1024 * 1024;
-const mib = (bytes: number) => (bytes < MiB ? `${bytes} bytes` : `${(bytes / MiB).toFixed(1)} MiB`);
 
 /**
  * Stores a problem: a new one (no `problemId`), or the next version of the account's
@@ -92,17 +87,24 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       if (!current) return undefined;
       version = current.version + 1;
     }
-    // Each file read, hashed and stored in turn: a package is never in memory whole.
+    // Refused from the declared sizes, before anything is inflated, when it cannot fit.
+    const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
+    // Each file read, hashed, counted and stored in turn: a package is never in memory
+    // whole, and the first file past the allowance is never stored.
     const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean }[] = [];
     const sizes = new Map<string, number>();
+    const store = async (source: DataSource) => {
+      const content = await source.read();
+      const hash = source.hash ?? sha256(content);
+      await allowance.add(hash, content.length);
+      await putTestData(trx, content, hash);
+      sizes.set(hash.toString('hex'), content.length);
+      return { hash, size: content.length };
+    };
     for (const t of draft.tests) {
-      const input = await t.input.read();
-      const answer = await t.answer.read();
-      const inputHash = await putTestData(trx, input);
-      const answerHash = await putTestData(trx, answer);
-      sizes.set(inputHash.toString('hex'), input.length);
-      sizes.set(answerHash.toString('hex'), answer.length);
-      tests.push({ name: t.name, input: inputHash, answer: answerHash, inputSize: input.length, answerSize: answer.length, weight: t.weight, sample: t.sample });
+      const input = await store(t.input);
+      const answer = await store(t.answer);
+      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
@@ -127,13 +129,9 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       .insertInto('problem_tests')
       .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample })))
       .execute();
+    // The account's total as stored, the checks above notwithstanding.
     const storage = await accountStorage(trx, accountId);
-    if (storage.used_bytes > storage.limit_bytes) {
-      throw new ProblemInputError(
-        `the account's stored problems would hold ${mib(storage.used_bytes)} of test data with this one; its plan allows ${mib(storage.limit_bytes)} (each distinct file counted once): delete a problem or send less data`,
-        'problem_storage_full',
-      );
-    }
+    if (storage.used_bytes > storage.limit_bytes) throw storageFull(storage.used_bytes, storage.limit_bytes, true);
     return id;
   });
   return id === undefined ? undefined : getProblem(db, accountId, id);

@@ -8,9 +8,8 @@ import type { Db } from '../db/connect.js';
 
 export const sha256 = (content: Buffer): Buffer => createHash('sha256').update(content).digest();
 
-/** Stores `content` unless a file of its hash is there already; returns its hash. */
-export async function putTestData(trx: Db, content: Buffer): Promise<Buffer> {
-  const hash = sha256(content);
+/** Stores `content` (of sha-256 `hash`) unless a file of its hash is there already; returns its hash. */
+export async function putTestData(trx: Db, content: Buffer, hash = sha256(content)): Promise<Buffer> {
   // Looked up first: sending megabytes to have ON CONFLICT drop them would cost the transfer.
   const known = await trx.selectFrom('test_data').select('size').where('hash', '=', hash).executeTakeFirst();
   if (!known) {

@@ -13,6 +13,9 @@ export interface ZipFileEntry {
   /** Path inside the package, with / separators (never absolute, never ..). */
   path: string;
   size: number;
+  /** The CRC-32 its zip directory declares (yauzl does not check it: a zip that lies
+   *  about it only looks larger to the storage check, src/problems/store.ts). */
+  crc32: number;
   read(): Promise<Buffer>;
 }
 
@@ -57,7 +60,7 @@ export async function listZip(buffer: Buffer): Promise<ZipListing> {
         if (entry.uncompressedSize > PROBLEM_LIMITS.testFileMaxBytes) {
           throw new ProblemInputError(`the package's ${path} is ${entry.uncompressedSize} bytes; a file may have at most ${PROBLEM_LIMITS.testFileMaxBytes} bytes (16 MiB)`, 'test_file_too_large');
         }
-        files.push({ path, size: entry.uncompressedSize, read: () => readEntry(zip, entry, path) });
+        files.push({ path, size: entry.uncompressedSize, crc32: entry.crc32, read: () => readEntry(zip, entry, path) });
       }
     } catch (err) {
       if (err instanceof ProblemInputError) throw err;

@@ -8,7 +8,7 @@ import { createAccount } from '../../src/accounts/accounts.js';
 import { EmailTakenError } from '../../src/accounts/errors.js';
 import { createKey } from '../../src/accounts/keys.js';
 import { findLogin } from '../../src/accounts/passwords.js';
-import { PORTAL_REDELIVERIES_PER_WINDOW } from '../../src/limits.js';
+import { PORTAL_REDELIVERIES_PER_WINDOW, PROBLEM_LIMITS } from '../../src/limits.js';
 import { MAX_FAILURES_PER_ADDRESS } from '../../src/portal/login-limit.js';
 import { claim, complete } from '../../src/queue/index.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
@@ -504,6 +504,24 @@ describe('web portal over HTTP', function () {
       expect([gone.res.status, gone.res.headers.get('location')]).to.deep.equal([303, '/problems?deleted=1']);
       expect(await problemsOf(email)).to.deep.equal([]);
       expect((await c.request(`/problems/${id}`)).res.status).to.equal(404);
+    });
+
+    it(`problem writes count with the API's: past ${PROBLEM_LIMITS.writesPerMinute} a minute an upload or a delete is answered 429 with Retry-After, nothing stored`, async () => {
+      const { c, email } = await signUp(open);
+      const good = pkg({ 'tests/1.in': '1\n', 'tests/1.out': '1\n' });
+      const made = await upload(c, good, await c.token('/problems'));
+      expect(made.res.status).to.equal(303);
+      const [id] = await problemsOf(email);
+      // The rest of the minute's writes, as the API would have counted them.
+      const accountId = (await t.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+      await t.db.insertInto('problem_writes').values(Array.from({ length: PROBLEM_LIMITS.writesPerMinute - 1 }, () => ({ account_id: accountId }))).execute();
+      const refused = await upload(c, good, await c.token('/problems'));
+      expect(refused.res.status).to.equal(429);
+      expect(Number(refused.res.headers.get('retry-after'))).to.be.within(1, 60);
+      expect(refused.body).to.match(new RegExp(`You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute\\. Try again in \\d+ seconds\\.`));
+      const notDeleted = await c.post(`/problems/${id}/delete`, {}, `/problems/${id}/delete`);
+      expect(notDeleted.res.status).to.equal(429);
+      expect(await problemsOf(email)).to.deep.equal([id]);
     });
 
     it('the playground form posts without JavaScript: Add a file and Remove answer with the form changed; Run only through one of your API keys; the token is checked', async () => {

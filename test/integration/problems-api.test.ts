@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import { PROBLEM_LIMITS } from '../../src/limits.js';
 import { sweepProblems } from '../../src/problems/sweep.js';
 import { accountWithKey, errorOf, fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -163,6 +164,73 @@ describe('problems API', () => {
     expect((await send('DELETE', `/api/v2/problems/${p.id}`, key.key)).status).to.equal(404);
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM problems WHERE id = ${p.id}`.execute(t.db);
     expect(rows[0]!.n).to.equal(0);
+  });
+
+  describe("the account's storage allowance, checked before and while storing", () => {
+    const MiB = 1024 * 1024;
+
+    it('a package whose declared sizes cannot fit is refused before any entry is inflated', async () => {
+      const { key } = await accountWithKey(t.db);
+      // 20 tests of two 16 MiB files each, as the zip's directory declares them; the
+      // entries hold a few bytes, so reading any of them would fail as a lying zip.
+      const entries = Array.from({ length: 20 }, (_, i) => [
+        { name: `tests/${i}.in`, content: `in ${i}`, declaredSize: 16 * MiB },
+        { name: `tests/${i}.out`, content: `out ${i}`, declaredSize: 16 * MiB },
+      ]).flat();
+      const before = await rows();
+      const res = await send('POST', '/api/v2/problems', key.key, makeZip(entries), 'application/zip');
+      expect(res.status).to.equal(400);
+      const err = await errorOf(res);
+      expect(err.code, err.message).to.equal('problem_storage_full');
+      expect(err.message).to.equal("the account's stored problems would hold at least 640.0 MiB of test data with this one; its plan allows 64.0 MiB (each distinct file counted once): delete a problem or send less data");
+      expect(await rows()).to.deep.equal(before);
+    });
+
+    it('files the account keeps already cost nothing; the first new file past the allowance stops the write, before the next is read', async () => {
+      const { key } = await accountWithKey(t.db, { limits: { problemStorageBytes: 10_000 } });
+      const a = (await (await send('POST', '/api/v2/problems', key.key, { tests: [{ input: 'a'.repeat(3000), expected_output: 'b'.repeat(3000) }] })).json()) as Problem;
+      // Replacing it with the same files: they are not counted twice.
+      expect((await send('PUT', `/api/v2/problems/${a.id}`, key.key, { tests: [{ input: 'a'.repeat(3000), expected_output: 'b'.repeat(3000) }] })).status).to.equal(200);
+      // Its sizes could all be the account's files but one: the declared sizes fit. Stored
+      // in turn, tests/1.out goes past the allowance; tests/2.in, a lie no read survives,
+      // is never read.
+      const before = await rows();
+      const zip = makeZip([
+        { name: 'tests/1.in', content: 'c'.repeat(3000) },
+        { name: 'tests/1.out', content: 'd'.repeat(3000) },
+        { name: 'tests/2.in', content: 'e', declaredSize: 3000 },
+        { name: 'tests/2.out', content: '' },
+      ]);
+      const res = await send('POST', '/api/v2/problems', key.key, zip, 'application/zip');
+      const err = await errorOf(res);
+      expect([res.status, err.code], err.message).to.deep.equal([400, 'problem_storage_full']);
+      expect(err.message).to.match(/^the account's stored problems would hold at least 12000 bytes of test data with this one; its plan allows 10000 bytes/);
+      expect(await rows()).to.deep.equal(before);
+    });
+  });
+
+  it(`problem writes: at most ${PROBLEM_LIMITS.writesPerMinute} a minute per account (create, replace, delete); then 429 rate_limited with Retry-After, nothing stored`, async () => {
+    const { key } = await accountWithKey(t.db);
+    const other = await accountWithKey(t.db);
+    const small = { tests: [{ input: '1', expected_output: '1' }] };
+    const first = (await (await send('POST', '/api/v2/problems', key.key, small)).json()) as Problem;
+    expect((await send('PUT', `/api/v2/problems/${first.id}`, key.key, small)).status).to.equal(200);
+    expect((await send('DELETE', `/api/v2/problems/${first.id}`, key.key)).status).to.equal(204);
+    for (let i = 3; i < PROBLEM_LIMITS.writesPerMinute; i++) expect((await send('POST', '/api/v2/problems', key.key, small)).status).to.equal(201);
+    const before = await rows();
+    for (const [method, path, body] of [['POST', '/api/v2/problems', small], ['PUT', `/api/v2/problems/${first.id}`, small], ['DELETE', `/api/v2/problems/${first.id}`, undefined]] as const) {
+      const res = await send(method, path, key.key, body);
+      expect(res.status, method).to.equal(429);
+      const retryAfter = Number(res.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 60);
+      expect(await errorOf(res)).to.deep.equal({ code: 'rate_limited', message: `at most ${PROBLEM_LIMITS.writesPerMinute} problem writes (create, replace, delete) a minute per account; try again in ${retryAfter} s` });
+    }
+    // A zip is refused before its body is read, as JSON is.
+    expect((await send('POST', '/api/v2/problems', key.key, kattisZip(), 'application/zip')).status).to.equal(429);
+    expect(await rows()).to.deep.equal(before);
+    // Reads are not writes; another account is not limited by this one.
+    expect((await send('GET', '/api/v2/problems', key.key)).status).to.equal(200);
+    expect((await send('POST', '/api/v2/problems', other.key.key, small)).status).to.equal(201);
   });
 
   describe('refused with a 400 that says why, nothing stored', () => {

@@ -97,6 +97,16 @@ describe('WebSocket messages a client may send', function () {
     await stillAlive();
   });
 
+  it("a message nested 5,000 deep on Piston's connect route is answered with an error; the process lives", async () => {
+    const pistonUrl = wsUrl.replace(/\/api\/v2\/ws\/$/, '/piston/api/v2/connect');
+    for (const text of [`{"type":"init","language":"python","files":[{"content":${nested(5000)}}]}`, nestedObject(5000)]) {
+      const { msg, ws } = await answerTo(pistonUrl, key, text);
+      expect(msg).to.deep.equal({ type: 'error', message: 'the message is nested deeper than 16 levels' });
+      ws.close();
+      await stillAlive();
+    }
+  });
+
   const lone: [string, string, RegExp][] = [
     ['code', '"code":"print(1)\\ud800"', /^code contains a lone surrogate/],
     ['input', '"code":"print(1)","input":"a\\udc01b"', /^input contains a lone surrogate/],

@@ -97,14 +97,16 @@ const writeRoute = (method: 'POST' | 'PUT'): RouteDef => ({
     'data/secret/*.in + .ans, output_validators/<name>/) or tests/NAME.in + tests/NAME.out.',
     `A test file may hold at most ${PROBLEM_LIMITS.testFileMaxBytes} bytes; the account's problems together at most its plan's problem_storage_bytes.`,
     'A refused problem (400: invalid_problem, invalid_package, test_file_too_large, problem_storage_full, compiler_unavailable) stores nothing.',
+    `An account makes at most ${PROBLEM_LIMITS.writesPerMinute} problem writes (create, replace, delete) a minute; past that, 429 rate_limited with Retry-After.`,
   ].join(' '),
   auth: 'key',
   maintenance: true,
+  problemWrite: true,
   body: ProblemBody,
   bodyMaxBytes: PROBLEM_LIMITS.uploadMaxBytes,
   otherBodies: { [ZIP]: { description: 'A problem package (zip).', maxBytes: PROBLEM_LIMITS.uploadMaxBytes } },
   responses: { [method === 'POST' ? 201 : 200]: { description: 'The stored problem.', schema: ProblemSchema } },
-  errors: [400, 401, 403, ...(method === 'PUT' ? [404] : []), 405, 406, 500, 503],
+  errors: [400, 401, 403, ...(method === 'PUT' ? [404] : []), 405, 406, 429, 500, 503],
   handler: (deps) => {
     const available = availabilityCache(deps.db, deps.config);
     return async (ctx) => {
@@ -162,10 +164,12 @@ export const problemRoutes: RouteDef[] = [
     path: '/api/v2/problems/:id',
     operationId: 'deleteProblem',
     summary: 'Delete a problem (runs already queued still finish); its test data goes once nothing needs it.',
+    description: `Counted with the account's other problem writes (at most ${PROBLEM_LIMITS.writesPerMinute} a minute; past that, 429 rate_limited with Retry-After).`,
     auth: 'key',
     maintenance: true,
+    problemWrite: true,
     responses: { 204: { description: 'Deleted.', contentType: 'text/plain' } },
-    errors: [401, 403, 404, 405, 406, 500, 503],
+    errors: [401, 403, 404, 405, 406, 429, 500, 503],
     handler: (deps) => async (ctx) => {
       const id = String(ctx.params['id'] ?? '');
       if (!(await deleteProblem(deps.db, ctx.state.auth!.accountId, id))) throw notFound(id);

@@ -5,6 +5,7 @@ import type { KeyContext } from '../../accounts/accounts.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
 import { deploymentAvailability } from '../../compilers/deployment.js';
 import { ApiError } from '../../api/errors.js';
+import { JsonTextError, parseClientJson } from '../../api/json-text.js';
 import { storedResult } from '../../api/live.js';
 import { admissionSettings } from '../../api/middleware/admission.js';
 import { followOutput, type OutputChunk } from '../../api/ws/follow-output.js';
@@ -96,11 +97,12 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
   function onMessage(data: RawData, isBinary: boolean): void {
     let msg: Record<string, unknown>;
     try {
-      const value: unknown = JSON.parse(data.toString('utf8'));
+      // The body rules of REST requests (depth first, valid Unicode) before anything walks it.
+      const value = parseClientJson(data.toString('utf8'), 'the message');
       if (typeof value !== 'object' || value === null || Array.isArray(value) || isBinary) throw new Error();
       msg = value as Record<string, unknown>;
-    } catch {
-      return fail('messages must be JSON objects');
+    } catch (err) {
+      return fail(err instanceof JsonTextError && err.code !== 'invalid_json' ? err.message : 'messages must be JSON objects');
     }
     switch (msg['type']) {
       case 'init':

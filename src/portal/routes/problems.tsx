@@ -1,11 +1,13 @@
 import type Router from '@koa/router';
 import { availabilityCache } from '../../compilers/deployment.js';
+import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForExtension } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
+import { admitProblemWrite } from '../../problems/write-limit.js';
 import { sendPage } from '../render.js';
-import { notFound, pageContext, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
 
 // Stored problems: the list, uploading a package (the same reading and storing as
@@ -22,6 +24,14 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     return problem;
   };
 
+  /** Counts a problem write (as the API does); 429 with Retry-After past the per-minute bound. */
+  const admitWrite = async (c: PortalContext) => {
+    const refused = await admitProblemWrite(db, c.state.session!.accountId);
+    if (!refused) return;
+    c.set('Retry-After', String(refused.retryAfterSeconds));
+    throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
+  };
+
   const list = async (c: PortalContext, error?: string) => {
     const { problems, storage } = await listProblems(db, c.state.session!.accountId);
     const notices = c.query['deleted'] ? [{ kind: 'ok' as const, text: 'The problem is deleted.' }] : [];
@@ -34,6 +44,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     const c = ctx as PortalContext;
     const upload = c.state.upload;
     if (!upload || upload.content.length === 0) return list(c, 'Choose a problem package (a zip file) to upload.');
+    await admitWrite(c);
     let id: string;
     try {
       const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForExtension(await offered(), config.RUNBOX_RECIPES_DIR) });
@@ -63,6 +74,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.post('/problems/:id/delete', async (ctx) => {
     const c = ctx as PortalContext;
+    await admitWrite(c);
     if (!(await deleteProblem(db, c.state.session!.accountId, String(c.params['id'])))) throw notFound();
     ctx.status = 303;
     ctx.redirect('/problems?deleted=1');
