@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { RECIPES_DIR } from '../util/paths.js';
 import { INTERFACE_IDS } from './ids.js';
+import { shebangProblem } from './languages.js';
 import { ImageRecipe, LIBRARY_NAME, MAX_LIBRARY_NAME_LENGTH, type CompilerRecipe } from './recipe.js';
 
 // The compiler catalogue: the one place that maps a compiler identifier to its image,
@@ -55,6 +56,9 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     if (!COMPILER_ID.test(id) || id.length > MAX_ID_LENGTH) {
       throw new Error(`${name}: compiler identifier ${JSON.stringify(id)} must match ${COMPILER_ID.source} (at most ${MAX_ID_LENGTH} characters)`);
     }
+    const shebang = value.compilers[id]!.shebang;
+    const badPattern = shebang ? shebangProblem(shebang.pattern) : undefined;
+    if (badPattern) throw new Error(`${name}: the shebang pattern of ${id} is not a regular expression: ${badPattern}`);
     for (const library of Object.keys(value.compilers[id]!.libraries ?? {})) {
       if (!LIBRARY_NAME.test(library) || library.length > MAX_LIBRARY_NAME_LENGTH) {
         throw new Error(`${name}: library name ${JSON.stringify(library)} of ${id} must match ${LIBRARY_NAME.source} (at most ${MAX_LIBRARY_NAME_LENGTH} characters)`);

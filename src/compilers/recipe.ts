@@ -28,6 +28,9 @@ export const LibraryRecipe = Type.Object(
   { additionalProperties: false },
 );
 
+/** A file extension with its dot (`.cpp`, `.c++`, `.C`). */
+const Extension = Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' });
+
 export const CompilerRecipe = Type.Object(
   {
     language: Type.String(),
@@ -53,6 +56,25 @@ export const CompilerRecipe = Type.Object(
     compile: Type.Optional(Argv),
     /** Extensions of the files `{sources}` stands for (`.c`; `.cpp`, `.cc`, `.cxx`). */
     sources: Type.Optional(Type.Array(Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' }), { minItems: 1 })),
+    /** The file extensions that mean this language where a file rather than a compiler is
+     *  named (a package's validator, interactor, grader or example submission): case
+     *  matters (`.C` is C++, `.c` C). Default: the source's extension and `sources`'.
+     *  src/compilers/languages.ts reads them. */
+    extensions: Type.Optional(Type.Array(Extension, { minItems: 1 })),
+    /** Extensions that mean this language only in one judge's packages, where they mean
+     *  another language elsewhere (Kattis' `.pl` is Prolog, DOMjudge's and runbox's Perl):
+     *  in that dialect this claim beats a general one. */
+    dialects: Type.Optional(Type.Object(
+      { kattis: Type.Optional(Type.Array(Extension, { minItems: 1 })), domjudge: Type.Optional(Type.Array(Extension, { minItems: 1 })) },
+      { additionalProperties: false },
+    )),
+    /** A file of these extensions is this language only when its first line matches
+     *  `pattern` (problemtools' rule: `.py` is Python 2 only under a `#!…python2` line), and
+     *  then this claim beats every other. */
+    shebang: Type.Optional(Type.Object(
+      { extensions: Type.Array(Extension, { minItems: 1 }), pattern: Type.String({ minLength: 1 }) },
+      { additionalProperties: false },
+    )),
     /** The compile stage runs only when the program has this file (a build script it may leave out). */
     compileOnlyWith: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.+-]+$' })),
     /** Compiler options a request may add (`{options}`): each must match one of these

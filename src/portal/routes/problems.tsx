@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { availabilityCache } from '../../compilers/deployment.js';
-import { compilerForExtension } from '../../problems/compilers.js';
+import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
@@ -36,7 +36,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     if (!upload || upload.content.length === 0) return list(c, 'Choose a problem package (a zip file) to upload.');
     let id: string;
     try {
-      const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForExtension(await offered(), config.RUNBOX_RECIPES_DIR) });
+      const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForPackageFile(await offered(), config.RUNBOX_RECIPES_DIR) });
       try {
         id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
       } finally {
