@@ -56,6 +56,7 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     if (!COMPILER_ID.test(id) || id.length > MAX_ID_LENGTH) {
       throw new Error(`${name}: compiler identifier ${JSON.stringify(id)} must match ${COMPILER_ID.source} (at most ${MAX_ID_LENGTH} characters)`);
     }
+    if (value.compilers[id]!.check && value.compilers[id]!.compile) throw new Error(`${name}: ${id} has a compile stage, so no check: check is the syntax check of a language without one`);
     const shebang = value.compilers[id]!.shebang;
     const badPattern = shebang ? shebangProblem(shebang.pattern) : undefined;
     if (badPattern) throw new Error(`${name}: the shebang pattern of ${id} is not a regular expression: ${badPattern}`);

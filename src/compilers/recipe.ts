@@ -54,6 +54,12 @@ export const CompilerRecipe = Type.Object(
      *  extensions of `sources` (sorted), `{others}` the same without the main file and
      *  `{options}` the request's compiler options. */
     compile: Type.Optional(Argv),
+    /** For a language with no compile stage: the syntax check judges run before the first
+     *  test (`python -m py_compile`, `ruby -c`, `perl -c`, `php -l`, `node --check`,
+     *  `bash -n`, `luac -p`, R's `parse`), its argv with the tokens of `compile`. In a
+     *  judged run (src/program/plan.ts, syntaxChecked) it is the compile stage: when it
+     *  fails the result is compile_error with its messages and no test runs. */
+    check: Type.Optional(Argv),
     /** Extensions of the files `{sources}` stands for (`.c`; `.cpp`, `.cc`, `.cxx`). */
     sources: Type.Optional(Type.Array(Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' }), { minItems: 1 })),
     /** The file extensions that mean this language where a file rather than a compiler is

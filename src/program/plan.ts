@@ -1,5 +1,5 @@
 import type { CompilerEntry } from '../compilers/catalogue.js';
-import type { RunOptions } from '../db/schema.js';
+import type { RunOptions, SubmissionMode } from '../db/schema.js';
 import type { StageFile } from '../sandbox/spec.js';
 import { extensionOf, OUT_DIR } from './paths.js';
 import { codeOnly, placeSource, sourceText } from './source-file.js';
@@ -50,9 +50,19 @@ export interface StoredProgram {
   run_options?: RunOptions | null;
 }
 
-type Recipe = Pick<CompilerEntry, 'source' | 'sourceFromPublicClass' | 'skipsFirstLine' | 'compile' | 'sources' | 'compileOnlyWith' | 'artifacts' | 'run'>;
+type Recipe = Pick<CompilerEntry, 'source' | 'sourceFromPublicClass' | 'skipsFirstLine' | 'compile' | 'sources' | 'compileOnlyWith' | 'artifacts' | 'run' | 'check'>;
 
-export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
+/**
+ * Whether the program's recipe check (a syntax check, for a language with no compile
+ * stage) runs as its compile stage: in a judged run, as judges check an interpreted
+ * program before its first test, except Judge0's, whose clients expect a syntax error to
+ * be the run's (Runtime Error with the interpreter's message), as it is in a plain run.
+ */
+export function syntaxChecked(entry: Pick<CompilerEntry, 'compile' | 'check'>, options: RunOptions | null | undefined, mode: SubmissionMode | undefined): boolean {
+  return entry.check !== undefined && entry.compile === undefined && options?.judge !== undefined && mode !== 'judge0';
+}
+
+export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxCheck?: boolean } = {}): ProgramPlan {
   const options = job.run_options ?? {};
   const main = options.main ?? placeSource(entry, job.code).fileName;
   const mainFile: StageFile = { name: main, mode: SOURCE_MODE, content: Buffer.from(sourceText(entry, job.code), 'utf8') };
@@ -96,7 +106,9 @@ export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
       collect: options.return_files ? [`${OUT_DIR}/`] : [],
     },
   };
-  if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
+  if (how.syntaxCheck && entry.check) {
+    plan.compile = { argv: expand(entry.check), files, dirs: [], collect: [], required: [] };
+  } else if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
     const artifacts = (entry.artifacts ?? []).map((a) => (a === './' ? a : expand([a])[0]!));
     plan.compile = {
       argv: expand(entry.compile),

@@ -3,7 +3,7 @@ import { catalogue } from '../../src/compilers/catalogue.js';
 import { PROGRAM_LIMITS } from '../../src/limits.js';
 import { neverAllowed, optionsProblem } from '../../src/program/compiler-options.js';
 import { nameConflict, pathProblem } from '../../src/program/paths.js';
-import { planProgram } from '../../src/program/plan.js';
+import { planProgram, syntaxChecked } from '../../src/program/plan.js';
 import { ProgramError, readProgram } from '../../src/program/program.js';
 
 // A request's program: the rules of its files' names, its compiler options against the
@@ -169,6 +169,21 @@ describe('program: the stages a recipe plans', () => {
     expect(built.compile!.argv).to.deep.equal(['/bin/bash', 'compile', '-O2']);
     expect(built.compile!.collect).to.deep.equal(['./']);
     expect(built.run.argv).to.deep.equal(['/bin/bash', 'run']);
+  });
+
+  it("a judged run's syntax check is the compile stage of a language without one (not Judge0's, not a plain run's)", () => {
+    const py = entry('python-3.9.7');
+    const judge = { checker: { type: 'lines' as const }, interactor: null, stop_on_failure: false };
+    expect(syntaxChecked(py, { judge }, 'sync')).to.equal(true);
+    expect(syntaxChecked(py, { judge }, undefined)).to.equal(true);
+    expect(syntaxChecked(py, {}, 'sync')).to.equal(false);
+    expect(syntaxChecked(py, null, 'piston')).to.equal(false);
+    expect(syntaxChecked(py, { judge }, 'judge0')).to.equal(false);
+    expect(syntaxChecked(entry('gcc-9'), { judge }, 'sync')).to.equal(false);
+    const plan = planProgram(py, { code: 'print(1)', run_options: { main: 'a/main.py', files: [{ name: 'a/util.py', content_base64: '' }, { name: 'data.txt', content_base64: '' }] } }, { syntaxCheck: true });
+    expect(plan.compile).to.deep.equal({ argv: ['/usr/bin/python3.9', '-m', 'py_compile', 'a/main.py', 'a/util.py'], files: plan.files, dirs: [], collect: [], required: [] });
+    expect(plan.run.argv).to.deep.equal(['/usr/bin/python3.9', 'a/main.py']);
+    expect(planProgram(py, { code: 'print(1)' }).compile).to.equal(undefined);
   });
 
   it('return_files collects /box/out; a file named like the main one cannot replace it', () => {
