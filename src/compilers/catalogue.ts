@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { RECIPES_DIR } from '../util/paths.js';
 import { INTERFACE_IDS } from './ids.js';
-import { shebangProblem } from './languages.js';
 import { ImageRecipe, LIBRARY_NAME, MAX_LIBRARY_NAME_LENGTH, type CompilerRecipe } from './recipe.js';
 
 // The compiler catalogue: the one place that maps a compiler identifier to its image,
@@ -57,9 +56,12 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
       throw new Error(`${name}: compiler identifier ${JSON.stringify(id)} must match ${COMPILER_ID.source} (at most ${MAX_ID_LENGTH} characters)`);
     }
     if (value.compilers[id]!.check && value.compilers[id]!.compile) throw new Error(`${name}: ${id} has a compile stage, so no check: check is the syntax check of a language without one`);
-    const shebang = value.compilers[id]!.shebang;
-    const badPattern = shebang ? shebangProblem(shebang.pattern) : undefined;
-    if (badPattern) throw new Error(`${name}: the shebang pattern of ${id} is not a regular expression: ${badPattern}`);
+    const { shebang, entry } = value.compilers[id]!;
+    const patterns: [string, string | undefined][] = [['shebang pattern', shebang?.pattern], ['entry main', entry?.main], ['entry scopes', entry?.scopes]];
+    for (const [what, pattern] of patterns) {
+      const problem = pattern === undefined ? undefined : regexProblem(pattern);
+      if (problem) throw new Error(`${name}: the ${what} of ${id} is not a regular expression: ${problem}`);
+    }
     for (const library of Object.keys(value.compilers[id]!.libraries ?? {})) {
       if (!LIBRARY_NAME.test(library) || library.length > MAX_LIBRARY_NAME_LENGTH) {
         throw new Error(`${name}: library name ${JSON.stringify(library)} of ${id} must match ${LIBRARY_NAME.source} (at most ${MAX_LIBRARY_NAME_LENGTH} characters)`);
@@ -67,6 +69,16 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     }
   }
   return value;
+}
+
+/** Why a recipe's pattern is not a regular expression, or undefined. */
+function regexProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 const recipeFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.json')).sort();

@@ -55,16 +55,6 @@ const shebangOf = (pattern: string): RegExp => {
   return re;
 };
 
-/** Whether a recipe's shebang pattern is a regular expression (the catalogue checks every recipe's). */
-export function shebangProblem(pattern: string): string | undefined {
-  try {
-    shebangOf(pattern);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-
 /** "9.3.0" before "10.2.1": numeric parts compared as numbers. */
 export function compareVersions(a: string, b: string): number {
   const pa = a.split(/[^0-9]+/).filter(Boolean).map(Number);

@@ -54,6 +54,26 @@ export const CompilerRecipe = Type.Object(
      *  extensions of `sources` (sorted), `{others}` the same without the main file and
      *  `{options}` the request's compiler options. */
     compile: Type.Optional(Argv),
+    /** How the class the run stage starts (`{entry}`) is found in the program's sources,
+     *  as judges find it rather than from a file's name (src/program/entry-point.ts): each
+     *  source (the main file first) with comments and literals blanked is searched for
+     *  `main`; `scopes` are the declarations that open a named scope (group 1 the name:
+     *  `class Main`, `object Main`), and the entry point must be directly inside one, or
+     *  with `topLevel` outside every brace (Kotlin's `fun main`). `name` is what `{entry}`
+     *  becomes: `{package}` the package of the file that holds it (with a dot after it),
+     *  `{scope}` its enclosing scopes joined by `$` (a nested class's binary name), `{stem}`
+     *  and `{Stem}` that file's. When no source has one, the build is a compile_error that
+     *  says `missing`. */
+    entry: Type.Optional(Type.Object(
+      {
+        main: Type.String({ minLength: 1 }),
+        scopes: Type.Optional(Type.String({ minLength: 1 })),
+        topLevel: Type.Optional(Type.Boolean()),
+        name: Type.String({ minLength: 1 }),
+        missing: Type.String({ minLength: 1 }),
+      },
+      { additionalProperties: false },
+    )),
     /** For a language with no compile stage: the syntax check judges run before the first
      *  test (`python -m py_compile`, `ruby -c`, `perl -c`, `php -l`, `node --check`,
      *  `bash -n`, `luac -p`, R's `parse`), its argv with the tokens of `compile`. In a
