@@ -57,6 +57,7 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     }
     if (value.compilers[id]!.check && value.compilers[id]!.compile) throw new Error(`${name}: ${id} has a compile stage, so no check: check is the syntax check of a language without one`);
     const { shebang, entry } = value.compilers[id]!;
+    if (entry && (entry.missing === undefined) === (entry.otherwise === undefined)) throw new Error(`${name}: the entry of ${id} needs either missing (a program without one is a compile error) or otherwise (what {entry} is then)`);
     const patterns: [string, string | undefined][] = [['shebang pattern', shebang?.pattern], ['entry main', entry?.main], ['entry scopes', entry?.scopes]];
     for (const [what, pattern] of patterns) {
       const problem = pattern === undefined ? undefined : regexProblem(pattern);

@@ -62,15 +62,18 @@ export const CompilerRecipe = Type.Object(
      *  with `topLevel` outside every brace (Kotlin's `fun main`). `name` is what `{entry}`
      *  becomes: `{package}` the package of the file that holds it (with a dot after it),
      *  `{scope}` its enclosing scopes joined by `$` (a nested class's binary name), `{stem}`
-     *  and `{Stem}` that file's. When no source has one, the build is a compile_error that
-     *  says `missing`. */
+     *  and `{Stem}` that file's. When no source has one, `{entry}` is `otherwise` where the
+     *  recipe gives it (Prolog: main/0, the goal Kattis and DOMjudge run, unless the
+     *  program starts itself with an initialization directive), else the build is a
+     *  compile_error that says `missing`. */
     entry: Type.Optional(Type.Object(
       {
         main: Type.String({ minLength: 1 }),
         scopes: Type.Optional(Type.String({ minLength: 1 })),
         topLevel: Type.Optional(Type.Boolean()),
         name: Type.String({ minLength: 1 }),
-        missing: Type.String({ minLength: 1 }),
+        missing: Type.Optional(Type.String({ minLength: 1 })),
+        otherwise: Type.Optional(Type.String({ minLength: 1 })),
       },
       { additionalProperties: false },
     )),

@@ -94,6 +94,7 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
     ? findEntry(entry.entry, files.filter((f) => f.name === main || language.has(extensionOf(f.name))).map((f) => ({ name: f.name, code: f.content.toString('utf8') })))
     : undefined;
   const entryName = (): string => {
+    if (entry.entry && !found && entry.entry.otherwise !== undefined) return entry.entry.otherwise;
     if (!entry.entry || !found) return `${scalars.package!()}${stem}`;
     const names: Record<string, string> = { package: found.package === '' ? '' : `${found.package}.`, scope: found.scopes.join('$'), stem: stemOf(found.file), Stem: className(stemOf(found.file)) };
     return entry.entry.name.replace(ENTRY_TOKEN, (_, t: string) => names[t]!);
@@ -128,7 +129,7 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
       collect: options.return_files ? [`${OUT_DIR}/`] : [],
     },
   };
-  if (entry.entry && !found) plan.problem = entry.entry.missing;
+  if (entry.entry?.missing !== undefined && !found) plan.problem = entry.entry.missing;
   if (how.syntaxCheck && entry.check) {
     plan.compile = { argv: expand(entry.check), files, dirs: [], collect: [], required: [] };
   } else if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {

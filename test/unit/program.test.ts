@@ -190,6 +190,15 @@ describe('program: the stages a recipe plans', () => {
     expect(planProgram(scala, { code: 'class C {\n  def main(args: Array[String]): Unit = ()\n}' }).problem).to.equal('no object has a main method (def main(args: Array[String])) or extends App');
   });
 
+  it('Prolog runs main/0 unless the program starts itself (an initialization directive); OCaml links str and unix', () => {
+    const prolog = entry('swipl-9.0');
+    const goal = (code: string) => { const argv = planProgram(prolog, { code }).run.argv; return argv[argv.indexOf('-g') + 1]; };
+    expect(goal('main :- write(hi), nl.\n')).to.equal('(current_predicate(main/0) -> main ; true)');
+    expect(goal(':- initialization(main).\nmain :- write(hi), nl.\n')).to.equal('true');
+    expect(goal('main :- true.\n:- initialization(main, main).\n')).to.equal('true');
+    expect(planProgram(entry('ocaml-4.13'), { code: '' }).compile!.argv.slice(-4)).to.deep.equal(['main', 'unix.cmxa', 'str.cmxa', 'main.ml']);
+  });
+
   it('Kotlin names the main class as its compiler does; F# puts the main file last; the compile script is optional', () => {
     expect(planProgram(entry('kotlin-1.3'), { code: 'package a.b\nfun main() {}', run_options: { main: 'hello-world.kt' } }).run.argv.slice(-1)).to.deep.equal(['a.b.Hello_worldKt']);
     const fs = planProgram(entry('dotnet-fsharp-5'), { code: '', run_options: { main: 'Program.fs', files: [{ name: 'B.fs', content_base64: '' }, { name: 'A.fs', content_base64: '' }] } });
