@@ -1,7 +1,7 @@
 import type { CompilerEntry } from '../compilers/catalogue.js';
+import { languageExtensions } from '../compilers/languages.js';
 import type { RunOptions, SubmissionMode } from '../db/schema.js';
 import type { StageFile } from '../sandbox/spec.js';
-import { languageExtensions } from '../compilers/languages.js';
 import { declaredPackage, findEntry } from './entry-point.js';
 import { extensionOf, OUT_DIR } from './paths.js';
 import { codeOnly, placeSource, sourceText } from './source-file.js';
@@ -81,12 +81,11 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
 
   const extensions = new Set(entry.sources ?? []);
   const sources = files.map((f) => f.name).filter((name) => name === main || extensions.has(extensionOf(name))).sort(byteOrder);
-  const base = main.slice(main.lastIndexOf('/') + 1);
-  const stem = extensionOf(base) === '' ? base : base.slice(0, -extensionOf(base).length);
   const stemOf = (name: string) => {
-    const b = name.slice(name.lastIndexOf('/') + 1);
-    return extensionOf(b) === '' ? b : b.slice(0, -extensionOf(b).length);
+    const base = name.slice(name.lastIndexOf('/') + 1);
+    return extensionOf(base) === '' ? base : base.slice(0, -extensionOf(base).length);
   };
+  const stem = stemOf(main);
   const className = (s: string) => (s.charAt(0).toUpperCase() + s.slice(1)).replace(/[^A-Za-z0-9_]/g, '_');
   // The entry point: in the main file, else the first other file of the language that has one.
   const language = new Set(languageExtensions(entry));
