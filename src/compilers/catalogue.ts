@@ -58,6 +58,14 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     if (!COMPILER_ID.test(id) || id.length > MAX_ID_LENGTH) {
       throw new Error(`${name}: compiler identifier ${JSON.stringify(id)} must match ${COMPILER_ID.source} (at most ${MAX_ID_LENGTH} characters)`);
     }
+    if (value.compilers[id]!.check && value.compilers[id]!.compile) throw new Error(`${name}: ${id} has a compile stage, so no check: check is the syntax check of a language without one`);
+    const { shebang, entry } = value.compilers[id]!;
+    if (entry && (entry.missing === undefined) === (entry.otherwise === undefined)) throw new Error(`${name}: the entry of ${id} needs either missing (a program without one is a compile error) or otherwise (what {entry} is then)`);
+    const patterns: [string, string | undefined][] = [['shebang pattern', shebang?.pattern], ['entry main', entry?.main], ['entry scopes', entry?.scopes]];
+    for (const [what, pattern] of patterns) {
+      const problem = pattern === undefined ? undefined : regexProblem(pattern);
+      if (problem) throw new Error(`${name}: the ${what} of ${id} is not a regular expression: ${problem}`);
+    }
     for (const library of Object.keys(value.compilers[id]!.libraries ?? {})) {
       if (!LIBRARY_NAME.test(library) || library.length > MAX_LIBRARY_NAME_LENGTH) {
         throw new Error(`${name}: library name ${JSON.stringify(library)} of ${id} must match ${LIBRARY_NAME.source} (at most ${MAX_LIBRARY_NAME_LENGTH} characters)`);
@@ -65,6 +73,16 @@ export function readRecipeFile(path: string, name: string): ImageRecipe {
     }
   }
   return value;
+}
+
+/** Why a recipe's pattern is not a regular expression, or undefined. */
+function regexProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 const recipeFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.json')).sort();

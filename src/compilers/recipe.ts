@@ -31,6 +31,9 @@ export const LibraryRecipe = Type.Object(
   { additionalProperties: false },
 );
 
+/** A file extension with its dot (`.cpp`, `.c++`, `.C`). */
+const Extension = Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' });
+
 export const CompilerRecipe = Type.Object(
   {
     language: Type.String(),
@@ -54,8 +57,56 @@ export const CompilerRecipe = Type.Object(
      *  extensions of `sources` (sorted), `{others}` the same without the main file and
      *  `{options}` the request's compiler options. */
     compile: Type.Optional(Argv),
+    /** How the class the run stage starts (`{entry}`) is found in the program's sources,
+     *  as judges find it rather than from a file's name (src/program/entry-point.ts): each
+     *  source (the main file first) with comments and literals blanked is searched for
+     *  `main`; `scopes` are the declarations that open a named scope (group 1 the name:
+     *  `class Main`, `object Main`), and the entry point must be directly inside one, or
+     *  with `topLevel` outside every brace (Kotlin's `fun main`). `name` is what `{entry}`
+     *  becomes: `{package}` the package of the file that holds it (with a dot after it),
+     *  `{scope}` its enclosing scopes joined by `$` (a nested class's binary name), `{stem}`
+     *  and `{Stem}` that file's. When no source has one, `{entry}` is `otherwise` where the
+     *  recipe gives it (Prolog: main/0, the goal Kattis and DOMjudge run, unless the
+     *  program starts itself with an initialization directive), else the build is a
+     *  compile_error that says `missing`. */
+    entry: Type.Optional(Type.Object(
+      {
+        main: Type.String({ minLength: 1 }),
+        scopes: Type.Optional(Type.String({ minLength: 1 })),
+        topLevel: Type.Optional(Type.Boolean()),
+        name: Type.String({ minLength: 1 }),
+        missing: Type.Optional(Type.String({ minLength: 1 })),
+        otherwise: Type.Optional(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    )),
+    /** For a language with no compile stage: the syntax check judges run before the first
+     *  test (`python -m py_compile`, `ruby -c`, `perl -c`, `php -l`, `node --check`,
+     *  `bash -n`, `luac -p`, R's `parse`), its argv with the tokens of `compile`. In a
+     *  judged run (src/program/plan.ts, syntaxChecked) it is the compile stage: when it
+     *  fails the result is compile_error with its messages and no test runs. */
+    check: Type.Optional(Argv),
     /** Extensions of the files `{sources}` stands for (`.c`; `.cpp`, `.cc`, `.cxx`). */
     sources: Type.Optional(Type.Array(Type.String({ pattern: '^\\.[A-Za-z0-9+_-]+$' }), { minItems: 1 })),
+    /** The file extensions that mean this language where a file rather than a compiler is
+     *  named (a package's validator, interactor, grader or example submission): case
+     *  matters (`.C` is C++, `.c` C). Default: the source's extension and `sources`'.
+     *  src/compilers/languages.ts reads them. */
+    extensions: Type.Optional(Type.Array(Extension, { minItems: 1 })),
+    /** Extensions that mean this language only in one judge's packages, where they mean
+     *  another language elsewhere (Kattis' `.pl` is Prolog, DOMjudge's and runbox's Perl):
+     *  in that dialect this claim beats a general one. */
+    dialects: Type.Optional(Type.Object(
+      { kattis: Type.Optional(Type.Array(Extension, { minItems: 1 })), domjudge: Type.Optional(Type.Array(Extension, { minItems: 1 })) },
+      { additionalProperties: false },
+    )),
+    /** A file of these extensions is this language only when its first line matches
+     *  `pattern` (problemtools' rule: `.py` is Python 2 only under a `#!…python2` line), and
+     *  then this claim beats every other. */
+    shebang: Type.Optional(Type.Object(
+      { extensions: Type.Array(Extension, { minItems: 1 }), pattern: Type.String({ minLength: 1 }) },
+      { additionalProperties: false },
+    )),
     /** The compile stage runs only when the program has this file (a build script it may leave out). */
     compileOnlyWith: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.+-]+$' })),
     /** Compiler options a request may add (`{options}`): each must match one of these

@@ -1,10 +1,11 @@
 import { DEFAULT_CHECKER, type BuiltinChecker } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import { firstLine, type Dialect } from '../compilers/languages.js';
 import { PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
-import { extensionOf } from '../program/paths.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
+import type { CompilerForFile } from './compilers.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -18,11 +19,13 @@ import { listZip, type ZipFileEntry } from './zip.js';
 //   checker/ or interactor/ directory.
 // A package may sit in one top-level directory. A checker program's convention is
 // testlib when it includes testlib.h, else Kattis'; its compiler is the newest offered
-// one for its main file's extension.
+// one of its main file's language, by the language table of the recipes in the package's
+// dialect (src/compilers/languages.ts): DOMjudge's where the package has its
+// domjudge-problem.ini, else Kattis' in that layout, runbox's own in a plain archive.
 
 export interface PackageOptions {
-  /** The compiler identifier for a source file's extension (".cpp"), or null when none is offered. */
-  compilerFor(extension: string): string | null;
+  /** The compiler identifier for a source file in the package's dialect (src/problems/compilers.ts). */
+  compilerFor: CompilerForFile;
 }
 
 const bad = (message: string) => new ProblemInputError(message, 'invalid_package');
@@ -61,6 +64,8 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   }
   if (kattis && plain) throw bad('the package holds both data/ (the Kattis layout) and tests/ (the plain one): use one');
   const tests = kattis ? kattisTests(files) : plainTests(files);
+  const dialect: Dialect | undefined = files.has('domjudge-problem.ini') ? 'domjudge' : kattis ? 'kattis' : undefined;
+  const compilerFor = (file: { name: string; firstLine: string }) => options.compilerFor(file, dialect);
 
   const validation = String(yaml.validation ?? 'default').trim();
   const validatorDir = kattis ? validatorDirectory(files) : null;
@@ -69,15 +74,15 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   if (kattis) {
     if (validation === 'custom' || validation === 'custom interactive' || validation === 'custom score' || validation === 'custom interactive score') {
       if (!validatorDir) throw bad(`problem.yaml says validation: ${validation}, but the package has no output_validators/<name>/ directory`);
-      const program = await programFrom(files, validatorDir, options);
+      const program = await programFrom(files, validatorDir, compilerFor);
       if (validation.includes('interactive')) interactor = program;
       else checker = { type: 'program', ...program };
     } else if (validation !== 'default') {
       throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
     }
   } else {
-    if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', options)) };
-    if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', options);
+    if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
+    if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
   }
   return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
 }
@@ -214,22 +219,25 @@ function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {
 }
 
 /** The program in a directory of the package: its files, its main file, compiler and convention. */
-async function programFrom(files: Map<string, ZipFileEntry>, dir: string, options: PackageOptions): Promise<ProgramSource> {
+async function programFrom(files: Map<string, ZipFileEntry>, dir: string, compilerFor: (file: { name: string; firstLine: string }) => ReturnType<CompilerForFile>): Promise<ProgramSource> {
   const entries = [...files.entries()].filter(([p]) => p.startsWith(dir)).map(([p, f]) => ({ name: p.slice(dir.length), file: f }));
   if (entries.length > PROGRAM_LIMITS.filesMax) throw bad(`${dir} holds ${entries.length} files; at most ${PROGRAM_LIMITS.filesMax}`);
   const total = entries.reduce((n, e) => n + e.file.size, 0);
   if (total > PROGRAM_LIMITS.filesMaxBytes) throw bad(`${dir} holds ${total} bytes; a checker's files may hold at most ${PROGRAM_LIMITS.filesMaxBytes}`);
-  const sources = entries.filter((e) => !HEADER.test(e.name) && options.compilerFor(extensionOf(e.name).toLowerCase()) !== null);
+  const read = await Promise.all(entries.map(async (e) => ({ name: e.name, content: await e.file.read() })));
+  const languages = read.map((e) => (HEADER.test(e.name) ? null : compilerFor({ name: e.name, firstLine: firstLine(e.content) })));
+  const sources = read.filter((_, i) => languages[i]?.compiler);
   const stem = (name: string) => name.slice(name.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '').toLowerCase();
   const main = sources.length === 1 ? sources[0] : sources.find((e) => !e.name.includes('/') && MAIN_NAMES.includes(stem(e.name)));
   if (!main) {
+    const refused = read.map((e, i) => ({ e, l: languages[i] })).filter(({ l }) => l && l.compiler === null).map(({ e, l }) => `${e.name}: ${(l as { reason: string }).reason}`);
     throw bad(
       sources.length === 0
-        ? `${dir} holds no source file in a language offered here (${entries.map((e) => e.name).join(', ') || 'nothing'})`
+        ? `${dir} holds no source file in a language offered here (${read.map((e) => e.name).join(', ') || 'nothing'})${refused.length > 0 ? `: ${refused.join('; ')}` : ''}`
         : `${dir} holds several sources (${sources.map((e) => e.name).join(', ')}); name the main one validator, checker, interactor or main`,
     );
   }
-  const decoded: DecodedFile[] = await Promise.all(entries.map(async (e) => ({ name: e.name, content: await e.file.read(), text: e === main })));
+  const decoded: DecodedFile[] = read.map((e) => ({ name: e.name, content: e.content, text: e === main }));
   let program: Program;
   try {
     program = programOfFiles(decoded, main.name);
@@ -239,5 +247,5 @@ async function programFrom(files: Map<string, ZipFileEntry>, dir: string, option
   }
   const usesTestlib = decoded.some((f) => f.name === 'testlib.h' || f.name.endsWith('/testlib.h')) || /#\s*include\s*[<"]testlib\.h[>"]/.test(program.code);
   const convention: Convention = usesTestlib ? 'testlib' : 'kattis';
-  return { compiler: options.compilerFor(extensionOf(main.name).toLowerCase())!, code: program.code, options: program.options, convention };
+  return { compiler: languages[read.indexOf(main)]!.compiler!, code: program.code, options: program.options, convention };
 }

@@ -1,6 +1,8 @@
 import type { CompilerEntry } from '../compilers/catalogue.js';
-import type { RunOptions } from '../db/schema.js';
+import { languageExtensions } from '../compilers/languages.js';
+import type { RunOptions, SubmissionMode } from '../db/schema.js';
 import type { StageFile } from '../sandbox/spec.js';
+import { declaredPackage, findEntry } from './entry-point.js';
 import { extensionOf, OUT_DIR } from './paths.js';
 import { codeOnly, placeSource, sourceText } from './source-file.js';
 
@@ -14,6 +16,8 @@ import { codeOnly, placeSource, sourceText } from './source-file.js';
 //              other characters than letters, digits and _ as _)
 //   {package}  the package the main file declares (`package a.b;` in Java, Kotlin,
 //              Scala), with a dot after it; '' when it declares none
+//   {entry}    the class that holds the entry point, as the recipe's `entry` finds it
+//              in the sources (src/program/entry-point.ts)
 // and, each as a whole argv entry standing for several:
 //   {sources}  every file whose extension is one of the recipe's `sources`, and the
 //              main file, sorted by name     {others}   the same without the main file
@@ -22,8 +26,8 @@ import { codeOnly, placeSource, sourceText } from './source-file.js';
 const SOURCE_MODE = 0o644;
 /** Entries that stand for several argv entries. */
 const LIST_TOKENS = ['{sources}', '{others}', '{options}'] as const;
-const SCALAR_TOKEN = /\{(file|main|dir|stem|Stem|package)\}/g;
-const PACKAGE = /(?:^|[;}\s])package\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)/m;
+const SCALAR_TOKEN = /\{(file|main|dir|stem|Stem|package|entry)\}/g;
+const ENTRY_TOKEN = /\{(package|scope|stem|Stem)\}/g;
 
 export interface StagePlan {
   argv: string[];
@@ -43,6 +47,8 @@ export interface ProgramPlan {
   compile?: StagePlan & { /** Named artifacts the run stage cannot do without. */ required: string[] };
   /** The run stage, before the compile stage's artifacts are added to its files. */
   run: StagePlan;
+  /** Why the program cannot run though it may compile: no source has the entry point the recipe's `entry` looks for. */
+  problem?: string;
 }
 
 export interface StoredProgram {
@@ -50,9 +56,19 @@ export interface StoredProgram {
   run_options?: RunOptions | null;
 }
 
-type Recipe = Pick<CompilerEntry, 'source' | 'sourceFromPublicClass' | 'skipsFirstLine' | 'compile' | 'sources' | 'compileOnlyWith' | 'artifacts' | 'run'>;
+type Recipe = Pick<CompilerEntry, 'language' | 'version' | 'source' | 'sourceFromPublicClass' | 'skipsFirstLine' | 'compile' | 'sources' | 'compileOnlyWith' | 'artifacts' | 'run' | 'check' | 'extensions' | 'dialects' | 'shebang' | 'entry'>;
 
-export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
+/**
+ * Whether the program's recipe check (a syntax check, for a language with no compile
+ * stage) runs as its compile stage: in a judged run, as judges check an interpreted
+ * program before its first test, except Judge0's, whose clients expect a syntax error to
+ * be the run's (Runtime Error with the interpreter's message), as it is in a plain run.
+ */
+export function syntaxChecked(entry: Pick<CompilerEntry, 'compile' | 'check'>, options: RunOptions | null | undefined, mode: SubmissionMode | undefined): boolean {
+  return entry.check !== undefined && entry.compile === undefined && options?.judge !== undefined && mode !== 'judge0';
+}
+
+export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxCheck?: boolean } = {}): ProgramPlan {
   const options = job.run_options ?? {};
   const main = options.main ?? placeSource(entry, job.code).fileName;
   const mainFile: StageFile = { name: main, mode: SOURCE_MODE, content: Buffer.from(sourceText(entry, job.code), 'utf8') };
@@ -65,18 +81,34 @@ export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
 
   const extensions = new Set(entry.sources ?? []);
   const sources = files.map((f) => f.name).filter((name) => name === main || extensions.has(extensionOf(name))).sort(byteOrder);
-  const base = main.slice(main.lastIndexOf('/') + 1);
-  const stem = extensionOf(base) === '' ? base : base.slice(0, -extensionOf(base).length);
+  const stemOf = (name: string) => {
+    const base = name.slice(name.lastIndexOf('/') + 1);
+    return extensionOf(base) === '' ? base : base.slice(0, -extensionOf(base).length);
+  };
+  const stem = stemOf(main);
+  const className = (s: string) => (s.charAt(0).toUpperCase() + s.slice(1)).replace(/[^A-Za-z0-9_]/g, '_');
+  // The entry point: in the main file, else the first other file of the language that has one.
+  const language = new Set(languageExtensions(entry));
+  const found = entry.entry
+    ? findEntry(entry.entry, files.filter((f) => f.name === main || language.has(extensionOf(f.name))).map((f) => ({ name: f.name, code: f.content.toString('utf8') })))
+    : undefined;
+  const entryName = (): string => {
+    if (entry.entry && !found && entry.entry.otherwise !== undefined) return entry.entry.otherwise;
+    if (!entry.entry || !found) return `${scalars.package!()}${stem}`;
+    const names: Record<string, string> = { package: found.package === '' ? '' : `${found.package}.`, scope: found.scopes.join('$'), stem: stemOf(found.file), Stem: className(stemOf(found.file)) };
+    return entry.entry.name.replace(ENTRY_TOKEN, (_, t: string) => names[t]!);
+  };
   const scalars: Record<string, () => string> = {
     file: () => main,
     main: () => main.slice(0, main.length - extensionOf(main).length),
     dir: () => (main.includes('/') ? main.slice(0, main.lastIndexOf('/')) : '.'),
     stem: () => stem,
-    Stem: () => (stem.charAt(0).toUpperCase() + stem.slice(1)).replace(/[^A-Za-z0-9_]/g, '_'),
+    Stem: () => className(stem),
     package: () => {
-      const found = PACKAGE.exec(codeOnly(job.code));
-      return found ? `${found[1]!.replace(/\s+/g, '')}.` : '';
+      const declared = declaredPackage(codeOnly(job.code));
+      return declared === '' ? '' : `${declared}.`;
     },
+    entry: entryName,
   };
   const lists: Record<(typeof LIST_TOKENS)[number], string[]> = {
     '{sources}': sources,
@@ -96,7 +128,10 @@ export function planProgram(entry: Recipe, job: StoredProgram): ProgramPlan {
       collect: options.return_files ? [`${OUT_DIR}/`] : [],
     },
   };
-  if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
+  if (entry.entry?.missing !== undefined && !found) plan.problem = entry.entry.missing;
+  if (how.syntaxCheck && entry.check) {
+    plan.compile = { argv: expand(entry.check), files, dirs: [], collect: [], required: [] };
+  } else if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
     const artifacts = (entry.artifacts ?? []).map((a) => (a === './' ? a : expand([a])[0]!));
     plan.compile = {
       argv: expand(entry.compile),

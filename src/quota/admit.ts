@@ -3,6 +3,7 @@ import { compilerEntry } from '../compilers/catalogue.js';
 import type { Db } from '../db/connect.js';
 import type { CallbackTarget, RunOptions, SubmissionMode, TestCaseRow } from '../db/schema.js';
 import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs } from '../limits.js';
+import { syntaxChecked } from '../program/plan.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
 import { MODE_PRIORITY, WAITING_MODES } from './modes.js';
@@ -118,7 +119,9 @@ interface SandboxTime {
 
 /** The most sandbox time the request asks for, with the stage timeouts it set (the compatible routes) or the service's. */
 function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
-  const compiles = compilerEntry(req.compiler, req.recipesDir)?.compile !== undefined;
+  const entry = compilerEntry(req.compiler, req.recipesDir);
+  // A judged run's syntax check is a compile stage too (src/program/plan.ts).
+  const compiles = entry !== undefined && (entry.compile !== undefined || syntaxChecked(entry, req.runOptions, req.mode));
   const stage = { compileTimeoutMs: req.runOptions?.compile?.timeout_ms, runTimeoutMs: req.runOptions?.run?.timeout_ms };
   const ms = requestSandboxMs({ compiles, tests: units, ...stage });
   const runMs = requestSandboxMs({ compiles: false, tests: 1, ...stage });

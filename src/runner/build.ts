@@ -25,8 +25,10 @@ export async function buildProgram(plan: ProgramPlan, compile: (planned: StagePl
     compiled.stderrTruncated,
   );
   const missing = plan.compile.required.filter((name) => !compiled.collected.some((f) => f.name === name));
-  if (fields.status !== 'success' || missing.length > 0 || compiled.omitted.length > 0) {
+  if (fields.status !== 'success' || missing.length > 0 || compiled.omitted.length > 0 || plan.problem !== undefined) {
     const problems = fields.status !== 'success' ? [] : [
+      // Compiled, but with nothing to start: the recipe's entry point is in no source.
+      ...(plan.problem !== undefined ? [plan.problem] : []),
       ...(missing.length > 0 ? [`compilation produced no ${missing.join(', ')}`] : []),
       ...(compiled.omitted.length > 0 ? [`compilation produced more than the run stage takes (${compiled.omitted.length} files left out past ${RUN_FILES_NOTE})`] : []),
     ];

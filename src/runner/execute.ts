@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { compilerEntry } from '../compilers/catalogue.js';
 import { imageRootfs } from '../compilers/availability.js';
 import { RETURN_FILES_LIMITS } from '../limits.js';
-import { planProgram, type StagePlan } from '../program/plan.js';
+import { planProgram, syntaxChecked, type StagePlan } from '../program/plan.js';
 import type { Execution, ReturnedFiles, RunResult } from '../result.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
@@ -33,7 +33,7 @@ export interface ExecuteDeps {
 }
 
 export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'> &
-  Partial<Pick<ClaimedJob, 'run_options'>>;
+  Partial<Pick<ClaimedJob, 'run_options' | 'mode'>>;
 
 export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteDeps): Promise<RunResult> {
   const entry = compilerEntry(job.compiler, deps.recipesDir);
@@ -41,7 +41,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const rootfs = imageRootfs(deps.imagesDir, entry.image);
   if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);
 
-  const plan = planProgram(entry, job);
+  const plan = planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const options = job.run_options ?? {};
   const multiTest = !!job.tests && job.tests.length > 0;
   const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {

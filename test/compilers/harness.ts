@@ -21,11 +21,14 @@ export interface Case {
   /** The request's other program fields (files, main, args, compiler options, limits, return_files), read as the API reads them. */
   program?: Omit<ProgramRequest, 'code'>;
   input?: string;
+  /** A judged run (the request's expected_output compared by lines), as a judge runs a submission. */
+  expectedOutput?: string;
   check(r: RunResult): void;
 }
 
-/** Slots of their own (a uid each), apart from the runner's and the sandbox suites'. */
-const SLOT_BASE = 800;
+/** Slots of their own (a uid each), apart from the runner's and the sandbox suites';
+ *  RUNBOX_TEST_SLOT_BASE moves them with the sandbox suites' (test/helpers/sandbox.ts). */
+const SLOT_BASE = process.env.RUNBOX_TEST_SLOT_BASE ? Number(process.env.RUNBOX_TEST_SLOT_BASE) + 300 : 800;
 /** Cases of one identifier in flight at once: the host has 2 cores. */
 const CONCURRENCY = 3;
 
@@ -55,7 +58,8 @@ function runAll(sb: Sandbox, id: string, cases: Case[]): Map<string, Promise<Set
       const settled: Settled = await Promise.resolve()
         .then(() => {
           const program = c.program ? readProgram({ ...c.program, ...(c.program.files ? {} : { code: c.code }) }, entry) : { code: c.code, options: {} };
-          const job = { id: randomUUID(), compiler: id, code: program.code, run_options: program.options, input: c.input ?? null, tests: null, extra_params: null };
+          const judge = c.expectedOutput === undefined ? {} : { judge: { checker: { type: 'lines' as const }, interactor: null, stop_on_failure: false, expected_output: c.expectedOutput } };
+          const job = { id: randomUUID(), compiler: id, code: program.code, run_options: { ...program.options, ...judge }, input: c.input ?? null, tests: null, extra_params: null };
           return executeJob(job, sb, { imagesDir: config.RUNBOX_IMAGES_DIR, recipesDir: config.RUNBOX_RECIPES_DIR, slot });
         })
         .then(

@@ -33,6 +33,8 @@ describeCompiler('swipl-9.0', [
     check: runtimeError(1, 'main.pl:4:8: Syntax error: Unexpected end of clause', 'hi\n'),
   },
   { name: 'halt(N) is runtime_error with that exit code', code: ':- initialization(main).\n\nmain :- format(user_error, "exiting 4~n", []), halt(4).\n', check: runtimeError(4, 'exiting 4') },
+  { name: 'runs main/0 as Kattis and DOMjudge do when the program does not start itself', code: 'main :- write(kattis), nl.\n', check: succeeds('kattis\n') },
+  { name: 'a program of directives alone runs as it did', code: ':- write(hi), nl.\n', check: succeeds('hi\n') },
 ]);
 
 describeCompiler('racket-8.7', [

@@ -120,4 +120,29 @@ describe('judged runs (checker programs)', function () {
     expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/1', 'wrong_answer'], ['secret/2', 'accepted']]);
     expect(r).to.deep.include({ verdict: 'wrong_answer', problem: { id: problem.id, version: 1 } });
   });
+  it("a package whose validator is validate.cc with validate.h (DOMjudge's boolfind layout) is built by the newest g++ offered; a Python submission with a syntax error is compile_error, no test run", async () => {
+    const { key } = await keyFor(s.db);
+    const zip = makeZip([
+      { name: 'sum/problem.yaml', content: 'name: Two numbers\nvalidation: custom\n' },
+      { name: 'sum/domjudge-problem.ini', content: "timelimit='2'\n" },
+      { name: 'sum/data/secret/1.in', content: '10 ok\n' },
+      { name: 'sum/data/secret/1.ans', content: '9 1\n' },
+      { name: 'sum/data/secret/2.in', content: '20 off\n' },
+      { name: 'sum/data/secret/2.ans', content: '19 1\n' },
+      { name: 'sum/output_validators/sum_run/validate.cc', content: `#include "validate.h"\n${KATTIS_VALIDATOR}` },
+      { name: 'sum/output_validators/sum_run/validate.h', content: '#include <cstdlib>\n' },
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string; checker: { compiler: string; convention: string; files: string[] } };
+    // The newest g++ this host offers (g++-9 with the gcc image alone).
+    expect(problem.checker).to.deep.include({ convention: 'kattis', files: ['validate.cc', 'validate.h'] });
+    expect(problem.checker.compiler).to.match(/^g\+\+-/);
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, problem: problem.id });
+    expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['secret/1', 'accepted'], ['secret/2', 'partial']]);
+    const broken = await sync(key.key, { code: 'print(1\n', compiler: PY, problem: problem.id });
+    expect(broken).to.include({ status: 'compile_error', verdict: 'compile_error', score: 0 });
+    expect(broken.compile_output).to.match(/SyntaxError/);
+    expect(broken).to.not.have.property('tests');
+  });
 });

@@ -118,6 +118,28 @@ describe('judged runs (built-in checkers)', function () {
     expect(r).to.include({ status: 'compile_error', verdict: 'compile_error', score: 0 });
   });
 
+  it("a judged run checks a Python program first as judges do (py_compile): a syntax error is compile_error with Python's message and no test runs; a plain run and Judge0's keep the run's error", async () => {
+    const { key } = await keyFor(s.db);
+    const code = 'print("a")\nprint("b"\n';
+    const judged = await sync(key.key, { code, compiler: PY, tests: [{ input: '1', expected_output: 'a' }, { input: '2', expected_output: 'a' }] });
+    expect(judged).to.include({ status: 'compile_error', verdict: 'compile_error', score: 0, output: '' });
+    expect(judged.compile_output).to.match(/SyntaxError/).and.to.match(/line 2/);
+    expect(judged).to.not.have.property('tests');
+    // A program that passes the check runs its tests, the check's silence its compile output.
+    const fine = await sync(key.key, { code: 'print("a")', compiler: PY, tests: [{ input: '1', expected_output: 'a' }] });
+    expect(fine).to.include({ status: 'success', verdict: 'accepted', compile_output: '' });
+    // A plain run of the same program is what it was: the interpreter's error, as Piston's and Judge0's clients expect.
+    const plain = await sync(key.key, { code, compiler: PY, input: '' });
+    expect(plain).to.include({ status: 'runtime_error', compile_output: null, output: '' });
+    expect(plain.error).to.match(/SyntaxError/);
+    const res = await fetch(`${s.url}/judge0/submissions?wait=true&fields=status,compile_output`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Auth-Token': key.key },
+      body: JSON.stringify({ source_code: code, language_id: 71, expected_output: 'a' }),
+    });
+    expect(await res.json()).to.deep.equal({ status: { id: 11, description: 'Runtime Error (NZEC)' }, compile_output: null });
+  });
+
   it('refuses judging fields that do not go together, before anything is stored', async () => {
     const { accountId, key } = await keyFor(s.db);
     const cases: [object, RegExp][] = [

@@ -264,6 +264,19 @@ describe('RUNBOX_RECIPES_DIR', () => {
     expect(compilerAvailability(images, dir).find((c) => c.id === 'python-3.9.7')).to.deep.include({ available: false, libraries: {} });
   });
 
+  it("refuses a syntax check beside a compile stage, and a shebang pattern that is not a regular expression; takes the languages' extensions", () => {
+    write(tinyRecipe('both', { 'both-1': { compile: ['/usr/bin/true'], check: ['/usr/bin/true'] } }));
+    write(tinyRecipe('badshebang', { 'badshebang-1': { shebang: { extensions: ['.tiny'], pattern: '^#!(' } } }));
+    write(tinyRecipe('badext', { 'badext-1': { extensions: ['tiny'] } }));
+    write(tinyRecipe('tidy', { 'tidy-1': { check: ['/usr/bin/tiny', '-n', '{file}'], extensions: ['.tiny', '.tn'], dialects: { kattis: ['.t'] } } }));
+    const cat = catalogue(dir);
+    const problems = cat.problems.map((p) => p.problem).join('\n');
+    expect(problems).to.match(/both\.json: both-1 has a compile stage, so no check/);
+    expect(problems).to.match(/badshebang\.json: the shebang pattern of badshebang-1 is not a regular expression/);
+    expect(problems).to.match(/badext\.json: invalid recipe at \/compilers\/badext-1\/extensions\/0/);
+    expect(cat.entries.get('tidy-1')).to.deep.include({ check: ['/usr/bin/tiny', '-n', '{file}'], extensions: ['.tiny', '.tn'] });
+  });
+
   it('a directory that cannot be read leaves the built-in catalogue, reported', () => {
     const cat = catalogue(join(dir, 'absent'));
     expect(cat.problems[0]!.problem).to.match(/cannot read the recipes directory/);

@@ -27,8 +27,30 @@ describe('image recipes', () => {
     for (const [id, entry] of catalogue().entries) {
       expect(entry.probe[0], `${id} probe`).to.match(/^\//);
       if (entry.compile) expect(entry.compile[0], `${id} compile`).to.match(/^\//);
+      if (entry.check) expect(entry.check[0], `${id} check`).to.match(/^\//);
       expect(entry.run[0], `${id} run`).to.match(/^(\/|\.\/)/);
     }
+  });
+
+  it("check interpreted programs before a judged run's first test as the judges do (py_compile, ruby -c, perl -c, php -l, node --check, bash -n, luac -p, R's parse)", () => {
+    const checks = Object.fromEntries([...catalogue().entries].filter(([, e]) => e.check).map(([id, e]) => [id, e.check!.slice(1).join(' ')]));
+    expect(checks).to.deep.equal({
+      'python-3.9.7': '-m py_compile {sources}',
+      'python-2.7.18': '-m py_compile {sources}',
+      'php-8.1': '-d display_errors=stderr -l {file}',
+      'ruby-3.0.2': '-c {file}',
+      'bash-5.2': '-n {file}',
+      'lua-5.4': '-p {file}',
+      'nodejs-18': '--check {file}',
+      'nodejs-20': '--check {file}',
+      'perl-5.36': '-I/box -c {file}',
+      'php-8.4': '-d display_errors=stderr -l {file}',
+      'python-3.11': '-m py_compile {sources}',
+      'python-3.13': '-m py_compile {sources}',
+      'r-4.2': '--vanilla -e for (f in commandArgs(TRUE)) invisible(parse(f)) {file}',
+      'ruby-3.3': '-c {file}',
+    });
+    for (const [id, e] of catalogue().entries) if (e.check) expect(e.compile, id).to.equal(undefined);
   });
 
   it('hash canonically: key order and formatting do not matter, content does', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkDraft, ProblemInputError, type ProblemDraft } from '../../src/problems/draft.js';
 import { problemFromJson } from '../../src/problems/json.js';
+import { compilerForPackageFile } from '../../src/problems/compilers.js';
 import { openPackage } from '../../src/problems/package.js';
 import { makeZip, type ZipEntryInput } from '../helpers/zip.js';
 import { builtinMembers } from '../../src/judge/settings.js';
@@ -11,7 +12,9 @@ import { BUILTIN_CHECKER_TYPES } from '../../src/judge/checkers/index.js';
 // incomplete, too large or hostile: nothing of such a package is ever read past its
 // zip directory.
 
-const compilerFor = (ext: string) => ({ '.cpp': 'g++-9', '.c': 'gcc-9', '.py': 'python-3.9.7' })[ext] ?? null;
+// The recipes' language table over the compilers offered here (src/compilers/languages.ts).
+const OFFERED = new Set(['g++-4.9', 'g++-9', 'gcc-9', 'python-3.9.7', 'python-2.7.18', 'perl-5.36', 'swipl-9.0']);
+const compilerFor = compilerForPackageFile(OFFERED);
 
 async function draftOf(entries: ZipEntryInput[]): Promise<ProblemDraft> {
   const { draft, close } = await openPackage(makeZip(entries), { compilerFor });
@@ -68,6 +71,33 @@ describe('problems: packages', () => {
     expect(d.checker).to.deep.include({ type: 'program', compiler: 'g++-9', convention: 'testlib' });
     expect(d.checker.type === 'program' && d.checker.options).to.deep.equal({ main: 'check.cpp', files: [{ name: 'testlib.h', content_base64: Buffer.from('// testlib\n').toString('base64') }] });
     expect(d.interactor).to.equal(null);
+  });
+
+  it("a validator's language is its file's, by the judges' extensions: validate.cc (with validate.h) is C++, the newest g++ offered", async () => {
+    const d = await draftOf([
+      { name: 'problem.yaml', content: 'validation: custom\n' },
+      { name: 'data/secret/1.in', content: '1' },
+      { name: 'data/secret/1.ans', content: '1' },
+      { name: 'output_validators/boolfind_run/validate.cc', content: '#include "validate.h"\nint main() { return 42; }\n' },
+      { name: 'output_validators/boolfind_run/validate.h', content: '// helpers\n' },
+    ]);
+    expect(d.checker).to.deep.include({ type: 'program', compiler: 'g++-9', convention: 'kattis' });
+    for (const name of ['v.C', 'v.c++', 'v.cxx']) {
+      const other = await draftOf([{ name: 'problem.yaml', content: 'validation: custom\n' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }, { name: `output_validators/v/${name}`, content: 'int main() {}\n' }]);
+      expect(other.checker, name).to.deep.include({ compiler: 'g++-9' });
+    }
+  });
+
+  it(".pl is Prolog in a Kattis package and Perl in a DOMjudge one (domjudge-problem.ini) or a plain archive; .py is Python 2 only under a python2 #! line", async () => {
+    const kattis = [{ name: 'problem.yaml', content: 'validation: custom\n' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }];
+    const validator = (name: string, content = '') => ({ name: `output_validators/v/${name}`, content });
+    expect((await draftOf([...kattis, validator('validator.pl')])).checker).to.deep.include({ compiler: 'swipl-9.0' });
+    expect((await draftOf([...kattis, { name: 'domjudge-problem.ini', content: "timelimit='1'\n" }, validator('validator.pl')])).checker).to.deep.include({ compiler: 'perl-5.36' });
+    const plain = [{ name: 'tests/1.in', content: '1' }, { name: 'tests/1.out', content: '1' }, { name: 'checker/checker.pl', content: '' }];
+    expect((await draftOf(plain)).checker).to.deep.include({ compiler: 'perl-5.36' });
+    expect((await draftOf([...kattis, validator('validator.py', '#!/usr/bin/env python2\nprint "x"\n')])).checker).to.deep.include({ compiler: 'python-2.7.18' });
+    expect((await draftOf([...kattis, validator('validator.py', '#!/usr/bin/env python3\n')])).checker).to.deep.include({ compiler: 'python-3.9.7' });
+    expect((await draftOf([...kattis, validator('validator.py2', 'print "x"\n')])).checker).to.deep.include({ compiler: 'python-2.7.18' });
   });
 
   it('Kattis: a validator without testlib is Kattis-convention; custom interactive makes it the interactor', async () => {

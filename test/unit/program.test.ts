@@ -3,7 +3,7 @@ import { catalogue } from '../../src/compilers/catalogue.js';
 import { PROGRAM_LIMITS } from '../../src/limits.js';
 import { neverAllowed, optionsProblem } from '../../src/program/compiler-options.js';
 import { nameConflict, pathProblem } from '../../src/program/paths.js';
-import { planProgram } from '../../src/program/plan.js';
+import { planProgram, syntaxChecked } from '../../src/program/plan.js';
 import { ProgramError, readProgram } from '../../src/program/program.js';
 
 // A request's program: the rules of its files' names, its compiler options against the
@@ -160,6 +160,45 @@ describe('program: the stages a recipe plans', () => {
     expect(planProgram(entry('openjdk-17'), { code: 'public class Solution {}' }).run.argv.slice(-1)).to.deep.equal(['Solution']);
   });
 
+  it("Java runs the class that declares public static void main, whatever its file is called, in its package, nested classes by their binary name", () => {
+    const java = entry('openjdk-17');
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const last = (code: string, run_options?: Parameters<typeof planProgram>[1]['run_options']) => planProgram(java, { code, ...(run_options ? { run_options } : {}) });
+    // DOMjudge's extra-file-java: test-hello.java holds class Main.
+    const hello = last('import java.io.*;\n\nclass Main {\n  public static void main(String[] args) throws Exception {\n    System.out.print("Hello world!\\n");\n  }\n}', { main: 'test-hello.java', files: [{ name: 'zz-random.txt', content_base64: b64('x') }] });
+    expect(hello.run.argv.slice(-1)).to.deep.equal(['Main']);
+    expect(hello.problem).to.equal(undefined);
+    expect(last('package a.b;\npublic class Outer {\n  int f() { return 1; }\n  static class Inner { static public void main(String[] a) {} }\n}').run.argv.slice(-1)).to.deep.equal(['a.b.Outer$Inner']);
+    expect(last('public class Sol { void run() { Runnable r = new Runnable() { public void run() {} }; }\n  public static void main(String... a) {} }').run.argv.slice(-1)).to.deep.equal(['Sol']);
+    // Another file's main, with that file's package; the main file's own wins.
+    const other = last('package app;\npublic class App { }', { main: 'src/app/App.java', files: [{ name: 'src/tool/Run.java', content_base64: b64('package tool;\nclass Run { public static void main(String[] a) {} }') }] });
+    expect(other.run.argv.slice(-1)).to.deep.equal(['tool.Run']);
+    // Comments and strings do not count: no entry point is a compile error saying so.
+    const none = last('public class Main {\n  // public static void main(String[] a) {}\n  String s = "public static void main(";\n  /* static void main( */\n}');
+    expect(none.problem).to.equal('no class declares public static void main(String[] args)');
+  });
+
+  it('Kotlin runs the file with a top-level fun main; Scala the object with a main or that extends App', () => {
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const kotlin = entry('kotlin-1.3');
+    const kt = planProgram(kotlin, { code: 'package lib\nfun helper() = 1', run_options: { main: 'util.kt', files: [{ name: 'app/run-me.kt', content_base64: b64('package app\nimport lib.helper\nfun main() { println(helper()) }') }] } });
+    expect(kt.run.argv.slice(-1)).to.deep.equal(['app.Run_meKt']);
+    expect(planProgram(kotlin, { code: 'class A {\n  fun main() {}\n}\n// fun main() {}\n' }).problem).to.equal('no file declares a top-level fun main()');
+    const scala = entry('scala-2.11');
+    expect(planProgram(scala, { code: 'object Solution {\n  def helper(): Int = { 1 }\n  def main(args: Array[String]): Unit = println(helper())\n}' }).run.argv.slice(-1)).to.deep.equal(['Solution']);
+    expect(planProgram(scala, { code: 'package p\ncase class P(x: Int)\nobject Hello extends App {\n  println(P(1))\n}' }).run.argv.slice(-1)).to.deep.equal(['p.Hello']);
+    expect(planProgram(scala, { code: 'class C {\n  def main(args: Array[String]): Unit = ()\n}' }).problem).to.equal('no object has a main method (def main(args: Array[String])) or extends App');
+  });
+
+  it('Prolog runs main/0 unless the program starts itself (an initialization directive); OCaml links str and unix', () => {
+    const prolog = entry('swipl-9.0');
+    const goal = (code: string) => { const argv = planProgram(prolog, { code }).run.argv; return argv[argv.indexOf('-g') + 1]; };
+    expect(goal('main :- write(hi), nl.\n')).to.equal('(current_predicate(main/0) -> main ; true)');
+    expect(goal(':- initialization(main).\nmain :- write(hi), nl.\n')).to.equal('true');
+    expect(goal('main :- true.\n:- initialization(main, main).\n')).to.equal('true');
+    expect(planProgram(entry('ocaml-4.13'), { code: '' }).compile!.argv.slice(-4)).to.deep.equal(['main', 'unix.cmxa', 'str.cmxa', 'main.ml']);
+  });
+
   it('Kotlin names the main class as its compiler does; F# puts the main file last; the compile script is optional', () => {
     expect(planProgram(entry('kotlin-1.3'), { code: 'package a.b\nfun main() {}', run_options: { main: 'hello-world.kt' } }).run.argv.slice(-1)).to.deep.equal(['a.b.Hello_worldKt']);
     const fs = planProgram(entry('dotnet-fsharp-5'), { code: '', run_options: { main: 'Program.fs', files: [{ name: 'B.fs', content_base64: '' }, { name: 'A.fs', content_base64: '' }] } });
@@ -169,6 +208,21 @@ describe('program: the stages a recipe plans', () => {
     expect(built.compile!.argv).to.deep.equal(['/bin/bash', 'compile', '-O2']);
     expect(built.compile!.collect).to.deep.equal(['./']);
     expect(built.run.argv).to.deep.equal(['/bin/bash', 'run']);
+  });
+
+  it("a judged run's syntax check is the compile stage of a language without one (not Judge0's, not a plain run's)", () => {
+    const py = entry('python-3.9.7');
+    const judge = { checker: { type: 'lines' as const }, interactor: null, stop_on_failure: false };
+    expect(syntaxChecked(py, { judge }, 'sync')).to.equal(true);
+    expect(syntaxChecked(py, { judge }, undefined)).to.equal(true);
+    expect(syntaxChecked(py, {}, 'sync')).to.equal(false);
+    expect(syntaxChecked(py, null, 'piston')).to.equal(false);
+    expect(syntaxChecked(py, { judge }, 'judge0')).to.equal(false);
+    expect(syntaxChecked(entry('gcc-9'), { judge }, 'sync')).to.equal(false);
+    const plan = planProgram(py, { code: 'print(1)', run_options: { main: 'a/main.py', files: [{ name: 'a/util.py', content_base64: '' }, { name: 'data.txt', content_base64: '' }] } }, { syntaxCheck: true });
+    expect(plan.compile).to.deep.equal({ argv: ['/usr/bin/python3.9', '-m', 'py_compile', 'a/main.py', 'a/util.py'], files: plan.files, dirs: [], collect: [], required: [] });
+    expect(plan.run.argv).to.deep.equal(['/usr/bin/python3.9', 'a/main.py']);
+    expect(planProgram(py, { code: 'print(1)' }).compile).to.equal(undefined);
   });
 
   it('return_files collects /box/out; a file named like the main one cannot replace it', () => {

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { availabilityCache } from '../../compilers/deployment.js';
 import { settingCompilers } from '../../judge/settings.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
-import { compilerForExtension } from '../../problems/compilers.js';
+import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError, type ProblemDraft } from '../../problems/draft.js';
 import { problemFromJson } from '../../problems/json.js';
 import { openPackage } from '../../problems/package.js';
@@ -66,7 +66,7 @@ const notFound = (id: string) => new ApiError(404, 'not_found', `no problem ${id
 async function draftOf(ctx: ApiContext, deps: ApiDeps, available: () => Promise<Set<string>>): Promise<{ draft: ProblemDraft; close(): void }> {
   const offered = await available();
   const opened = ctx.request.is(ZIP)
-    ? await openPackage(await readRawBody(ctx, PROBLEM_LIMITS.uploadMaxBytes), { compilerFor: compilerForExtension(offered, deps.config.RUNBOX_RECIPES_DIR) })
+    ? await openPackage(await readRawBody(ctx, PROBLEM_LIMITS.uploadMaxBytes), { compilerFor: compilerForPackageFile(offered, deps.config.RUNBOX_RECIPES_DIR) })
     : { draft: problemFromJson(ctx.state.body as ProblemBody), close: () => {} };
   try {
     for (const compiler of settingCompilers(opened.draft)) assertOffered(compiler, deps.config.RUNBOX_RECIPES_DIR, offered, 'the checker or interactor');

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { availabilityCache } from '../../compilers/deployment.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
-import { compilerForExtension } from '../../problems/compilers.js';
+import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
@@ -47,7 +47,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     await admitWrite(c);
     let id: string;
     try {
-      const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForExtension(await offered(), config.RUNBOX_RECIPES_DIR) });
+      const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForPackageFile(await offered(), config.RUNBOX_RECIPES_DIR) });
       try {
         id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
       } finally {
