@@ -118,6 +118,8 @@ export interface RunOptions {
   interactive?: boolean;
   /** A judged run: its checker, interactor, stop_on_failure, or the stored problem it runs (src/judge/settings.ts). */
   judge?: JudgeSettings;
+  /** Check the program with its recipe's syntax check before it runs, as in a judged run (the Jobe route: Jobe compiles Python 3 and PHP first). */
+  syntax_check?: boolean;
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */

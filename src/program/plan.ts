@@ -62,10 +62,12 @@ type Recipe = Pick<CompilerEntry, 'language' | 'version' | 'source' | 'sourceFro
  * Whether the program's recipe check (a syntax check, for a language with no compile
  * stage) runs as its compile stage: in a judged run, as judges check an interpreted
  * program before its first test, except Judge0's, whose clients expect a syntax error to
- * be the run's (Runtime Error with the interpreter's message), as it is in a plain run.
+ * be the run's (Runtime Error with the interpreter's message), as it is in a plain run;
+ * and wherever the run asks for it (syntax_check: the Jobe route, as Jobe compiles
+ * Python 3 and PHP before it runs them).
  */
 export function syntaxChecked(entry: Pick<CompilerEntry, 'compile' | 'check'>, options: RunOptions | null | undefined, mode: SubmissionMode | undefined): boolean {
-  return entry.check !== undefined && entry.compile === undefined && options?.judge !== undefined && mode !== 'judge0';
+  return entry.check !== undefined && entry.compile === undefined && ((options?.judge !== undefined && mode !== 'judge0') || options?.syntax_check === true);
 }
 
 export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxCheck?: boolean } = {}): ProgramPlan {

@@ -69,6 +69,10 @@ describe('Jobe compatible API', function () {
   it('python3: output, stdin, a runtime error (12, the traceback in stderr), counted as a jobe run', async () => {
     expect(await run({ language_id: 'python3', sourcecode: 'print("Hello world!")\n', sourcefilename: 'test.py' })).to.include({ outcome: 15, stdout: 'Hello world!\n', stderr: '', cmpinfo: '' });
     expect(await run({ language_id: 'python3', sourcecode: 'print(input())\nprint(input())\n', input: 'Line1\nLine2\n' })).to.include({ outcome: 15, stdout: 'Line1\nLine2\n' });
+    // Checked before it runs, as Jobe compiles it with py_compile: a syntax error is 11.
+    const syntax = await run({ language_id: 'python3', sourcecode: 'print("Hello world!"\n', sourcefilename: 'test.py' });
+    expect(syntax.outcome).to.equal(11);
+    expect(syntax.cmpinfo).to.include('SyntaxError');
     const err = await run({ language_id: 'python3', sourcecode: 'data = [1, 2]\nprint(data[2])\n', sourcefilename: 'test.py' });
     expect(err.outcome).to.equal(12);
     expect(err.stderr).to.include('IndexError');

@@ -9,7 +9,8 @@ import semver from 'semver';
 // difference: the compile options it adds when the run gives none (Jobe's CTask: warnings
 // are errors, C99), the options it always compiles with (gcc without -O: no
 // optimisation, so no -Werror=aggressive-loop-optimizations a recipe's -O2 would raise),
-// and whether it ignores a memory limit (Jobe's JavaTask: the JVM manages its own).
+// whether it ignores a memory limit (Jobe's JavaTask: the JVM manages its own), and
+// whether it checks the program's syntax first (the recipe's check).
 
 export interface JobeLanguage {
   /** Jobe's id. */
@@ -20,10 +21,13 @@ export interface JobeLanguage {
   version: string;
 }
 
-export const JOBE_DEFAULTS: Record<string, { compileargs?: string[]; always?: string[]; ignoresMemoryLimit?: boolean }> = {
+export const JOBE_DEFAULTS: Record<string, { compileargs?: string[]; always?: string[]; ignoresMemoryLimit?: boolean; syntaxCheck?: boolean }> = {
   c: { compileargs: ['-Wall', '-Werror', '-std=c99'], always: ['-O0'] },
   cpp: { compileargs: ['-Wall', '-Werror'], always: ['-O0'] },
   java: { ignoresMemoryLimit: true },
+  // Jobe's Python3Task compiles with py_compile and its PhpTask runs php -l first: a syntax error is outcome 11.
+  python3: { syntaxCheck: true },
+  php: { syntaxCheck: true },
 };
 
 const order = (v: string) => semverOf(v) ?? '0.0.0';

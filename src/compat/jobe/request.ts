@@ -172,6 +172,7 @@ export function jobeRun(body: unknown, languages: JobeLanguage[], entryOf: (comp
   if (runArgs.length > 0) options.args = runArgs;
   if (compilerOptions.length > 0 && !refusedOption) options.compiler_options = compilerOptions;
   if (Object.keys(limits).length > 0) options.run = limits;
+  if (defaults.syntaxCheck && entry.check !== undefined) options.syntax_check = true;
   return {
     language,
     fileRefs,
