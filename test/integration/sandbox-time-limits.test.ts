@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { loadConfig } from '../../src/config.js';
 import { VERDICT_CODES } from '../../src/limits.js';
+import { createSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec } from '../../src/sandbox/spec.js';
 import { expectHostClean, imageSandboxOrSkip, LAUNCHERS, staticBinary, TEST_SLOT_BASE } from '../helpers/sandbox.js';
 
@@ -67,6 +69,35 @@ for (const launcher of LAUNCHERS) {
       const r = await sb.run({ rootfs, slot: SLOT, argv: ['python3.9', '-c', 'import time; time.sleep(10); print("woke")'], limits: { cpuTimeMs: 1000, timeoutMs: 2500 } });
       expect(timedOut(r)).to.deep.equal(['timeout', 'wall', VERDICT_CODES.killedExitCode, VERDICT_CODES.killedSignal]);
       expect(r.stdout.toString()).to.equal('');
+    });
+  });
+}
+
+// A sandbox for each stage (RUNBOX_SANDBOX_POOL off): the runner reads the job's CPU time itself.
+for (const launcher of LAUNCHERS) {
+  describe(`sandbox time limits, a sandbox per stage (${launcher})`, function () {
+    this.timeout(120_000);
+    let sb: Sandbox;
+    let rootfs: string;
+
+    before(async function () {
+      ({ rootfs } = await imageSandboxOrSkip(this, launcher, 'python3.9'));
+      sb = await createSandbox({ ...loadConfig(), RUNBOX_SANDBOX_POOL: false }, { launcher });
+    });
+
+    after(() => sb?.close?.());
+
+    afterEach(() => expectHostClean([SLOT + 1]));
+
+    it('stops a C busy loop at a 1 s CPU limit: timeout, limit cpu', async () => {
+      const r = await sb.run({ rootfs, slot: SLOT + 1, argv: ['./loop'], files: [{ name: 'loop', mode: 0o755, content: staticBinary(C_LOOP) }], limits: { cpuTimeMs: 1000, timeoutMs: 30_000 } });
+      expect(timedOut(r), r.stderr.toString()).to.deep.equal(['timeout', 'cpu', VERDICT_CODES.killedExitCode, VERDICT_CODES.killedSignal]);
+      expect(r.cpuMs).to.be.a('number').and.greaterThan(1000);
+    });
+
+    it('stops a program that sleeps past its wall-clock limit: timeout, limit wall', async () => {
+      const r = await sb.run({ rootfs, slot: SLOT + 1, argv: ['python3.9', '-c', 'import time; time.sleep(10)'], limits: { cpuTimeMs: 1000, timeoutMs: 2500 } });
+      expect(timedOut(r)).to.deep.equal(['timeout', 'wall', VERDICT_CODES.killedExitCode, VERDICT_CODES.killedSignal]);
     });
   });
 }
