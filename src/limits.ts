@@ -116,6 +116,12 @@ export function wallTimeMsFor(cpuMs: number): number {
   return Math.min(RUN_LIMITS.timeoutMs, Math.round(TIME_LIMIT_RULE.wallPerCpu * cpuMs + TIME_LIMIT_RULE.wallExtraMs));
 }
 
+/** TIME_LIMIT_RULE in words, for /api/limits/ and the docs. */
+export function wallTimeRuleText(): string {
+  const r = TIME_LIMIT_RULE;
+  return `the time limit (limits.time) is CPU time, all the run's processes together; unless wall_time is given, the wall-clock limit is ${r.wallPerCpu} × time + ${r.wallExtraMs / 1000} s, at most ${RUN_LIMITS.timeoutMs / 1000} s`;
+}
+
 /** The per-process CPU-time rlimit (seconds) of a stage whose CPU time is `cpuTimeMs`:
  *  RUN_LIMITS.cpuTimeRlimitSeconds unless lowered, and then a backstop past the limit. */
 export function cpuRlimitSeconds(cpuTimeMs: number): { soft: number; hard: number } {
