@@ -182,6 +182,9 @@ export const RESULT_FIELD_ORDER = [
 ] as const;
 const TEST_FIELD_ORDER = ['name', 'status', ...Object.keys(JudgedFields), ...Object.keys(ExecutionFields).filter((k) => k !== 'status'), ...Object.keys(ReturnedFilesFields)];
 
+/** Fields a result stored before they were reported lacks, as presented then. */
+const STORED_BEFORE = { limit_exceeded: null };
+
 export interface PresentOptions {
   /** extra_params as the client sent it (JSON text); null: none. Default: the result's own value. */
   extraParamsJson?: string | null;
@@ -211,8 +214,8 @@ export function presentResult(result: RunResult, options: PresentOptions = {}): 
       entries.push([key, raw === undefined ? (fields[key] ?? null) : raw === null ? null : new RawJson(raw)]);
     } else if (key === 'tests') {
       const tests = fields[key] as Record<string, unknown>[] | undefined;
-      if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries(t, TEST_FIELD_ORDER))).join(',')}]`)]);
-    } else entries.push([key, fields[key]]);
+      if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries({ ...STORED_BEFORE, ...t }, TEST_FIELD_ORDER))).join(',')}]`)]);
+    } else entries.push([key, fields[key] ?? (key in STORED_BEFORE ? null : undefined)]);
   };
   for (const key of RESULT_FIELD_ORDER) {
     if (key === 'extra_params') for (const other of Object.keys(fields)) if (!known.has(other)) add(other);
