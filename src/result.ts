@@ -215,7 +215,7 @@ export function presentResult(result: RunResult, options: PresentOptions = {}): 
     } else if (key === 'tests') {
       const tests = fields[key] as Record<string, unknown>[] | undefined;
       if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries({ ...STORED_BEFORE, ...t }, TEST_FIELD_ORDER))).join(',')}]`)]);
-    } else entries.push([key, fields[key] ?? (key in STORED_BEFORE ? null : undefined)]);
+    } else entries.push([key, fields[key] === undefined && key in STORED_BEFORE ? null : fields[key]]);
   };
   for (const key of RESULT_FIELD_ORDER) {
     if (key === 'extra_params') for (const other of Object.keys(fields)) if (!known.has(other)) add(other);

@@ -16,3 +16,10 @@ describe('result presentation', () => {
     expect(JSON.parse(presentResult(successResult('r2', { status: 'timeout', limit_exceeded: 'wall' })))['limit_exceeded']).to.equal('wall');
   });
 });
+
+describe('result presentation of null fields', () => {
+  it('keeps every null field (signal, compile_output, extra_params) as null', () => {
+    const shown = JSON.parse(presentResult(successResult('r3'))) as Record<string, unknown>;
+    expect([shown['signal'], shown['compile_output'], shown['extra_params'], shown['limit_exceeded']]).to.deep.equal([null, null, null, null]);
+  });
+});
