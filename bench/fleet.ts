@@ -124,6 +124,7 @@ const resultOf = (id: string, compiler: string, output: string): RunResult => ({
   time: STAGE_MS / 1000,
   total: STAGE_MS / 1000,
   memory: 10_000,
+  limit_exceeded: null,
   truncated: false,
   stdout_truncated: false,
   stderr_truncated: false,

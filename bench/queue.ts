@@ -35,6 +35,7 @@ const noop: Executor = async (job) =>
     time: 0,
     total: 0,
     memory: null,
+    limit_exceeded: null,
     truncated: false,
     stdout_truncated: false,
     stderr_truncated: false,

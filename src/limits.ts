@@ -13,7 +13,8 @@ export const RUN_LIMITS = {
   cpuCores: 2,
   /** Wall-clock limit of one stage (compile or run), enforced by the runner's timer. */
   timeoutMs: 30_000,
-  /** Per-process CPU-time rlimit: a backstop behind the wall timer (2 cores x 30 s + slack). */
+  /** Per-process CPU-time rlimit: a backstop behind the wall timer (2 cores x 30 s + slack);
+   *  a stage with a lowered CPU time gets cpuRlimitSeconds(cpuTimeMs) instead. */
   cpuTimeRlimitSeconds: 65,
   /** Processes at once (threads are not processes). One more stops the run. */
   maxProcesses: 16,
@@ -43,7 +44,8 @@ export const RUN_LIMITS = {
   collectFiles: 10_000,
   /** CPU time of one stage, all its processes together: the two cores for the whole timeout,
    *  so never reached unless a request lowers it (its limits.time); then the stage is a
-   *  `timeout` past it. */
+   *  `timeout` (limit_exceeded "cpu") past it, stopped by the runner's CPU watchdog as the
+   *  job cgroup's reading passes it. */
   cpuTimeMs: 60_000,
   /** How often the runner samples the job's process count. */
   processPollMs: 25,
@@ -83,6 +85,49 @@ export const STAGE_LIMIT_FLOORS = {
 /** A requested per-stage limit, clamped to [floor, RUN_LIMITS]: lowered or left, never raised above the service's. */
 export function clampStageLimit(kind: keyof typeof STAGE_LIMIT_FLOORS, requested: number): number {
   return Math.max(STAGE_LIMIT_FLOORS[kind], Math.min(RUN_LIMITS[kind], Math.floor(requested)));
+}
+
+/**
+ * How a run's two time limits go together, as Kattis and DOMjudge judge: the time limit
+ * (a request's limits.time, a problem's time limit) is CPU time, all the run's processes
+ * together, and beside it stands a wall-clock limit, so that a program that sleeps or
+ * waits is stopped too. Unless the request sets wall_time, the wall limit is
+ * wallPerCpu × time + wallExtraMs, at most the service's timeout: 1 s → 2.5 s, 2 s → 4 s,
+ * 5 s → 8.5 s (a 10 s sleep under a 5 s limit is a timeout), 10 s → 16 s.
+ */
+export const TIME_LIMIT_RULE = {
+  wallPerCpu: 1.5,
+  wallExtraMs: 1000,
+  /** The per-process CPU-time rlimit of a stage whose CPU time is lowered is a backstop
+   *  past it, never the verdict: its soft limit is rlimitPerCpu × time + rlimitExtraSeconds,
+   *  rounded up to whole seconds (SIGXCPU; SIGKILL a second later). The kernel's per-process
+   *  count runs ahead of the cgroup's (a 1 s rlimit fires at 0.91-0.98 s of cgroup CPU),
+   *  so an rlimit at the limit itself would stop a program before the limit is reached. */
+  rlimitPerCpu: 1.5,
+  rlimitExtraSeconds: 1,
+  /** The CPU watchdog reads the stage's CPU time when the limit could first be reached
+   *  (what is left of it spread over its cores), and again so until it is: at most this
+   *  often. */
+  cpuWatchMinMs: 10,
+} as const;
+
+/** The wall-clock limit of a run whose CPU time is `cpuMs` (TIME_LIMIT_RULE). */
+export function wallTimeMsFor(cpuMs: number): number {
+  return Math.min(RUN_LIMITS.timeoutMs, Math.round(TIME_LIMIT_RULE.wallPerCpu * cpuMs + TIME_LIMIT_RULE.wallExtraMs));
+}
+
+/** TIME_LIMIT_RULE in words, for /api/limits/ and the docs. */
+export function wallTimeRuleText(): string {
+  const r = TIME_LIMIT_RULE;
+  return `the time limit (limits.time) is CPU time, all the run's processes together; unless wall_time is given, the wall-clock limit is ${r.wallPerCpu} × time + ${r.wallExtraMs / 1000} s, at most ${RUN_LIMITS.timeoutMs / 1000} s`;
+}
+
+/** The per-process CPU-time rlimit (seconds) of a stage whose CPU time is `cpuTimeMs`:
+ *  RUN_LIMITS.cpuTimeRlimitSeconds unless lowered, and then a backstop past the limit. */
+export function cpuRlimitSeconds(cpuTimeMs: number): { soft: number; hard: number } {
+  if (cpuTimeMs >= RUN_LIMITS.cpuTimeMs) return { soft: RUN_LIMITS.cpuTimeRlimitSeconds, hard: RUN_LIMITS.cpuTimeRlimitSeconds };
+  const soft = Math.ceil((TIME_LIMIT_RULE.rlimitPerCpu * cpuTimeMs) / 1000 + TIME_LIMIT_RULE.rlimitExtraSeconds);
+  return { soft, hard: soft + 1 };
 }
 
 /** Request-size limits: code, input, extra_params and the body. */

@@ -22,6 +22,9 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 // Enum keeps the static type (a Union over a mapped array would type as never).
 export const RunStatusSchema = Type.Enum(RUN_STATUSES);
 
+/** The time limits a timeout may have passed (ExecutionFields.limit_exceeded). */
+export const LIMITS_EXCEEDED = ['cpu', 'wall'] as const;
+
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** What one execution of the program produced. */
@@ -39,6 +42,9 @@ export const ExecutionFields = {
   total: Nullable(Type.Number()),
   /** Peak memory in KB; null when unavailable after a forced stop. */
   memory: Nullable(Type.Integer()),
+  /** Which limit stopped a timeout: "cpu" (its CPU time, all its processes together) or
+   *  "wall" (its wall-clock limit); null for any other status. */
+  limit_exceeded: Nullable(Type.Enum(LIMITS_EXCEEDED)),
   truncated: Type.Boolean(),
 };
 
@@ -91,10 +97,23 @@ export const TestResultSchema = Type.Object({
 });
 export type TestResult = Static<typeof TestResultSchema>;
 
+/** The limits each run of the program had (TIME_LIMIT_RULE in src/limits.ts): a timeout's
+ *  limit_exceeded names which one it passed. */
+export const RunLimitsSchema = Type.Object({
+  /** CPU seconds of a run, all its processes together: the time limit. */
+  time: Type.Number(),
+  /** Wall-clock seconds of a run. */
+  wall_time: Type.Number(),
+  /** KB. */
+  memory: Type.Integer(),
+});
+
 export const RunResultSchema = Type.Object({
   id: Type.String(),
   compiler: Type.String(),
   ...ExecutionFields,
+  /** Absent when nothing ran (internal_error, cancelled) and in results stored before it was reported. */
+  limits: Type.Optional(RunLimitsSchema),
   /** The request's verdict: the first test not accepted (else accepted), or compile_error and the like when no test ran. */
   verdict: Type.Optional(Type.Enum([...RESULT_VERDICTS])),
   /** The tests' scores weighted by their weights, as a fraction (0 to 1). */
@@ -113,7 +132,7 @@ export type RunResult = Static<typeof RunResultSchema>;
 
 /** The execution fields of a run that never ran (could not be completed, or skipped): no output, no figures. */
 export function notRun<S extends TestResult['status']>(status: S, error = '') {
-  return { status, output: '', error, exit_code: null, signal: null, time: null, total: null, memory: null, truncated: false };
+  return { status, output: '', error, exit_code: null, signal: null, time: null, total: null, memory: null, limit_exceeded: null, truncated: false };
 }
 
 /** The result of a run that could not be completed (no program output to report). */
@@ -148,6 +167,8 @@ export const RESULT_FIELD_ORDER = [
   'time',
   'total',
   'memory',
+  'limit_exceeded',
+  'limits',
   'truncated',
   'stdout_truncated',
   'stderr_truncated',
@@ -160,6 +181,9 @@ export const RESULT_FIELD_ORDER = [
   'tests',
 ] as const;
 const TEST_FIELD_ORDER = ['name', 'status', ...Object.keys(JudgedFields), ...Object.keys(ExecutionFields).filter((k) => k !== 'status'), ...Object.keys(ReturnedFilesFields)];
+
+/** Fields a result stored before they were reported lacks, as presented then. */
+const STORED_BEFORE = { limit_exceeded: null };
 
 export interface PresentOptions {
   /** extra_params as the client sent it (JSON text); null: none. Default: the result's own value. */
@@ -190,8 +214,8 @@ export function presentResult(result: RunResult, options: PresentOptions = {}): 
       entries.push([key, raw === undefined ? (fields[key] ?? null) : raw === null ? null : new RawJson(raw)]);
     } else if (key === 'tests') {
       const tests = fields[key] as Record<string, unknown>[] | undefined;
-      if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries(t, TEST_FIELD_ORDER))).join(',')}]`)]);
-    } else entries.push([key, fields[key]]);
+      if (tests) entries.push([key, new RawJson(`[${tests.map((t) => orderedJson(orderedEntries({ ...STORED_BEFORE, ...t }, TEST_FIELD_ORDER))).join(',')}]`)]);
+    } else entries.push([key, fields[key] === undefined && key in STORED_BEFORE ? null : fields[key]]);
   };
   for (const key of RESULT_FIELD_ORDER) {
     if (key === 'extra_params') for (const other of Object.keys(fields)) if (!known.has(other)) add(other);

@@ -201,7 +201,11 @@ export const LimitsDocument = Type.Object({
   run: Type.Object({
     memory_bytes: Type.Integer(),
     cpu_cores: Type.Number(),
-    timeout_ms: Type.Integer(),
+    timeout_ms: Type.Integer({ description: 'Wall-clock limit of a stage (compile, run) unless lowered.' }),
+    cpu_time_ms: Type.Integer({ description: "CPU time of a stage, all its processes together (the cores for the whole timeout): a request's limits.time lowers it, and past it the run is a timeout with limit_exceeded \"cpu\"." }),
+    wall_time_per_cpu_time: Type.Number({ description: 'A run given a CPU time (limits.time) and no wall_time has a wall-clock limit of wall_time_per_cpu_time × time + wall_time_extra_ms, at most timeout_ms; past it the run is a timeout with limit_exceeded "wall".' }),
+    wall_time_extra_ms: Type.Integer(),
+    wall_time_rule: Type.String({ description: 'The same rule in words.' }),
     max_processes: Type.Integer(),
     workspace_bytes: Type.Integer(),
     tmp_bytes: Type.Integer(),

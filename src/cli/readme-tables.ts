@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { configTableMarkdown } from '../config.js';
 import { librariesTableMarkdown } from '../docs/libraries-table.js';
 import { limitsTableMarkdown } from '../docs/limits-table.js';
+import { verdictsTableMarkdown } from '../docs/verdicts-table.js';
 import { PROJECT_ROOT } from '../util/paths.js';
 
 // Documentation tables derived from the code, each between <!-- name:start --> and
@@ -14,10 +15,11 @@ export interface GeneratedTable {
   render: () => string;
 }
 
-export const GENERATED_TABLES: Record<'limits-table' | 'config-table' | 'libraries-table', GeneratedTable> = {
+export const GENERATED_TABLES: Record<'limits-table' | 'config-table' | 'libraries-table' | 'verdicts-table', GeneratedTable> = {
   'limits-table': { file: 'docs/limits.md', render: limitsTableMarkdown },
   'config-table': { file: 'docs/configuration.md', render: configTableMarkdown },
   'libraries-table': { file: 'docs/compilers.md', render: librariesTableMarkdown },
+  'verdicts-table': { file: 'docs/api.md', render: verdictsTableMarkdown },
 };
 
 export type TableName = keyof typeof GENERATED_TABLES;

@@ -1,4 +1,4 @@
-import { FREE_PLAN, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
+import { FREE_PLAN, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, TIME_LIMIT_RULE, VERDICT_CODES, wallTimeMsFor, wallTimeRuleText, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
 
 // The limits table of docs/limits.md, generated from src/limits.ts so the two cannot drift
 // (a unit test compares them).
@@ -11,7 +11,9 @@ export function limitsTableMarkdown(): string {
   const rows: [string, string][] = [
     ['Memory', `${mib(RUN_LIMITS.memoryBytes)} per run, tmpfs included, no swap (status \`memory_limit\`, exit ${VERDICT_CODES.killedExitCode})`],
     ['CPU', `${RUN_LIMITS.cpuCores} cores (CPU quota)`],
-    ['Timeout', `${RUN_LIMITS.timeoutMs / 1000} s wall per stage (compile, run), status \`timeout\`, exit ${VERDICT_CODES.killedExitCode}; CPU-time rlimit ${RUN_LIMITS.cpuTimeRlimitSeconds} s as a backstop`],
+    ['Timeout', `${RUN_LIMITS.timeoutMs / 1000} s wall per stage (compile, run), status \`timeout\` with \`limit_exceeded\` \`wall\`, exit ${VERDICT_CODES.killedExitCode}; CPU-time rlimit ${RUN_LIMITS.cpuTimeRlimitSeconds} s as a backstop`],
+    ['Time limit (CPU time)', `a request's \`limits.time\` (a problem's time limit, Judge0's \`cpu_time_limit\`) is the CPU time of each run, all its processes together: the runner stops the run as it passes it, status \`timeout\` with \`limit_exceeded\` \`cpu\`, exit ${VERDICT_CODES.killedExitCode}. The per-process CPU-time rlimit is then only a backstop, at ${TIME_LIMIT_RULE.rlimitPerCpu} × time + ${TIME_LIMIT_RULE.rlimitExtraSeconds} s rounded up (a process it stops is a \`timeout\` too)`],
+    ['Wall-clock limit beside it', `${wallTimeRuleText()} (1 s → ${wallTimeMsFor(1000) / 1000} s, 5 s → ${wallTimeMsFor(5000) / 1000} s): a program that sleeps or waits past it is a \`timeout\` with \`limit_exceeded\` \`wall\``],
     ['Processes', `${RUN_LIMITS.maxProcesses} at once; one more stops the run with exit ${VERDICT_CODES.processLimitExitCode} (status \`process_limit\`). Threads are not processes: at most ${RUN_LIMITS.maxTasks} tasks (threads included)`],
     ['Writable storage', `${mib(RUN_LIMITS.workspaceBytes)} workspace (the working directory) + ${mib(RUN_LIMITS.tmpBytes)} /tmp + ${mib(RUN_LIMITS.shmBytes)} /dev/shm, all counted in the memory limit; the rest of the file system is read-only`],
     ['Network', 'none: own network namespace with loopback only'],

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import { PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, TIME_LIMIT_RULE } from '../limits.js';
 
 // The fields of a request that make up its program beyond `code`, declared once for the
 // REST run endpoints and the WebSocket run message (src/api/schemas.ts, src/api/ws/messages.ts).
@@ -23,8 +23,8 @@ export type ProgramFile = Static<typeof ProgramFile>;
 
 export const RunLimitsRequest = Type.Object(
   {
-    time: Type.Optional(Type.Number({ description: `CPU seconds of each run (all its processes), ${STAGE_LIMIT_FLOORS.timeoutMs / 1000} to ${RUN_LIMITS.timeoutMs / 1000}: past it the run is a timeout. Its wall-clock timeout becomes 2 × time + 1 s unless wall_time says otherwise.` })),
-    wall_time: Type.Optional(Type.Number({ description: `Wall-clock seconds of each run, ${STAGE_LIMIT_FLOORS.timeoutMs / 1000} to ${RUN_LIMITS.timeoutMs / 1000}.` })),
+    time: Type.Optional(Type.Number({ description: `CPU seconds of each run (all its processes), ${STAGE_LIMIT_FLOORS.timeoutMs / 1000} to ${RUN_LIMITS.timeoutMs / 1000}: past it the run is a timeout (limit_exceeded "cpu"). Its wall-clock limit becomes ${TIME_LIMIT_RULE.wallPerCpu} × time + ${TIME_LIMIT_RULE.wallExtraMs / 1000} s (at most ${RUN_LIMITS.timeoutMs / 1000} s) unless wall_time says otherwise.` })),
+    wall_time: Type.Optional(Type.Number({ description: `Wall-clock seconds of each run, ${STAGE_LIMIT_FLOORS.timeoutMs / 1000} to ${RUN_LIMITS.timeoutMs / 1000}: past it the run is a timeout (limit_exceeded "wall"), a sleeping or waiting program too.` })),
     memory: Type.Optional(Type.Integer({ description: `Memory of each run in KB (as the result reports it), ${STAGE_LIMIT_FLOORS.memoryBytes / 1024} to ${RUN_LIMITS.memoryBytes / 1024}: past it the run is memory_limit.` })),
   },
   { additionalProperties: false, description: "Lower limits for the program's runs (not its compile stage); above the service's is refused, naming the maximum." },

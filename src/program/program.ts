@@ -1,6 +1,6 @@
 import type { CompilerEntry } from '../compilers/catalogue.js';
 import type { RunFile, RunOptions, StageLimits } from '../db/schema.js';
-import { PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import { PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, wallTimeMsFor } from '../limits.js';
 import { optionsProblem } from './compiler-options.js';
 import type { ProgramFile, ProgramRequest, RunLimitsRequest } from './fields.js';
 import { nameConflict, pathProblem } from './paths.js';
@@ -125,8 +125,8 @@ export function runLimits(limits: RunLimitsRequest): StageLimits {
   const wall = seconds('wall_time', limits.wall_time);
   const out: StageLimits = {};
   if (cpu !== undefined) out.cpu_ms = cpu;
-  // A CPU-bound run ends at its CPU time; one that waits is stopped at twice that and a second.
-  const timeout = wall ?? (cpu === undefined ? undefined : Math.min(RUN_LIMITS.timeoutMs, 2 * cpu + 1000));
+  // A CPU-bound run ends at its CPU time; one that waits at the wall limit beside it.
+  const timeout = wall ?? (cpu === undefined ? undefined : wallTimeMsFor(cpu));
   if (timeout !== undefined) out.timeout_ms = timeout;
   if (limits.memory !== undefined) {
     const min = STAGE_LIMIT_FLOORS.memoryBytes / 1024;

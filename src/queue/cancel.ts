@@ -30,7 +30,7 @@ export async function cancelSubmission(db: Db, id: string): Promise<Cancelled> {
             result = CASE WHEN s.state = 'queued' THEN jsonb_build_object(
               'id', s.id::text, 'compiler', s.compiler, 'status', 'cancelled',
               'output', '', 'error', 'the caller went away before the run started', 'exit_code', NULL, 'signal', NULL,
-              'time', NULL, 'total', NULL, 'memory', NULL, 'truncated', false,
+              'time', NULL, 'total', NULL, 'memory', NULL, 'limit_exceeded', NULL, 'truncated', false,
               'stdout_truncated', false, 'stderr_truncated', false, 'compile_output', NULL,
               'extra_params', s.extra_params) ELSE s.result END
         WHERE s.id = ${id} AND s.state IN ('queued', 'running') AND s.cancelled_at IS NULL

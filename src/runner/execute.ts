@@ -10,7 +10,7 @@ import { lineBufferedEnv } from './line-buffering.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { judgeTests, prepareJudging, type JudgeDeps } from './judge.js';
 import { returnedFiles } from './returned-files.js';
-import { executionFields, NotStarted } from './verdict.js';
+import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
 // One job, start to result: the program's stages as its recipe plans them
 // (src/program/plan.ts), an optional compile stage in a sandbox of its own (with its
@@ -67,22 +67,25 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   };
 
   const base = { id: job.id, compiler: job.compiler, extra_params: job.extra_params ?? null };
+  // The limits every run of the program had: a timeout's limit_exceeded names one of them.
+  const limits = resultLimits(stageLimits(options.run));
   // A judged run's checker and interactor are made ready first: a checker that does not
   // build ends the request before the program is compiled.
   const judging = options.judge ? await prepareJudging(job, options.judge, sandbox, deps) : null;
   const built = await buildProgram(plan, (planned) => stage('compile', planned, ''));
   if (!built.ok) {
-    const result = compileError(base, built);
+    const result = { ...compileError(base, built), limits };
     return judging ? { ...result, verdict: 'compile_error', score: 0, checker_message: null } : result;
   }
   const compileOutput = built.compileOutput;
   const run: StagePlan = built.run;
   if (judging) {
-    return judgeTests(judging, {
+    const judged = await judgeTests(judging, {
       base: { ...base, compile_output: compileOutput },
       returnFiles: options.return_files === true,
       run: (input, judged, link) => stage('run', run, input, judged, link),
     });
+    return { ...judged, limits };
   }
 
   const inputs = multiTest ? job.tests!.map((t) => t.input) : [job.input ?? ''];
@@ -97,6 +100,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   return {
     ...base,
     ...shownFields,
+    limits,
     stdout_truncated: shown.outcome.stdoutTruncated,
     stderr_truncated: shown.outcome.stderrTruncated,
     compile_output: compileOutput,
@@ -113,6 +117,8 @@ function compileError(base: Pick<RunResult, 'id' | 'compiler' | 'extra_params'>,
     ...base,
     ...built.fields,
     status: 'compile_error',
+    // A compiler stopped at its timeout is a compile error; the run's limits were not met.
+    limit_exceeded: null,
     output: '',
     error,
     stdout_truncated: built.compiled.stdoutTruncated,

@@ -1,5 +1,6 @@
-import type { Execution } from '../result.js';
-import type { SandboxOutcome } from '../sandbox/spec.js';
+import { RUN_LIMITS } from '../limits.js';
+import type { Execution, RunResult } from '../result.js';
+import type { SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
 import { outputText } from '../util/output-text.js';
 
 /** The job could not be run (unknown compiler, image missing, sandbox failure, aborted): not billed. */
@@ -46,8 +47,15 @@ export function executionFields(outcome: SandboxOutcome): Execution {
     time: outcome.cpuMs === null ? null : seconds(outcome.cpuMs),
     total: seconds(outcome.wallMs),
     memory: outcome.memoryPeakBytes === null ? null : Math.round(outcome.memoryPeakBytes / 1024),
+    limit_exceeded: status === 'timeout' ? (outcome.limitExceeded ?? 'wall') : null,
     truncated: outcome.stdoutTruncated || outcome.stderrTruncated,
   };
+}
+
+/** A run stage's limits as a result shows them (its own where the request lowered them). */
+export function resultLimits(limits: SandboxSpec['limits']): NonNullable<RunResult['limits']> {
+  const l = { ...RUN_LIMITS, ...limits };
+  return { time: seconds(l.cpuTimeMs), wall_time: seconds(l.timeoutMs), memory: Math.round(l.memoryBytes / 1024) };
 }
 
 /** Milliseconds as seconds to the microsecond: 0.043117, not 0.043117000000000004. */

@@ -1,6 +1,7 @@
 import { chownSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
-import { RUN_LIMITS, SANDBOX_OVERHEAD, VERDICT_CODES } from '../limits.js';
+import { cpuRlimitSeconds, RUN_LIMITS, SANDBOX_OVERHEAD, TIME_LIMIT_RULE, VERDICT_CODES } from '../limits.js';
 import { decodeStageOut, encodeStageIn, PATH_MAX_BYTES, WALK_MAX_ENTRIES } from './archive.js';
 import { forkServer, STAGE_PIPES, type StageIo, type StageProcess, type StageStreams, type StartRequest } from './fork-server.js';
 import type { CgroupBackend, JobCgroup, JobCounters, JobLimits, StageCgroup } from './cgroups/types.js';
@@ -12,7 +13,7 @@ import { launchDir } from './launch-dir.js';
 import type { SandboxLimits, SandboxOutcome, SandboxSpec, SandboxStatus } from './spec.js';
 
 // One stage in one sandbox, whatever the launcher: job cgroup, the launcher, the streams,
-// the watchdogs (wall timer, process count, output flood) and the verdict. The verdict
+// the watchdogs (wall timer, CPU time, process count, output flood) and the verdict. The verdict
 // comes from what the runner saw and the cgroup's counters, never from the exit code
 // alone: a program may exit 137 or 153 by itself.
 //
@@ -175,12 +176,13 @@ function removeConfig(path: string | undefined): void {
 }
 
 function rlimits(limits: SandboxLimits): NonNullable<StartRequest['rlimits']> {
-  // A lowered CPU time stops each process at the next whole second past it (SIGXCPU, then
-  // SIGKILL a second later); the stage's own CPU time, all processes together, gives the verdict.
-  const lowered = limits.cpuTimeMs < RUN_LIMITS.cpuTimeMs;
-  const cpu = lowered ? Math.max(1, Math.ceil(limits.cpuTimeMs / 1000)) : limits.cpuTimeRlimitSeconds;
+  // The CPU-time rlimit is a backstop well past a lowered CPU time (TIME_LIMIT_RULE): the
+  // stage's own CPU time, all its processes together, stops it (the CPU watchdog) and
+  // gives the verdict. An rlimit at the limit would fire first, the kernel's count
+  // running ahead of the cgroup's.
+  const cpu = limits.cpuTimeMs < RUN_LIMITS.cpuTimeMs ? cpuRlimitSeconds(limits.cpuTimeMs) : { soft: limits.cpuTimeRlimitSeconds, hard: limits.cpuTimeRlimitSeconds };
   return [
-    { resource: 'cpu', soft: cpu, hard: lowered ? cpu + 1 : cpu },
+    { resource: 'cpu', soft: cpu.soft, hard: cpu.hard },
     { resource: 'fsize', soft: limits.fileSizeBytes, hard: limits.fileSizeBytes },
     { resource: 'nofile', soft: limits.openFiles, hard: limits.openFiles },
     { resource: 'core', soft: 0, hard: 0 },
@@ -302,6 +304,7 @@ function enterStage(ctx: RunContext, p: Prepared): { target: StageTarget; clean:
     sweep: async () => {},
     // Its count includes the stage's own runbox-init, which is not the program's.
     processWatch: cgroup.procsFile,
+    cpuNs: () => cgroup.cpuNs(),
     counters: async () => {
       const r = stage.report;
       if (r) return cgroup.counters(r.before, r.after);
@@ -355,6 +358,8 @@ interface StageTarget {
   /** A file listing the program's processes and the stage's init, which the fork server
    *  reads itself (no poll here, and no wake-up of this process while under the limit). */
   processWatch?: string;
+  /** The stage's CPU time so far (ns; null when unreadable), for the CPU watchdog. */
+  cpuNs(): number | null;
   counters(): Promise<JobCounters>;
 }
 
@@ -376,6 +381,7 @@ function launcherTarget(p: Prepared): StageTarget {
         .then(() => (exited ? undefined : job.killAll())),
     sweep: () => job.killAll(),
     processCount: async () => (await job.processIds()).length - plan.fixedProcesses,
+    cpuNs: () => job.cpuNs(),
     counters: () => job.counters(),
   };
 }
@@ -391,6 +397,8 @@ async function supervise(
   const { child } = target;
   let forced: Forced | null = null;
   let forcedWhy = '';
+  // Which time limit a forced timeout is: the wall timer's or the CPU watchdog's.
+  let stoppedBy: 'cpu' | 'wall' = 'wall';
   let killing: Promise<void> = Promise.resolve();
 
   const started = performance.now();
@@ -434,6 +442,23 @@ async function supervise(
   );
 
   const timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
+  // The CPU watchdog: the stage's CPU time is read when the limit could first be reached
+  // (what is left of it spread over the stage's cores) and again so until it is, then the
+  // stage is stopped; a stage whose timeout comes first is never read. An unreadable
+  // counter leaves the verdict to the reading at the end (and the rlimit backstop).
+  let cpuTimer: NodeJS.Timeout | undefined;
+  const watchCpu = (afterMs: number) => {
+    cpuTimer = setTimeout(() => {
+      if (forced) return;
+      const ns = target.cpuNs();
+      if (ns === null) return;
+      const leftMs = limits.cpuTimeMs - ns / 1e6;
+      if (leftMs > 0) return watchCpu(Math.max(TIME_LIMIT_RULE.cpuWatchMinMs, leftMs / limits.cpuCores));
+      stoppedBy = 'cpu';
+      stop('timeout');
+    }, afterMs);
+  };
+  if (limits.cpuTimeMs < limits.timeoutMs * limits.cpuCores) watchCpu(limits.cpuTimeMs / limits.cpuCores);
   let polling = false;
   const processCount = target.processCount?.bind(target);
   const poller = !processCount ? undefined : setInterval(() => {
@@ -472,6 +497,7 @@ async function supervise(
   } finally {
     detachFeed?.();
     clearTimeout(timer);
+    clearTimeout(cpuTimer);
     clearInterval(poller);
     spec.signal?.removeEventListener('abort', onAbort);
   }
@@ -503,6 +529,8 @@ async function supervise(
   };
   const verdict = (status: SandboxStatus, exitCode: number | null, signal: number | null, diagnostic?: string): SandboxOutcome =>
     diagnostic === undefined ? { ...base, status, exitCode, signal } : { ...base, status, exitCode, signal, diagnostic };
+  // Every timeout reports SIGKILL, whichever limit it was and however the program ended.
+  const timedOut = (limit: 'cpu' | 'wall'): SandboxOutcome => ({ ...verdict('timeout', VERDICT_CODES.killedExitCode, VERDICT_CODES.killedSignal), limitExceeded: limit });
 
   const { killedExitCode, killedSignal } = VERDICT_CODES;
   switch (forced as Forced | null) {
@@ -511,7 +539,7 @@ async function supervise(
     case 'process_limit':
       return verdict('process_limit', VERDICT_CODES.processLimitExitCode, null);
     case 'timeout':
-      return verdict('timeout', killedExitCode, killedSignal);
+      return timedOut(stoppedBy);
     case 'memory_limit':
       return verdict('memory_limit', killedExitCode, killedSignal);
     case 'internal_error':
@@ -522,7 +550,7 @@ async function supervise(
   if (notSent !== undefined) return verdict('internal_error', null, null, notSent);
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
   // Past its CPU time (a lowered one: the default is out of reach within the timeout).
-  if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return verdict('timeout', killedExitCode, killedSignal);
+  if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return timedOut('cpu');
   if (!out.end || out.error || stageOutOverflow) {
     const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
     const launcher = `launcher exit ${exit.code ?? exit.signal}`;
@@ -531,6 +559,9 @@ async function supervise(
   }
   base.collected = out.files;
   base.omitted = out.omitted;
+  // Stopped by the CPU-time rlimit (the backstop, or one the program set itself): a
+  // timeout, whatever the cgroup's reading says.
+  if (out.end.kind === 'signaled' && out.end.signal === constants.signals.SIGXCPU) return timedOut('cpu');
   return out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);

@@ -123,6 +123,9 @@ export interface SandboxOutcome {
   wholeStdout?: Buffer;
   /** Files to collect that were left out past the bounds, with their sizes. */
   omitted: { name: string; size: number }[];
+  /** A timeout's limit: the stage's CPU time (the CPU watchdog, the reading at its end, or
+   *  the CPU-time rlimit) or its wall-clock timeout. */
+  limitExceeded?: 'cpu' | 'wall';
   /** Launcher or runner diagnostics on internal_error; never shown to users verbatim. */
   diagnostic?: string;
 }

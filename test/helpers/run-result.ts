@@ -13,6 +13,7 @@ export function successResult(id: string, more: Partial<RunResult> = {}): RunRes
     time: 0.01,
     total: 0.02,
     memory: 1000,
+    limit_exceeded: null,
     truncated: false,
     stdout_truncated: false,
     stderr_truncated: false,

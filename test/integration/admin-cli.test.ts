@@ -322,11 +322,11 @@ describe('admin cli: accounts, plans, keys, usage, maintenance', () => {
     expect(checks.find((c) => c.name === 'database')).to.deep.include({ ok: true });
   });
 
-  it('config docs, limits docs and libraries docs --check say whether docs/ is up to date', async () => {
-    for (const what of ['config', 'limits', 'libraries']) {
+  it('config docs, limits docs, libraries docs and verdicts docs --check say whether docs/ is up to date', async () => {
+    for (const what of ['config', 'limits', 'libraries', 'verdicts']) {
       const r = await cli(what, 'docs', '--check');
       expect(r.code, r.stderr).to.equal(0);
-      expect(r.stdout).to.match(/docs\/(configuration|limits|compilers)\.md: table up to date/);
+      expect(r.stdout).to.match(/docs\/(configuration|limits|compilers|api)\.md: table up to date/);
     }
   });
 

@@ -217,6 +217,9 @@ describe('api contract', () => {
         memory_bytes: 512 * 1024 * 1024,
         cpu_cores: RUN_LIMITS.cpuCores,
         timeout_ms: 30_000,
+        cpu_time_ms: RUN_LIMITS.cpuTimeMs,
+        wall_time_per_cpu_time: 1.5,
+        wall_time_extra_ms: 1000,
         max_processes: 16,
         workspace_bytes: 256 * 1024 * 1024,
         tmp_bytes: 128 * 1024 * 1024,
@@ -224,6 +227,7 @@ describe('api contract', () => {
         output_kept_bytes_per_stream: 64 * 1024,
         output_flood_bytes_both_streams: 8 * 1024 * 1024,
       });
+      expect(body.run!['wall_time_rule']).to.match(/CPU time.*1\.5 × time \+ 1 s, at most 30 s/);
       expect(body.request).to.include({ code_max_bytes: 100_000, input_max_bytes: 100_000, extra_params_max_bytes: REQUEST_LIMITS.extraParamsMaxBytes });
       expect(body.account).to.include({
         submissions_per_minute: 30,

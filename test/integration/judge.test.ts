@@ -102,7 +102,7 @@ describe('judged runs (built-in checkers)', function () {
       tests: [{ input: 'a', expected_output: 'a' }, { input: 'b', expected_output: 'x' }, { input: 'c', expected_output: 'c' }, { input: 'd', expected_output: 'd' }],
     });
     expect(r.tests!.map((t) => [t.status, t.verdict])).to.deep.equal([['success', 'accepted'], ['success', 'wrong_answer'], ['skipped', 'skipped'], ['skipped', 'skipped']]);
-    expect(r.tests![2]).to.deep.equal({ status: 'skipped', verdict: 'skipped', score: 0, checker_message: null, output: '', error: '', exit_code: null, signal: null, time: null, total: null, memory: null, truncated: false });
+    expect(r.tests![2]).to.deep.equal({ status: 'skipped', verdict: 'skipped', score: 0, checker_message: null, output: '', error: '', exit_code: null, signal: null, time: null, total: null, memory: null, limit_exceeded: null, truncated: false });
     expect(r).to.include({ verdict: 'wrong_answer', score: 0.25 });
     expect(await billedSubmissions(s, accountId)).to.equal(2);
     const row = await s.db.db.selectFrom('submissions').select('units').where('id', '=', r.id).executeTakeFirstOrThrow();

@@ -243,6 +243,12 @@ describe('Judge0 CE compatible API', function () {
       expect(abrt.status).to.deep.equal({ id: 10, description: 'Runtime Error (SIGABRT)' });
       const tle = await submitAndPoll({ source_code: 'while True:\n    pass', language_id: 71, cpu_time_limit: 0.3, wall_time_limit: 1 });
       expect(tle.status).to.deep.equal({ id: 5, description: 'Time Limit Exceeded' });
+      // cpu_time_limit is CPU time: a whole second is a Time Limit Exceeded, never a runtime error (SIGXCPU).
+      const cpu = await submitAndPoll({ source_code: 'while True:\n    pass', language_id: 71, cpu_time_limit: 1, wall_time_limit: 20 });
+      expect([cpu.status, cpu['message']]).to.deep.equal([{ id: 5, description: 'Time Limit Exceeded' }, 'Time limit exceeded']);
+      expect(Number(cpu['time'])).to.be.greaterThan(1);
+      const sleeper = await submitAndPoll({ source_code: 'import time\ntime.sleep(10)\nprint("woke")', language_id: 71, cpu_time_limit: 1, wall_time_limit: 1 });
+      expect([sleeper.status, sleeper['message'], sleeper['stdout']]).to.deep.equal([{ id: 5, description: 'Time Limit Exceeded' }, 'Time limit exceeded (wall clock)', null]);
       const args = await submitAndPoll({ source_code: 'import sys\nprint(sys.argv[1:])', language_id: 71, command_line_arguments: 'a  b' });
       expect(args['stdout']).to.equal("['a', 'b']\n");
       if (!gcc) {

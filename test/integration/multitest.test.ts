@@ -31,7 +31,7 @@ describe('multi-test requests', function () {
     expect(result.tests!.map((t) => t.output)).to.deep.equal(['2\n', '42\n', '-8\n']);
     for (const t of result.tests!) {
       expect(t).to.include({ status: 'success', exit_code: 0, error: '', truncated: false });
-      expect(Object.keys(t).sort()).to.deep.equal(['error', 'exit_code', 'memory', 'output', 'signal', 'status', 'time', 'total', 'truncated']);
+      expect(Object.keys(t).sort()).to.deep.equal(['error', 'exit_code', 'limit_exceeded', 'memory', 'output', 'signal', 'status', 'time', 'total', 'truncated']);
     }
     expect(result.compile_output).to.be.a('string');
     expect(result.status).to.equal('success');

@@ -161,9 +161,16 @@ describe('Piston v2 compatible API', function () {
     }
   });
 
-  it('a timeout: run_timeout is honoured (below runbox\'s own), status TO, SIGKILL', async () => {
+  it('a timeout: run_timeout is honoured (below runbox\'s own), status TO, SIGKILL, isolate\'s wall-clock message', async () => {
     const got = (await client(key).execute('python', 'while True:\n    pass\n', { runTimeout: 300 })) as Executed;
+    expect(got.run).to.include({ status: 'TO', signal: 'SIGKILL', message: 'Time limit exceeded (wall clock)' });
+  });
+
+  it('run_cpu_time is the run\'s CPU time: a busy loop past it is TO, SIGKILL, "Time limit exceeded", with its CPU time past the limit', async () => {
+    const res = await execute({ language: 'python', version: '*', files: [{ content: 'while True:\n    pass\n' }], run_cpu_time: 1000, run_timeout: 30_000 });
+    const got = (await res.json()) as Executed;
     expect(got.run).to.include({ status: 'TO', signal: 'SIGKILL', message: 'Time limit exceeded' });
+    expect((got.run as unknown as { cpu_time: number }).cpu_time).to.be.greaterThan(1000);
   });
 
   it('stdin reaches the program; a runtime error is RE with its exit code', async () => {

@@ -140,7 +140,7 @@ describe('results on every channel', function () {
     const text = await res.text();
     expect(keysOf(text)).to.deep.equal(RESULT_FIELD_ORDER.filter((k) => !OPTIONAL_FIELDS.includes(k)));
     const tests = (JSON.parse(text) as { tests: object[] }).tests;
-    for (const t of tests) expect(Object.keys(t)).to.deep.equal(['status', 'output', 'error', 'exit_code', 'signal', 'time', 'total', 'memory', 'truncated']);
+    for (const t of tests) expect(Object.keys(t)).to.deep.equal(['status', 'output', 'error', 'exit_code', 'signal', 'time', 'total', 'memory', 'limit_exceeded', 'truncated']);
     expect(text).to.contain('"extra_params":null,"tests":[{"status":"success","output":"a\\n"');
   });
 

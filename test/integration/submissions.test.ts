@@ -47,6 +47,7 @@ describe('submission lookup', () => {
       time: 0.01,
       total: 0.02,
       memory: 900,
+      limit_exceeded: null,
       truncated: false,
       stdout_truncated: false,
       stderr_truncated: false,

@@ -7,7 +7,7 @@ import { pistonJob } from '../../src/compat/piston/request.js';
 import { pistonResponse } from '../../src/compat/piston/response.js';
 import { findRuntime, pistonRuntimes, semverOf } from '../../src/compat/piston/runtimes.js';
 import { shellWords } from '../../src/compat/judge0/shell-words.js';
-import { RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../../src/limits.js';
+import { RUN_LIMITS, STAGE_LIMIT_FLOORS, wallTimeMsFor } from '../../src/limits.js';
 import { successResult } from '../helpers/run-result.js';
 
 // The translation tables of the compatible APIs, on every verdict runbox has: what
@@ -76,7 +76,8 @@ describe('Piston translation', () => {
     expect(run({}).status).to.equal(null);
     expect(run({ status: 'runtime_error', exit_code: 1 })).to.include({ status: 'RE', code: 1 });
     expect(run({ status: 'runtime_error', exit_code: 139, signal: 11 })).to.include({ status: 'SG', signal: 'SIGSEGV' });
-    expect(run({ status: 'timeout', signal: 9, exit_code: 137 })).to.include({ status: 'TO', signal: 'SIGKILL' });
+    expect(run({ status: 'timeout', signal: 9, exit_code: 137, limit_exceeded: 'cpu' })).to.include({ status: 'TO', signal: 'SIGKILL', message: 'Time limit exceeded' });
+    expect(run({ status: 'timeout', signal: 9, exit_code: 137, limit_exceeded: 'wall' })).to.include({ status: 'TO', signal: 'SIGKILL', message: 'Time limit exceeded (wall clock)' });
     expect(run({ status: 'memory_limit', signal: 9 })).to.include({ status: 'SG', signal: 'SIGKILL', message: 'Memory limit exceeded' });
     expect(run({ status: 'output_limit', stdout_truncated: true })).to.include({ status: 'OL' });
     expect(run({ status: 'output_limit', stderr_truncated: true })).to.include({ status: 'EL' });
@@ -112,6 +113,8 @@ describe('Judge0 translation', () => {
     expect(id({ output: '' }, '')).to.equal(3);
     expect(id({ status: 'compile_error' })).to.equal(6);
     expect(id({ status: 'timeout' })).to.equal(5);
+    expect(judge0Verdict(successResult('x', { status: 'timeout', limit_exceeded: 'cpu' }), null).message).to.equal('Time limit exceeded');
+    expect(judge0Verdict(successResult('x', { status: 'timeout', limit_exceeded: 'wall' }), null).message).to.equal('Time limit exceeded (wall clock)');
     expect(id({ status: 'runtime_error', signal: 11 })).to.equal(7);
     expect(id({ status: 'runtime_error', signal: 25 })).to.equal(8);
     expect(id({ status: 'runtime_error', signal: 8 })).to.equal(9);
@@ -138,9 +141,12 @@ describe('Judge0 translation', () => {
     }
   });
 
-  it('takes the lower of the wall and CPU limits as the run timeout, clamped; memory in KB', async () => {
+  it('takes cpu_time_limit as the run\'s CPU time and wall_time_limit as its wall-clock limit (else runbox\'s rule beside the CPU time), clamped; memory in KB', async () => {
     const { run } = await judge0Run({ source_code: 'x', language_id: 71, cpu_time_limit: 2, cpu_extra_time: 0.5, wall_time_limit: 10, memory_limit: 65536 }, false);
-    expect(run.runOptions).to.deep.equal({ run: { timeout_ms: 2500, memory_bytes: 64 * 1024 * 1024 } });
+    expect(run.runOptions).to.deep.equal({ run: { cpu_ms: 2000, timeout_ms: 10_000, memory_bytes: 64 * 1024 * 1024 } });
+    const cpuOnly = await judge0Run({ source_code: 'x', language_id: 71, cpu_time_limit: 5 }, false);
+    expect(cpuOnly.run.runOptions).to.deep.equal({ run: { cpu_ms: 5000, timeout_ms: wallTimeMsFor(5000) } });
+    expect(wallTimeMsFor(5000)).to.be.lessThan(10_000);
     const big = await judge0Run({ source_code: 'x', language_id: 71, wall_time_limit: 1000, memory_limit: 1e12 }, false);
     expect(big.run.runOptions).to.deep.equal({ run: { timeout_ms: RUN_LIMITS.timeoutMs, memory_bytes: RUN_LIMITS.memoryBytes } });
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { checkerArguments, conventionVerdict, firstNumber, interactorArguments, type ConventionOutcome } from '../../src/judge/conventions.js';
 import { checkerMessage, interactiveVerdict, overallVerdict, RESULT_VERDICTS, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
-import { judge0StatusOfVerdict } from '../../src/compat/judge0/statuses.js';
+import { judge0StatusOfVerdict, VERDICT_NAMES } from '../../src/compat/judge0/statuses.js';
 import { firstLineDiff } from '../../src/judge/diff.js';
 
 // Verdicts computed in one place: a test's from its run and its comparison, the
@@ -113,6 +113,18 @@ describe('judge: Judge0 statuses of verdicts', () => {
       internal_error: 13,
       cancelled: 13,
     });
+  });
+});
+
+describe('judge: verdicts as other judges name them', () => {
+  it('names every verdict (and an unjudged success) once, for Kattis, DOMjudge, testlib and Judge0', () => {
+    expect(VERDICT_NAMES.map((v) => v.verdict).sort()).to.deep.equal([...RESULT_VERDICTS, 'skipped', 'success'].sort());
+    const byVerdict = Object.fromEntries(VERDICT_NAMES.map((v) => [v.verdict, v]));
+    expect(byVerdict['timeout']).to.include({ kattis: 'TLE', domjudge: 'timelimit', judge0: 5 });
+    expect(byVerdict['runtime_error']).to.include({ kattis: 'RTE', domjudge: 'run-error', judge0: 11 });
+    expect(byVerdict['wrong_answer']).to.include({ kattis: 'WA', testlib: 'wa (1)', judge0: 4 });
+    expect(byVerdict['compile_error']).to.include({ domjudge: 'compiler-error', judge0: 6 });
+    expect(byVerdict['output_limit']).to.include({ domjudge: 'output-limit', judge0: 8 });
   });
 });
 

@@ -80,8 +80,10 @@ describe('program: a request read', () => {
     expect(refusal(() => readProgram({ code: 'x', args: ['x'.repeat(4097)] }, py)).message).to.equal('args.0: is 4,097 bytes; at most 4,096');
   });
 
-  it('checks limits against the service\'s and the floors; a CPU time gives the wall timeout 2 × time + 1 s', () => {
-    expect(readProgram({ code: 'x', limits: { time: 1.5, memory: 65536 } }, py).options.run).to.deep.equal({ cpu_ms: 1500, timeout_ms: 4000, memory_bytes: 64 * 1024 * 1024 });
+  it('checks limits against the service\'s and the floors; a CPU time gives the wall limit 1.5 × time + 1 s (a 10 s sleep under 5 s is stopped)', () => {
+    expect(readProgram({ code: 'x', limits: { time: 1.5, memory: 65536 } }, py).options.run).to.deep.equal({ cpu_ms: 1500, timeout_ms: 3250, memory_bytes: 64 * 1024 * 1024 });
+    expect(readProgram({ code: 'x', limits: { time: 1 } }, py).options.run).to.deep.equal({ cpu_ms: 1000, timeout_ms: 2500 });
+    expect(readProgram({ code: 'x', limits: { time: 5 } }, py).options.run).to.deep.equal({ cpu_ms: 5000, timeout_ms: 8500 });
     expect(readProgram({ code: 'x', limits: { time: 20, wall_time: 2 } }, py).options.run).to.deep.equal({ cpu_ms: 20000, timeout_ms: 2000 });
     expect(readProgram({ code: 'x', limits: { time: 20 } }, py).options.run).to.deep.equal({ cpu_ms: 20000, timeout_ms: 30000 });
     expect(refusal(() => readProgram({ code: 'x', limits: { time: 31 } }, py)).message).to.equal("limits.time: at most 30 seconds (the service's limit); got 31");

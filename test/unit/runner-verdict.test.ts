@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { VERDICT_CODES } from '../../src/limits.js';
+import { cpuRlimitSeconds, RUN_LIMITS, VERDICT_CODES } from '../../src/limits.js';
 import { outputText } from '../../src/util/output-text.js';
 import { placeSource, sourceText } from '../../src/program/source-file.js';
-import { executionFields, NotStarted } from '../../src/runner/verdict.js';
+import { executionFields, NotStarted, resultLimits } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
 
 function outcome(over: Partial<SandboxOutcome>): SandboxOutcome {
@@ -36,8 +36,30 @@ describe('runner: sandbox outcome to result fields', () => {
       time: 0.012,
       total: 0.034,
       memory: 2048,
+      limit_exceeded: null,
       truncated: false,
     });
+  });
+
+  it('a timeout says which limit it was (cpu or wall); every other status none', () => {
+    expect(executionFields(outcome({ status: 'timeout', exitCode: 137, signal: 9, limitExceeded: 'cpu' }))).to.include({ status: 'timeout', limit_exceeded: 'cpu' });
+    expect(executionFields(outcome({ status: 'timeout', exitCode: 137, signal: 9, limitExceeded: 'wall' }))).to.include({ status: 'timeout', limit_exceeded: 'wall' });
+    expect(executionFields(outcome({ status: 'memory_limit', exitCode: 137, signal: 9 })).limit_exceeded).to.equal(null);
+    // A program that ends by SIGXCPU itself is reported by the sandbox as a timeout; a signaled outcome is never one.
+    expect(executionFields(outcome({ status: 'signaled', exitCode: 152, signal: 24 }))).to.include({ status: 'runtime_error', limit_exceeded: null });
+  });
+
+  it('shows a run stage\'s limits: its own where lowered, else the service\'s', () => {
+    expect(resultLimits({ cpuTimeMs: 1000, timeoutMs: 2500 })).to.deep.equal({ time: 1, wall_time: 2.5, memory: RUN_LIMITS.memoryBytes / 1024 });
+    expect(resultLimits(undefined)).to.deep.equal({ time: RUN_LIMITS.cpuTimeMs / 1000, wall_time: RUN_LIMITS.timeoutMs / 1000, memory: RUN_LIMITS.memoryBytes / 1024 });
+  });
+
+  it('a CPU-time rlimit well past a lowered CPU time (a backstop), the service\'s otherwise', () => {
+    expect(cpuRlimitSeconds(1000)).to.deep.equal({ soft: 3, hard: 4 });
+    expect(cpuRlimitSeconds(5000)).to.deep.equal({ soft: 9, hard: 10 });
+    expect(cpuRlimitSeconds(100)).to.deep.equal({ soft: 2, hard: 3 });
+    expect(cpuRlimitSeconds(RUN_LIMITS.cpuTimeMs)).to.deep.equal({ soft: RUN_LIMITS.cpuTimeRlimitSeconds, hard: RUN_LIMITS.cpuTimeRlimitSeconds });
+    for (const ms of [100, 1000, 1500, 5000, 30_000]) expect(cpuRlimitSeconds(ms).soft * 1000).to.be.greaterThan(ms + 900);
   });
 
   it('gives times in seconds to the microsecond, without float noise', () => {

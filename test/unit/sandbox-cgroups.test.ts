@@ -118,6 +118,12 @@ describe('sandbox cgroup v1 stages of a pooled sandbox (fake tree)', () => {
       const after = ['oom_kill_disable 0\noom_kill 5\n', 'max 3\n', 'oom_kill 1\n', '9500000\n', '40960\n', '4096\n'];
       expect(stage.counters(before, after)).to.deep.equal({ oomKills: 2, taskLimitHits: 2, cpuNs: 2_500_000, memoryPeakBytes: 45056 });
       expect(stage.counters(before, ['', '', '', '', '', ''])).to.deep.include({ cpuNs: null, memoryPeakBytes: null });
+      // While a stage runs (the CPU watchdog), its CPU time is the shared counter's rise since it was made.
+      writeFileSync(join(program, 'cpuacct.usage'), '7000000\n');
+      const next = job.createStage!();
+      writeFileSync(join(program, 'cpuacct.usage'), '9500000\n');
+      expect(next.cpuNs()).to.equal(2_500_000);
+      expect(job.cpuNs()).to.equal(9_500_000);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -199,6 +205,11 @@ describe('sandbox cgroup v2 back end (file writes in a fake tree; real v2 runs n
     expect(stage.counterFiles).to.deep.equal(['memory.events', 'pids.events', 'stage', 'stage'].map((f, i) => (i < 2 ? join(dir, f) : join(stage.dirs[0]!, i === 2 ? 'cpu.stat' : 'memory.peak'))));
     expect(stage.counters(before, after)).to.deep.equal({ oomKills: 2, taskLimitHits: 0, cpuNs: 1_500_000, memoryPeakBytes: 8192 });
     expect(stage.counters(before, ['', '', '', ''])).to.deep.include({ cpuNs: null, memoryPeakBytes: null });
+    // While it runs (the CPU watchdog): its own cpu.stat, null before the fork server has made it.
+    expect(stage.cpuNs()).to.equal(null);
+    mkdirSync(stage.dirs[0]!);
+    writeFileSync(join(stage.dirs[0]!, 'cpu.stat'), 'usage_usec 2500\nuser_usec 2000\n');
+    expect(stage.cpuNs()).to.equal(2_500_000);
   });
 
   it('sets swap to zero when the kernel accounts swap, and leaves it alone when it does not', async () => {

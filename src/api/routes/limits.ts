@@ -1,4 +1,4 @@
-import { FREE_PLAN, FREE_PLAN_NAME, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, RATE_WINDOW_MS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, VERDICT_CODES, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
+import { FREE_PLAN, FREE_PLAN_NAME, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, RATE_WINDOW_MS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, TIME_LIMIT_RULE, VERDICT_CODES, wallTimeRuleText, WEBSOCKET_RUNS_PER_SECOND } from '../../limits.js';
 import type { RouteDef } from '../route.js';
 import { LimitsDocument } from '../schemas.js';
 import type { Static } from 'typebox';
@@ -10,6 +10,10 @@ export function limitsDocument(): Static<typeof LimitsDocument> {
       memory_bytes: RUN_LIMITS.memoryBytes,
       cpu_cores: RUN_LIMITS.cpuCores,
       timeout_ms: RUN_LIMITS.timeoutMs,
+      cpu_time_ms: RUN_LIMITS.cpuTimeMs,
+      wall_time_per_cpu_time: TIME_LIMIT_RULE.wallPerCpu,
+      wall_time_extra_ms: TIME_LIMIT_RULE.wallExtraMs,
+      wall_time_rule: wallTimeRuleText(),
       max_processes: RUN_LIMITS.maxProcesses,
       workspace_bytes: RUN_LIMITS.workspaceBytes,
       tmp_bytes: RUN_LIMITS.tmpBytes,

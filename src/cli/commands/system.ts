@@ -80,7 +80,7 @@ export const systemCommands: Command[] = [
       return { ok: bad.length === 0, checks: checks.map(({ fix, ...c }) => (c.ok ? c : { ...c, fix })) };
     },
   },
-  ...(['config', 'limits', 'libraries'] as const).map(
+  ...(['config', 'limits', 'libraries', 'verdicts'] as const).map(
     (what): Command => ({
       name: `${what} docs`,
       summary: `Print the ${what === 'config' ? 'configuration' : what} table (Markdown) of ${GENERATED_TABLES[`${what}-table`].file}; --write puts it there, --check fails when the file is out of date.`,

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { ApiError } from '../../api/errors.js';
 import type { RunToAdmit } from '../../api/middleware/admission.js';
 import type { CallbackTarget, RunOptions } from '../../db/schema.js';
-import { clampStageLimit, REQUEST_LIMITS } from '../../limits.js';
+import { clampStageLimit, REQUEST_LIMITS, wallTimeMsFor } from '../../limits.js';
 import { optionsProblem } from '../../program/compiler-options.js';
 import { argsProblem, checkFiles, decodeBase64, ProgramError, type DecodedFile } from '../../program/program.js';
 import { ArchiveError, unzipFiles } from './archive.js';
@@ -12,8 +12,9 @@ import type { Judge0Kept } from './view.js';
 
 // A Judge0 submission request (app/models/submission.rb's validations, with its
 // messages) turned into a runbox run. Limits above runbox's are clamped, never raised:
-// the run's wall timer is the lowest of wall_time_limit and cpu_time_limit +
-// cpu_extra_time (seconds), memory_limit is in KB. additional_files (a Base64 zip) is
+// cpu_time_limit is the run's CPU time, as isolate's --time (past it Time Limit
+// Exceeded), wall_time_limit its wall-clock limit (else runbox's rule beside the CPU
+// time, TIME_LIMIT_RULE; cpu_extra_time is kept and shown, not used), memory_limit is in KB. additional_files (a Base64 zip) is
 // unpacked beside the source; language 89, the Multi-file program, runs the zip's
 // `compile` (when it has one) and `run` scripts with bash. compiler_options and
 // command_line_arguments are split as bash splits them in Judge0's scripts, after
@@ -181,10 +182,12 @@ export async function judge0Run(body: unknown, base64: boolean, recipesDir = '')
   if (compilerOptions.length > 0) options.compiler_options = compilerOptions;
   const wall = numbers['wall_time_limit'] ?? null;
   const cpu = numbers['cpu_time_limit'] ?? null;
-  const timeouts = [wall, cpu === null ? null : cpu + (numbers['cpu_extra_time'] ?? 0)].filter((t): t is number => t !== null && t !== undefined && t > 0);
-  if (timeouts.length > 0 || numbers['memory_limit']) {
+  const cpuMs = cpu !== null && cpu > 0 ? clampStageLimit('cpuTimeMs', cpu * 1000) : null;
+  const wallMs = wall !== null && wall > 0 ? clampStageLimit('timeoutMs', wall * 1000) : cpuMs === null ? null : wallTimeMsFor(cpuMs);
+  if (cpuMs !== null || wallMs !== null || numbers['memory_limit']) {
     options.run = {};
-    if (timeouts.length > 0) options.run.timeout_ms = clampStageLimit('timeoutMs', Math.min(...timeouts) * 1000);
+    if (cpuMs !== null) options.run.cpu_ms = cpuMs;
+    if (wallMs !== null) options.run.timeout_ms = wallMs;
     if (numbers['memory_limit']) options.run.memory_bytes = clampStageLimit('memoryBytes', numbers['memory_limit'] * 1024);
   }
   // Judged as runbox judges: the lines comparison is Judge0's (each line without trailing

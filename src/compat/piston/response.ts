@@ -56,8 +56,9 @@ function runStage(r: RunResult): PistonStage {
       message = r.signal === null ? `Exited with error status ${r.exit_code ?? 1}` : `Caught fatal signal ${r.signal}`;
       break;
     case 'timeout':
+      // isolate's words for its CPU-time and wall-clock limits.
       status = 'TO';
-      message = 'Time limit exceeded';
+      message = r.limit_exceeded === 'wall' ? 'Time limit exceeded (wall clock)' : 'Time limit exceeded';
       signal = 'SIGKILL';
       break;
     case 'memory_limit':

@@ -45,6 +45,9 @@ export interface StageCgroup {
   /** The cgroup.procs file that lists the stage's processes (its runbox-init included),
    *  which the fork server watches for the process limit. */
   readonly procsFile: string;
+  /** The stage's CPU time so far (ns; null when unreadable): what the runner's CPU
+   *  watchdog reads while it runs. */
+  cpuNs(): number | null;
   /** The stage's time and peak memory, the job's OOM kills and task-cap hits during it,
    *  from the counter files' texts before and after. */
   counters(before: readonly string[], after: readonly string[]): JobCounters;
@@ -67,6 +70,9 @@ export interface JobCgroup {
   /** Distinct processes (not threads) in the job now. */
   processIds(): Promise<number[]>;
   counters(): Promise<JobCounters>;
+  /** The program's CPU time so far (ns; null when unreadable), read at once: what the
+   *  runner's CPU watchdog reads while a stage runs. */
+  cpuNs(): number | null;
   /** OOM kills anywhere in the job so far (read at once). */
   oomKills(): number;
   /** Kills every process in the job but `spare` and returns once none of them is left. */

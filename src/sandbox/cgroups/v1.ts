@@ -139,9 +139,13 @@ class JobV1 implements JobCgroup {
     return {
       oomKills: this.oomKills(),
       taskLimitHits: readKeyed(join(this.dirs.pids, 'pids.events'), 'max'),
-      cpuNs: readNumber(join(this.dirs.cpuacct, PROGRAM, 'cpuacct.usage')),
+      cpuNs: this.cpuNs(),
       memoryPeakBytes: peakWithSockets(readNumber(join(memory, 'memory.max_usage_in_bytes')), readNumber(join(memory, 'memory.kmem.tcp.max_usage_in_bytes'))),
     };
+  }
+
+  cpuNs(): number | null {
+    return readNumber(join(this.dirs.cpuacct, PROGRAM, 'cpuacct.usage'));
   }
 
   async killAll(spare?: number): Promise<void> {
@@ -175,6 +179,9 @@ class JobV1 implements JobCgroup {
       join(memory, 'memory.kmem.tcp.max_usage_in_bytes'),
     ];
     const procsFiles = dirs.map((d) => join(d, 'cgroup.procs'));
+    // The shared counter as the stage starts (the sandbox is idle between stages); a
+    // stage directory of its own starts at zero (and is made by the fork server).
+    const cpuBefore = shared ? 0 : (readNumber(join(cpuacct, 'cpuacct.usage')) ?? 0);
     return {
       dirs,
       joins,
@@ -193,6 +200,10 @@ class JobV1 implements JobCgroup {
           cpuNs: num(after[3]) === null ? null : num(after[3])! - (num(before[3]) ?? 0),
           memoryPeakBytes: peakWithSockets(num(after[4]), num(after[5])),
         };
+      },
+      cpuNs: () => {
+        const now = readNumber(join(cpuacct, 'cpuacct.usage'));
+        return now === null ? null : now - cpuBefore;
       },
       oomKills: () => readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'),
       killAll: async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killUntilEmpty, readPids, removeDir, sweepStaleJobs } from './kill.js';
 import { SANDBOX_OVERHEAD } from '../../limits.js';
@@ -88,10 +88,14 @@ export class JobV2 implements JobCgroup {
     return {
       oomKills: this.oomKills(),
       taskLimitHits: readKeyed(join(this.dir, 'pids.events'), 'max'),
-      cpuNs: existsSync(join(this.dir, 'cpu.stat')) ? readKeyed(join(this.dir, 'cpu.stat'), 'usage_usec') * 1000 : null,
+      cpuNs: this.cpuNs(),
       // memory.peak needs Linux 5.19: null before
       memoryPeakBytes: readNumber(join(this.dir, 'memory.peak')),
     };
+  }
+
+  cpuNs(): number | null {
+    return usageNs(join(this.dir, 'cpu.stat'));
   }
 
   async killAll(spare?: number): Promise<void> {
@@ -166,6 +170,7 @@ export class PooledJobV2 extends JobV2 {
         cpuNs: after[2]?.includes('usage_usec') ? keyed(after[2], 'usage_usec') * 1000 : null,
         memoryPeakBytes: after[3]?.trim() ? Number(after[3].trim()) : null,
       }),
+      cpuNs: () => usageNs(join(stage, 'cpu.stat')),
       // Counted in the job's memory.events, which covers its stages.
       oomKills: () => 0,
       killAll: async () => {
@@ -174,5 +179,15 @@ export class PooledJobV2 extends JobV2 {
       },
       remove: () => removeDir(stage),
     };
+  }
+}
+
+/** usage_usec of a cpu.stat file, in ns; null when there is none. */
+function usageNs(file: string): number | null {
+  try {
+    const text = readFileSync(file, 'utf8');
+    return text.includes('usage_usec') ? keyed(text, 'usage_usec') * 1000 : null;
+  } catch {
+    return null;
   }
 }
