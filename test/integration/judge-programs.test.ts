@@ -99,6 +99,30 @@ describe('judged runs (checker programs)', function () {
     ]);
   });
 
+  it('Kattis: a checker that leaves a name that is not UTF-8 in feedback_dir still gives its verdict', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const validator = [
+      'import os, sys',
+      'feedback = sys.argv[3].encode()',
+      'open(os.path.join(feedback, b"\\xff\\xfe"), "wb").write(b"junk")',
+      'got = sys.stdin.read().split()',
+      'ok = got == open(sys.argv[2]).read().split()',
+      'open(os.path.join(feedback, b"judgemessage.txt"), "w").write("same" if ok else "differs")',
+      'sys.exit(42 if ok else 43)',
+    ].join('\n');
+    const r = await sync(key.key, {
+      code: 'print(*input().split()[::-1])',
+      compiler: PY,
+      checker: { type: 'program', compiler: PY, code: validator, convention: 'kattis' },
+      tests: [{ input: '1 2', expected_output: '2 1' }, { input: '3 4', expected_output: '3 4' }],
+    });
+    expect(r.tests!.map((t) => [t.status, t.verdict, t.checker_message])).to.deep.equal([
+      ['success', 'accepted', 'same'],
+      ['success', 'wrong_answer', 'differs'],
+    ]);
+    expect(await billedSubmissions(s, accountId)).to.equal(2);
+  });
+
   it('a Kattis-layout package with a testlib checker, uploaded and judged', async () => {
     const { key } = await keyFor(s.db);
     const zip = makeZip([
