@@ -193,6 +193,7 @@ describe('programs: files, args, options, limits and files out', function () {
     }
     const r = await sync({
       compiler: 'multi-file',
+      main: 'run',
       files: [f('compile', 'printf x > "$(printf \'\\377\')"\necho built > note.txt\n'), f('run', 'cat note.txt\n')],
     });
     expect(r, r.error).to.include({ status: 'success', output: 'built\n' });
