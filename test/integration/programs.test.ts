@@ -3,6 +3,7 @@ import type { RunResult } from '../../src/result.js';
 import { counters } from '../helpers/api.js';
 import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { imageRootfs } from '../helpers/sandbox.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { WsClient } from '../helpers/ws-client.js';
 
 // Programs, not snippets, through runbox's own API end to end (real API, runner,
@@ -97,6 +98,12 @@ describe('programs: files, args, options, limits and files out', function () {
     await refused({ compiler: PY, code: 'print(1)', limits: { time: 31 } }, /^limits\.time: at most 30 seconds \(the service's limit\); got 31$/);
     await refused({ compiler: PY, code: 'print(1)', limits: { memory: 600000 } }, /^limits\.memory: at most 524,288 KB/);
     await refused({ compiler: PY, code: 'print(1)', limits: { wall_time: 0 } }, /^limits\.wall_time: at least 0\.1 seconds/);
+  });
+
+  it("a file named -B.c is compiled as a file, never gcc's -B: a .c/specs beside it runs nothing", async () => {
+    const r = await sync({ compiler: C, main: 'main.c', files: Object.entries(SPECS_ATTACK).map(([name, content]) => f(name, content)) });
+    expect(r, r.error).to.include({ status: 'success', output: 'compiled\n' });
+    expect(`${r.output}${r.error}${r.compile_output ?? ''}`).to.not.include('PWNED');
   });
 
   it('bad files are 400s naming what is wrong; nothing runs or is billed', async () => {
