@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { SandboxSpec } from '../../src/sandbox/spec.js';
 import { KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H } from '../helpers/checkers.js';
 import { billedSubmissions, keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { makeZip } from '../helpers/zip.js';
 
 // Checker programs (C++, g++-9) in both conventions, written for these tests: every
@@ -143,5 +144,24 @@ describe('judged runs (checker programs)', function () {
     const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, problem: problem.id });
     expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/1', 'wrong_answer'], ['secret/2', 'accepted']]);
     expect(r).to.deep.include({ verdict: 'wrong_answer', problem: { id: problem.id, version: 1 } });
+  });
+
+  it("a stored problem's checker directory with a file named -B.c: compiled as a file, never gcc's -B; the .c/specs beside it runs nothing", async () => {
+    const { key } = await keyFor(s.db);
+    const validator = '#include <stdio.h>\nint main(int argc, char **argv) {\n  long want, got;\n  FILE *ans = fopen(argv[2], "r");\n  if (!ans || fscanf(ans, "%ld", &want) != 1) return 1;\n  return scanf("%ld", &got) == 1 && got == want ? 42 : 43;\n}\n';
+    const { 'main.c': _main, ...attack } = SPECS_ATTACK;
+    const zip = makeZip([
+      { name: 'twice/problem.yaml', content: 'name: Twice\nvalidation: custom\n' },
+      { name: 'twice/data/secret/1.in', content: '21\n' },
+      { name: 'twice/data/secret/1.ans', content: '42\n' },
+      { name: 'twice/output_validators/check/validator.c', content: validator },
+      ...Object.entries(attack).map(([name, content]) => ({ name: `twice/output_validators/check/${name}`, content })),
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string };
+    const r = await sync(key.key, { code: 'print(2 * int(input()))', compiler: PY, problem: problem.id });
+    expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['secret/1', 'accepted']]);
+    expect(JSON.stringify(r)).to.not.include('PWNED');
   });
 });
