@@ -1,12 +1,13 @@
 import type { StageFile } from './spec.js';
 
 // The stage archive spoken with runbox-init (native/archive.h): directories and files in
-// on fd 3, collected files and the program's end back on fd 4. Big-endian integers.
+// on fd 3, the program's end and the collected files back on fd 4. Big-endian integers.
 //   'P' u32 size, then u32 argc, u32 envc, u32 collectc, u32 collect_max, u32 collect_files
 //       and that many NUL-terminated strings (argv, NAME=VALUE, paths to collect): first, on fd 3 only
 //   'D' u16 path_len, path, u32 mode                    (fd 3)
 //   'F' u16 path_len, path, u32 mode, u32 size, bytes   (fd 3 and 4)
-//   'O' u16 path_len, path, u32 size: a file left out of what was collected (fd 4)
+//   'O' u16 path_len, path, u32 size: a file left out of what was collected, past the
+//       bounds or named outside UTF-8 (fd 4)
 //   'X' u32 exit code      'S' u32 signal: first on fd 4, before the files
 // Everything that comes back was writable by the program: it is parsed with bounds
 // and validated paths, and a malformed stream is reported, never trusted.
