@@ -63,7 +63,7 @@ export type ReturnedFile = Static<typeof ReturnedFileSchema>;
 export const ReturnedFilesFields = {
   /** Name-sorted, within RETURN_FILES_LIMITS (src/limits.ts). */
   files: Type.Optional(Type.Array(ReturnedFileSchema)),
-  /** Files were left out past the bounds. */
+  /** Files were left out: past the bounds or for their names (files_dropped), or lost with a spoilt stage stream. */
   files_truncated: Type.Optional(Type.Boolean()),
   /** What was left out, by name, size and why: `limits` past the bounds, `name` a name
    *  that is not UTF-8 (shown with each byte outside UTF-8 as `\xHH`, a backslash as `\\`). */
