@@ -8,14 +8,16 @@
 //   'F' u16 path_len, path, u32 mode, u32 size, bytes  a workspace file (fd 3 and 4)
 //   'O' u16 path_len, path, u32 size                   a file to collect left out: past
 //                                                      collect_max bytes or collect_files
-//                                                      files (fd 4)
+//                                                      files, or its path is not UTF-8 (fd 4)
 //   'X' u32 code                                       the program exited with code
 //   'S' u32 signal                                     the program was killed by signal
+// On fd 4 the end record ('X' or 'S') comes first, then the collected files.
 // Paths are relative to the workspace: segments of 1..255 bytes separated by '/', no
 // NUL, no "." or ".." segment, at most ARCHIVE_PATH_MAX bytes. A file's or directory's
 // missing parents are made. A path to collect is a file, or ends in '/' for every
 // regular file below that directory ("./": the whole workspace), taken in byte order
-// of their paths; files are sent while both bounds hold, the rest listed with 'O'.
+// of their paths; files are sent while both bounds hold, the rest listed with 'O'. A
+// file whose path is not UTF-8 is listed with 'O' and counts toward neither bound.
 #ifndef RUNBOX_ARCHIVE_H
 #define RUNBOX_ARCHIVE_H
 #define ARCHIVE_PROGRAM 'P'

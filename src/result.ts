@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { RESULT_VERDICTS, TEST_VERDICTS } from './judge/verdict.js';
+import { OMITTED_REASONS, type OmittedReason } from './sandbox/archive.js';
 import { orderedJson, RawJson } from './util/raw-json.js';
 
 // The one result shape, used by callbacks, submission lookups, synchronous runs and
@@ -68,12 +69,13 @@ export type ReturnedFile = Static<typeof ReturnedFileSchema>;
 export const ReturnedFilesFields = {
   /** Name-sorted, within RETURN_FILES_LIMITS (src/limits.ts). */
   files: Type.Optional(Type.Array(ReturnedFileSchema)),
-  /** Files were left out past the bounds. */
+  /** Files were left out: past the bounds or for their names (files_dropped), or lost with a spoilt stage stream. */
   files_truncated: Type.Optional(Type.Boolean()),
-  /** What was left out, by name and size. */
-  files_dropped: Type.Optional(Type.Array(Type.Object({ name: Type.String(), size: Type.Integer() }))),
+  /** What was left out, by name, size and why: `limits` past the bounds, `name` a name
+   *  that is not UTF-8 (shown with each byte outside UTF-8 as `\xHH`, a backslash as `\\`). */
+  files_dropped: Type.Optional(Type.Array(Type.Object({ name: Type.String(), size: Type.Integer(), reason: Type.Enum([...OMITTED_REASONS]) }))),
 };
-export type ReturnedFiles = { files: ReturnedFile[]; files_truncated: boolean; files_dropped: { name: string; size: number }[] };
+export type ReturnedFiles = { files: ReturnedFile[]; files_truncated: boolean; files_dropped: { name: string; size: number; reason: OmittedReason }[] };
 
 /** A judged run's fields (the request had expected outputs, a checker program, an interactor or a problem). */
 export const JudgedFields = {

@@ -308,6 +308,27 @@ static int open_found(char *path, struct stat *st) {
   return fd;
 }
 
+// Whether s[0..len) is well-formed UTF-8 (Unicode table 3-7), as the runner decodes it
+// (src/sandbox/archive.ts): a name that is not cannot be sent on as text.
+static int utf8(const unsigned char *s, size_t len) {
+  for (size_t i = 0; i < len;) {
+    unsigned char b = s[i];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (b < 0x80) n = 1;
+    else if (b >= 0xc2 && b <= 0xdf) n = 2;
+    else if (b >= 0xe0 && b <= 0xef) n = 3, lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+    else if (b >= 0xf0 && b <= 0xf4) n = 4, lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+    else return 0;
+    if (i + n > len) return 0;
+    for (size_t k = 1; k < n; k++) {
+      if (s[i + k] < (k == 1 ? lo : 0x80) || s[i + k] > (k == 1 ? hi : 0xbf)) return 0;
+    }
+    i += n;
+  }
+  return 1;
+}
+
 static void send_omitted(const char *path, size_t len, unsigned long long size) {
   unsigned char hdr[3 + ARCHIVE_PATH_MAX + 4];
   hdr[0] = ARCHIVE_OMITTED;
@@ -333,6 +354,13 @@ void collect(char **names, int count, unsigned long long max_total, unsigned lon
     struct stat st;
     int fd = open_found(path, &st);
     if (fd < 0) {
+      free(path);
+      continue;
+    }
+    // Listed only, outside the bounds: a name the runner cannot carry.
+    if (!utf8((const unsigned char *)path, len)) {
+      close(fd);
+      send_omitted(path, len, (unsigned long long)st.st_size);
       free(path);
       continue;
     }

@@ -2,7 +2,7 @@
 #include "init.h"
 
 // One stage: the program from fd 3, its files, the filter, the program itself with its
-// stdio relayed, the collected files and its end on fd 4. Returns the exit code.
+// stdio relayed, its end and the collected files on fd 4. Returns the exit code.
 int stage(int direct) {
   // The program (same uid) must not reach fd 4 through /proc/<init>/fd.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -14,7 +14,8 @@ int stage(int direct) {
   load_seccomp();
 
   int status = direct ? spawn_direct(&prog) : spawn_relayed(&prog);
-  collect(prog.collect, prog.collect_count, prog.collect_max, prog.collect_files);
+  // The end goes first: whatever happens while the files are collected, the runner has
+  // the program's outcome.
   unsigned char rec[5];
   int code;
   if (WIFSIGNALED(status)) {
@@ -27,6 +28,7 @@ int stage(int direct) {
     code = WEXITSTATUS(status);
   }
   write_full(STAGE_OUT_FD, rec, sizeof rec);
+  collect(prog.collect, prog.collect_count, prog.collect_max, prog.collect_files);
   free_program(&prog);
   return code;
 }

@@ -22,7 +22,14 @@ export const downloadName = (name: string) => name.slice(name.lastIndexOf('/') +
 
 export const sizeText = (bytes: number) => (bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 
-export const droppedText = (dropped: { name: string; size: number }[]) =>
-  `Not brought back (past the 16 files or 1 MiB a run returns): ${dropped.map((d) => `${d.name} (${sizeText(d.size)})`).join(', ')}.`;
+export const droppedText = (dropped: { name: string; size: number; reason?: string }[]) => {
+  const list = (reason: string) => dropped.filter((d) => (d.reason ?? 'limits') === reason).map((d) => `${d.name} (${sizeText(d.size)})`).join(', ');
+  const limits = list('limits');
+  const names = list('name');
+  return [
+    ...(limits ? [`Not brought back (past the 16 files or 1 MiB a run returns): ${limits}.`] : []),
+    ...(names ? [`Not brought back (the name is not UTF-8; shown with \\x escapes): ${names}.`] : []),
+  ].join(' ');
+};
 
 export const imageAlt = (name: string) => `${name}, an image the program wrote`;

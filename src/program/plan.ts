@@ -22,6 +22,11 @@ import { codeOnly, placeSource, sourceText } from './source-file.js';
 //   {sources}  every file whose extension is one of the recipe's `sources`, and the
 //              main file, sorted by name     {others}   the same without the main file
 //   {options}  the request's compiler options, checked against the recipe's forms
+// A file's name never reaches a tool as an option: an argv entry that starts with an
+// expansion (`{file}`, `{package}{stem}`, each name of `{sources}` and `{others}`) and
+// would start with anything but a letter, a digit or _ gets ./ before it (`-B.c` is
+// `./-B.c`, never gcc's -B). Everything else is the name as the user gave it, so
+// diagnostics and argv[0] read as before.
 
 const SOURCE_MODE = 0o644;
 /** Entries that stand for several argv entries. */
@@ -117,8 +122,13 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
     '{others}': sources.filter((s) => s !== main),
     '{options}': options.compiler_options ?? [],
   };
+  const fill = (arg: string): string => arg.replace(SCALAR_TOKEN, (_, t: string) => scalars[t]!());
   const expand = (argv: readonly string[]): string[] =>
-    argv.flatMap((arg) => (LIST_TOKENS as readonly string[]).includes(arg) ? lists[arg as (typeof LIST_TOKENS)[number]] : [arg.replace(SCALAR_TOKEN, (_, t: string) => scalars[t]!())]);
+    argv.flatMap((arg) => {
+      if (arg === '{options}') return lists[arg];
+      if ((LIST_TOKENS as readonly string[]).includes(arg)) return lists[arg as (typeof LIST_TOKENS)[number]].map(notAnOption);
+      return [arg.startsWith('{') ? notAnOption(fill(arg)) : fill(arg)];
+    });
 
   const plan: ProgramPlan = {
     main,
@@ -134,7 +144,8 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
   if (how.syntaxCheck && entry.check) {
     plan.compile = { argv: expand(entry.check), files, dirs: [], collect: [], required: [] };
   } else if (entry.compile && (entry.compileOnlyWith === undefined || names.has(entry.compileOnlyWith))) {
-    const artifacts = (entry.artifacts ?? []).map((a) => (a === './' ? a : expand([a])[0]!));
+    // Workspace paths, not argv: collected as they are.
+    const artifacts = (entry.artifacts ?? []).map((a) => (a === './' ? a : fill(a)));
     plan.compile = {
       argv: expand(entry.compile),
       files,
@@ -144,6 +155,11 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
     };
   }
   return plan;
+}
+
+/** An argv entry made from a name, as no tool reads it as an option: `-x.c` as `./-x.c` (`.` stays). */
+export function notAnOption(arg: string): string {
+  return arg === '.' || /^[A-Za-z0-9_/]/.test(arg) ? arg : `./${arg}`;
 }
 
 /** Byte order of ASCII names (what a sorted directory listing shows), the same on every host. */

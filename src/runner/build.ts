@@ -25,12 +25,15 @@ export async function buildProgram(plan: ProgramPlan, compile: (planned: StagePl
     compiled.stderrTruncated,
   );
   const missing = plan.compile.required.filter((name) => !compiled.collected.some((f) => f.name === name));
-  if (fields.status !== 'success' || missing.length > 0 || compiled.omitted.length > 0 || plan.problem !== undefined) {
+  // A file named with bytes that are not UTF-8 is left behind (listed nowhere: the run stage could not be given it).
+  const over = compiled.omitted.filter((f) => f.reason === 'limits');
+  if (fields.status !== 'success' || missing.length > 0 || over.length > 0 || compiled.collectLost !== undefined || plan.problem !== undefined) {
     const problems = fields.status !== 'success' ? [] : [
       // Compiled, but with nothing to start: the recipe's entry point is in no source.
       ...(plan.problem !== undefined ? [plan.problem] : []),
       ...(missing.length > 0 ? [`compilation produced no ${missing.join(', ')}`] : []),
-      ...(compiled.omitted.length > 0 ? [`compilation produced more than the run stage takes (${compiled.omitted.length} files left out past ${RUN_FILES_NOTE})`] : []),
+      ...(over.length > 0 ? [`compilation produced more than the run stage takes (${over.length} files left out past ${RUN_FILES_NOTE})`] : []),
+      ...(compiled.collectLost !== undefined ? ['the files compilation produced could not all be brought back'] : []),
     ];
     return { ok: false, compiled, fields, compileOutput, problems };
   }

@@ -1,13 +1,14 @@
 import type { StageFile } from './spec.js';
 
 // The stage archive spoken with runbox-init (native/archive.h): directories and files in
-// on fd 3, collected files and the program's end back on fd 4. Big-endian integers.
+// on fd 3, the program's end and the collected files back on fd 4. Big-endian integers.
 //   'P' u32 size, then u32 argc, u32 envc, u32 collectc, u32 collect_max, u32 collect_files
 //       and that many NUL-terminated strings (argv, NAME=VALUE, paths to collect): first, on fd 3 only
 //   'D' u16 path_len, path, u32 mode                    (fd 3)
 //   'F' u16 path_len, path, u32 mode, u32 size, bytes   (fd 3 and 4)
-//   'O' u16 path_len, path, u32 size: a file left out of what was collected (fd 4)
-//   'X' u32 exit code      'S' u32 signal
+//   'O' u16 path_len, path, u32 size: a file left out of what was collected, past the
+//       bounds or named outside UTF-8 (fd 4)
+//   'X' u32 exit code      'S' u32 signal: first on fd 4, before the files
 // Everything that comes back was writable by the program: it is parsed with bounds
 // and validated paths, and a malformed stream is reported, never trusted.
 
@@ -24,9 +25,21 @@ export const WALK_MAX_ENTRIES = 4096;
 
 /** A workspace path: relative, segments of 1..255 bytes without NUL, none "." or "..", at most 4095 bytes. */
 export function isWorkspacePath(path: string): boolean {
-  const bytes = Buffer.byteLength(path);
-  if (bytes === 0 || bytes > PATH_MAX_BYTES || path.includes('\0')) return false;
-  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && Buffer.byteLength(s) <= NAME_MAX_BYTES);
+  return isWorkspacePathBytes(Buffer.from(path));
+}
+
+/** The same on a path's bytes, whatever their encoding (native/init/archive.c: valid_path). */
+function isWorkspacePathBytes(bytes: Uint8Array): boolean {
+  if (bytes.length === 0 || bytes.length > PATH_MAX_BYTES || bytes.includes(0)) return false;
+  let seg = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i < bytes.length && bytes[i] !== 0x2f) continue;
+    const n = i - seg;
+    if (n === 0 || n > NAME_MAX_BYTES) return false;
+    if (bytes[seg] === 0x2e && (n === 1 || (n === 2 && bytes[seg + 1] === 0x2e))) return false;
+    seg = i + 1;
+  }
+  return true;
 }
 
 /** A path to collect: a workspace path, one ending in / (every file below it) or ./ (the whole workspace). */
@@ -98,16 +111,72 @@ export function encodeStageIn(files: readonly StageFile[], program?: StageProgra
 
 export type ProgramEnd = { kind: 'exited'; code: number } | { kind: 'signaled'; signal: number };
 
+/** Why a file to collect did not come back: past the bounds, or a name that is not UTF-8 (no API can carry it). */
+export const OMITTED_REASONS = ['limits', 'name'] as const;
+export type OmittedReason = (typeof OMITTED_REASONS)[number];
+
 export interface StageOut {
   files: StageFile[];
-  /** Files to collect left out past the bounds, by path and size. */
-  omitted: { name: string; size: number }[];
+  /** Files to collect left out, by path (escaped when it is not UTF-8: `\xff`), size and why. */
+  omitted: { name: string; size: number; reason: OmittedReason }[];
   end: ProgramEnd | null;
-  /** Why the stream was rejected, when it was. */
+  /** Why the stream was rejected: before the end record, the whole stage; after it, the
+   *  files from that point on (the program's end and what came before it stand). */
   error?: string;
 }
 
-/** Parses what runbox-init sent on fd 4. `maxFileBytes` bounds all files together. */
+/** Length of the well-formed UTF-8 sequence at buf[i] (Unicode table 3-7), 0 when there is none. */
+function utf8Length(buf: Uint8Array, i: number): number {
+  const b = buf[i]!;
+  if (b < 0x80) return 1;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) => i + k < buf.length && buf[i + k]! >= lo && buf[i + k]! <= hi;
+  if (b >= 0xc2 && b <= 0xdf) return cont(1) ? 2 : 0;
+  if (b >= 0xe0 && b <= 0xef) {
+    const lo = b === 0xe0 ? 0xa0 : 0x80;
+    const hi = b === 0xed ? 0x9f : 0xbf;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (b >= 0xf0 && b <= 0xf4) {
+    const lo = b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xf4 ? 0x8f : 0xbf;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+/** Whether the bytes are well-formed UTF-8. */
+export function isUtf8(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; ) {
+    const n = utf8Length(bytes, i);
+    if (n === 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+/** A name that is not UTF-8 as text: each byte outside a well-formed sequence as `\xHH`, a backslash as `\\`. */
+export function escapedName(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; ) {
+    const n = utf8Length(bytes, i);
+    if (n === 0) {
+      text += `\\x${bytes[i]!.toString(16).padStart(2, '0')}`;
+      i += 1;
+    } else {
+      const part = Buffer.from(bytes.subarray(i, i + n)).toString('utf8');
+      text += part === '\\' ? '\\\\' : part;
+      i += n;
+    }
+  }
+  return text;
+}
+
+/**
+ * Parses what runbox-init sent on fd 4: the program's end first, then the collected
+ * files. `maxFileBytes` bounds all files together. A file whose name is not UTF-8 is
+ * listed in `omitted` (reason `name`), never a reason to refuse the stage; anything
+ * malformed after the end record costs the files from there on, not the program's end.
+ */
 export function decodeStageOut(buf: Buffer, maxFileBytes: number): StageOut {
   const files: StageFile[] = [];
   const omitted: StageOut['omitted'] = [];
@@ -116,38 +185,45 @@ export function decodeStageOut(buf: Buffer, maxFileBytes: number): StageOut {
   let at = 0;
   const need = (n: number) => at + n <= buf.length;
   const out = (error?: string): StageOut => (error === undefined ? { files, omitted, end } : { files, omitted, end, error });
+  if (buf.length === 0) return out();
+  const first = buf[0]!;
+  if (first !== EXITED && first !== SIGNALED) return out(first === FILE || first === OMITTED ? 'a file record before the end record' : `unknown record type ${first}`);
+  if (!need(5)) return out('truncated end record');
+  const value = buf.readUInt32BE(1);
+  if (first === EXITED && value <= 255) end = { kind: 'exited', code: value };
+  else if (first === SIGNALED && value >= 1 && value <= 64) end = { kind: 'signaled', signal: value };
+  else return out('end record out of range');
+  at = 5;
   while (at < buf.length) {
-    if (end) return out('data after the end record');
     const type = buf[at]!;
-    if (type === EXITED || type === SIGNALED) {
-      if (!need(5)) return out('truncated end record');
-      const value = buf.readUInt32BE(at + 1);
-      at += 5;
-      if (type === EXITED && value <= 255) end = { kind: 'exited', code: value };
-      else if (type === SIGNALED && value >= 1 && value <= 64) end = { kind: 'signaled', signal: value };
-      else return { files, omitted, end: null, error: 'end record out of range' };
-      continue;
-    }
+    if (type === EXITED || type === SIGNALED) return out('a second end record');
     if (type !== FILE && type !== OMITTED) return out(`unknown record type ${type}`);
     const fixed = type === FILE ? 8 : 4;
     if (!need(3)) return out('truncated file record');
     const nameLen = buf.readUInt16BE(at + 1);
     if (nameLen > PATH_MAX_BYTES || !need(3 + nameLen + fixed)) return out('bad file record');
     const nameBytes = buf.subarray(at + 3, at + 3 + nameLen);
-    const name = nameBytes.toString('utf8');
-    if (!isWorkspacePath(name) || !Buffer.from(name).equals(nameBytes)) return out('bad file name');
+    const utf8 = isUtf8(nameBytes);
+    const name = utf8 ? nameBytes.toString('utf8') : escapedName(nameBytes);
+    // The path's shape is checked on the bytes: a well-formed walk never gives another.
+    if (!isWorkspacePathBytes(nameBytes)) return out('bad file name');
+    const head = buf.readUInt32BE(at + 3 + nameLen);
     if (type === OMITTED) {
-      omitted.push({ name, size: buf.readUInt32BE(at + 3 + nameLen) });
+      omitted.push({ name, size: head, reason: utf8 ? 'limits' : 'name' });
       at += 7 + nameLen;
       continue;
     }
-    const mode = buf.readUInt32BE(at + 3 + nameLen) & 0o777;
     const size = buf.readUInt32BE(at + 7 + nameLen);
     at += 11 + nameLen;
+    if (!need(size)) return out('truncated file content');
+    if (!utf8) {
+      omitted.push({ name, size, reason: 'name' });
+      at += size;
+      continue;
+    }
     total += size;
     if (total > maxFileBytes) return out('collected files too large');
-    if (!need(size)) return out('truncated file content');
-    files.push({ name, mode, content: Buffer.from(buf.subarray(at, at + size)) });
+    files.push({ name, mode: head & 0o777, content: Buffer.from(buf.subarray(at, at + size)) });
     at += size;
   }
   return out();

@@ -551,20 +551,22 @@ async function supervise(
   if (counters.oomKills > 0) return verdict('memory_limit', killedExitCode, killedSignal);
   // Past its CPU time (a lowered one: the default is out of reach within the timeout).
   if (base.cpuMs !== null && base.cpuMs > limits.cpuTimeMs) return timedOut('cpu');
-  if (!out.end || out.error || stageOutOverflow) {
-    const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : 'no end record from runbox-init');
-    const launcher = `launcher exit ${exit.code ?? exit.signal}`;
+  const why = out.error ?? (stageOutOverflow ? 'stage-out stream too large' : undefined);
+  const launcherText = () => {
     const text = Buffer.concat([io.log, Buffer.from('\n'), io.stderr.subarray(0, DIAGNOSTIC_BYTES)]).toString('utf8');
-    return verdict('internal_error', null, null, `${why}; ${launcher}; ${text.trim()}`);
-  }
+    return `launcher exit ${exit.code ?? exit.signal}; ${text.trim()}`;
+  };
+  if (!out.end) return verdict('internal_error', null, null, `${why ?? 'no end record from runbox-init'}; ${launcherText()}`);
+  // The program ran and its end came first: a stream spoilt after it costs files, not the outcome.
   base.collected = out.files;
   base.omitted = out.omitted;
   // Stopped by the CPU-time rlimit (the backstop, or one the program set itself): a
   // timeout, whatever the cgroup's reading says.
   if (out.end.kind === 'signaled' && out.end.signal === constants.signals.SIGXCPU) return timedOut('cpu');
-  return out.end.kind === 'exited'
+  const ended = out.end.kind === 'exited'
     ? verdict('exited', out.end.code, null)
     : verdict('signaled', 128 + out.end.signal, out.end.signal);
+  return why === undefined ? ended : { ...ended, collectLost: why };
 }
 
 /** Streams a judged run's output as any run's: the first kept bytes of each stream. */

@@ -1,4 +1,5 @@
 import { RUN_LIMITS } from '../limits.js';
+import type { OmittedReason } from './archive.js';
 
 // The one sandbox spec that every launcher (nsjail, bubblewrap) implements. The runner
 // describes a stage (compile, or one run) with it; a launcher turns it into argv.
@@ -121,8 +122,12 @@ export interface SandboxOutcome {
   collected: StageFile[];
   /** A judged run's whole stdout (spec.judged). */
   wholeStdout?: Buffer;
-  /** Files to collect that were left out past the bounds, with their sizes. */
-  omitted: { name: string; size: number }[];
+  /** Files to collect that were left out, with their sizes: past the bounds (`limits`),
+   *  or named with bytes that are not UTF-8 (`name`; the name escaped, `\xff`). */
+  omitted: { name: string; size: number; reason: OmittedReason }[];
+  /** Files to collect after those in `collected` and `omitted` were lost (the stage
+   *  stream was cut or malformed after the program's end): why. */
+  collectLost?: string;
   /** A timeout's limit: the stage's CPU time (the CPU watchdog, the reading at its end, or
    *  the CPU-time rlimit) or its wall-clock timeout. */
   limitExceeded?: 'cpu' | 'wall';

@@ -9,6 +9,7 @@ import type { ProgramRequest } from '../../src/program/fields.js';
 import { readProgram } from '../../src/program/program.js';
 import { createSandbox, releasePreparedStages } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/spec.js';
+import { TEST_SLOT_BASE } from '../helpers/sandbox.js';
 
 // Runs each identifier's programs through the runner's executeJob and the real sandbox,
 // a few at a time: every case of an identifier starts in `before`, and each `it` checks
@@ -26,9 +27,8 @@ export interface Case {
   check(r: RunResult): void;
 }
 
-/** Slots of their own (a uid each), apart from the runner's and the sandbox suites';
- *  RUNBOX_TEST_SLOT_BASE moves them with the sandbox suites' (test/helpers/sandbox.ts). */
-const SLOT_BASE = process.env.RUNBOX_TEST_SLOT_BASE ? Number(process.env.RUNBOX_TEST_SLOT_BASE) + 300 : 800;
+/** Slots of their own (a uid each), apart from the runner's and the sandbox suites' (800 unless RUNBOX_TEST_SLOT_BASE moves them all). */
+const SLOT_BASE = TEST_SLOT_BASE - 100;
 /** Cases of one identifier in flight at once: the host has 2 cores. */
 const CONCURRENCY = 3;
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { SandboxSpec } from '../../src/sandbox/spec.js';
 import { KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H } from '../helpers/checkers.js';
 import { billedSubmissions, keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { makeZip } from '../helpers/zip.js';
 
 // Checker programs (C++, g++-9) in both conventions, written for these tests: every
@@ -99,6 +100,30 @@ describe('judged runs (checker programs)', function () {
     ]);
   });
 
+  it('Kattis: a checker that leaves a name that is not UTF-8 in feedback_dir still gives its verdict', async () => {
+    const { accountId, key } = await keyFor(s.db);
+    const validator = [
+      'import os, sys',
+      'feedback = sys.argv[3].encode()',
+      'open(os.path.join(feedback, b"\\xff\\xfe"), "wb").write(b"junk")',
+      'got = sys.stdin.read().split()',
+      'ok = got == open(sys.argv[2]).read().split()',
+      'open(os.path.join(feedback, b"judgemessage.txt"), "w").write("same" if ok else "differs")',
+      'sys.exit(42 if ok else 43)',
+    ].join('\n');
+    const r = await sync(key.key, {
+      code: 'print(*input().split()[::-1])',
+      compiler: PY,
+      checker: { type: 'program', compiler: PY, code: validator, convention: 'kattis' },
+      tests: [{ input: '1 2', expected_output: '2 1' }, { input: '3 4', expected_output: '3 4' }],
+    });
+    expect(r.tests!.map((t) => [t.status, t.verdict, t.checker_message])).to.deep.equal([
+      ['success', 'accepted', 'same'],
+      ['success', 'wrong_answer', 'differs'],
+    ]);
+    expect(await billedSubmissions(s, accountId)).to.equal(2);
+  });
+
   it('a Kattis-layout package with a testlib checker, uploaded and judged', async () => {
     const { key } = await keyFor(s.db);
     const zip = makeZip([
@@ -144,5 +169,24 @@ describe('judged runs (checker programs)', function () {
     expect(broken).to.include({ status: 'compile_error', verdict: 'compile_error', score: 0 });
     expect(broken.compile_output).to.match(/SyntaxError/);
     expect(broken).to.not.have.property('tests');
+  });
+
+  it("a stored problem's checker directory with a file named -B.c: compiled as a file, never gcc's -B; the .c/specs beside it runs nothing", async () => {
+    const { key } = await keyFor(s.db);
+    const validator = '#include <stdio.h>\nint main(int argc, char **argv) {\n  long want, got;\n  FILE *ans = fopen(argv[2], "r");\n  if (!ans || fscanf(ans, "%ld", &want) != 1) return 1;\n  return scanf("%ld", &got) == 1 && got == want ? 42 : 43;\n}\n';
+    const { 'main.c': _main, ...attack } = SPECS_ATTACK;
+    const zip = makeZip([
+      { name: 'twice/problem.yaml', content: 'name: Twice\nvalidation: custom\n' },
+      { name: 'twice/data/secret/1.in', content: '21\n' },
+      { name: 'twice/data/secret/1.ans', content: '42\n' },
+      { name: 'twice/output_validators/check/validator.c', content: validator },
+      ...Object.entries(attack).map(([name, content]) => ({ name: `twice/output_validators/check/${name}`, content })),
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string };
+    const r = await sync(key.key, { code: 'print(2 * int(input()))', compiler: PY, problem: problem.id });
+    expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['secret/1', 'accepted']]);
+    expect(JSON.stringify(r)).to.not.include('PWNED');
   });
 });

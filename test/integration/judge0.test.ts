@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { testConfig } from '../helpers/api.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { sqliteDatabase } from '../helpers/sqlite-file.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import yazl from 'yazl';
 
 /** A zip of these files, Base64 encoded, as Judge0's additional_files. */
@@ -348,6 +349,15 @@ describe('Judge0 CE compatible API', function () {
       });
       expect(sub.status.id, String(sub['compile_output'])).to.equal(3);
       expect(sub['stdout']).to.equal('42 a b 2\n');
+    });
+
+    it("additional_files: a file named -B.c is compiled as a file, never gcc's -B; the .c/specs beside it runs nothing", async function () {
+      needGcc(this);
+      const { 'main.c': source, ...rest } = SPECS_ATTACK;
+      const sub = await submitAndPoll({ source_code: source, language_id: 50, additional_files: await zipOf(rest) });
+      expect(sub.status.id, String(sub['compile_output'])).to.equal(3);
+      expect(sub['stdout']).to.equal('compiled\n');
+      expect(`${String(sub['stdout'])}${String(sub['stderr'])}${String(sub['compile_output'])}`).to.not.include('PWNED');
     });
 
     it('422 for what breaks a rule: an option the compiler does not allow, a zip that is not one, a path out of the workspace', async function () {

@@ -6,6 +6,7 @@ import { pistonApi } from '../../src/compat/piston/routes.js';
 import { readManifest } from '../../src/compilers/availability.js';
 import { loadConfig } from '../../src/config.js';
 import { keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 
 // The Piston v2 compatible routes end to end, driven by the real npm piston-client
 // (which sends no key header and no Content-Type: the key goes in the path) and by
@@ -126,6 +127,18 @@ describe('Piston v2 compatible API', function () {
     const got = (await res.json()) as Executed;
     expect(got.compile!.code).to.equal(0);
     expect(got.run).to.include({ stdout: '42 hi\n', code: 0 });
+  });
+
+  it("a file named -B.c is compiled as a file, never gcc's -B; the .c/specs beside it runs nothing", async function () {
+    if (!gccImage()?.compilers['gcc-9']) {
+      console.log('      SKIPPED: the gcc image is not installed');
+      this.skip();
+    }
+    const res = await execute({ language: 'c', version: '*', files: Object.entries(SPECS_ATTACK).map(([name, content]) => ({ name, content })) });
+    const got = (await res.json()) as Executed;
+    expect(got.compile!.code).to.equal(0);
+    expect(got.run).to.include({ stdout: 'compiled\n', code: 0 });
+    expect(JSON.stringify(got)).to.not.include('PWNED');
   });
 
   it('files of a Java program are compiled together: a class per file, the first file\'s class runs', async function () {

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import type { RunResult } from '../../src/result.js';
 import { counters } from '../helpers/api.js';
-import { keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
+import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
+import { imageRootfs } from '../helpers/sandbox.js';
+import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { WsClient } from '../helpers/ws-client.js';
 
 // Programs, not snippets, through runbox's own API end to end (real API, runner,
@@ -10,7 +12,7 @@ import { WsClient } from '../helpers/ws-client.js';
 
 const PY = 'python-3.9.7';
 const C = 'gcc-9';
-type Result = RunResult & { files?: { name: string; size: number; mime: string; content: string }[]; files_truncated?: boolean; files_dropped?: { name: string; size: number }[] };
+type Result = RunResult & { files?: { name: string; size: number; mime: string; content: string }[]; files_truncated?: boolean; files_dropped?: { name: string; size: number; reason: string }[] };
 const f = (name: string, content: string) => ({ name, content });
 
 describe('programs: files, args, options, limits and files out', function () {
@@ -98,6 +100,12 @@ describe('programs: files, args, options, limits and files out', function () {
     await refused({ compiler: PY, code: 'print(1)', limits: { wall_time: 0 } }, /^limits\.wall_time: at least 0\.1 seconds/);
   });
 
+  it("a file named -B.c is compiled as a file, never gcc's -B: a .c/specs beside it runs nothing", async () => {
+    const r = await sync({ compiler: C, main: 'main.c', files: Object.entries(SPECS_ATTACK).map(([name, content]) => f(name, content)) });
+    expect(r, r.error).to.include({ status: 'success', output: 'compiled\n' });
+    expect(`${r.output}${r.error}${r.compile_output ?? ''}`).to.not.include('PWNED');
+  });
+
   it('bad files are 400s naming what is wrong; nothing runs or is billed', async () => {
     const main = f('main.py', 'print(1)');
     await refused({ compiler: PY, files: [main, f('../x', '')] }, /^files\.1\.name: "\.\.\/x" must not contain \.\.$/);
@@ -156,11 +164,45 @@ describe('programs: files, args, options, limits and files out', function () {
     const many = await sync({ compiler: PY, code: 'for i in range(20):\n    open(f"/box/out/f{i:02}.txt", "w").write(str(i))\n', return_files: true });
     expect(many.files!.map((x) => x.name)).to.deep.equal(Array.from({ length: 16 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`));
     expect(many.files_truncated).to.equal(true);
-    expect(many.files_dropped).to.deep.equal([16, 17, 18, 19].map((i) => ({ name: `f${i}.txt`, size: String(i).length })));
+    expect(many.files_dropped).to.deep.equal([16, 17, 18, 19].map((i) => ({ name: `f${i}.txt`, size: String(i).length, reason: 'limits' })));
     const big = await sync({ compiler: PY, code: 'open("/box/out/a.bin", "wb").write(bytes(700_000))\nopen("/box/out/b.bin", "wb").write(bytes(700_000))\n', return_files: true });
     expect(big.files!.map((x) => x.name)).to.deep.equal(['a.bin']);
-    expect(big.files_dropped).to.deep.equal([{ name: 'b.bin', size: 700_000 }]);
+    expect(big.files_dropped).to.deep.equal([{ name: 'b.bin', size: 700_000, reason: 'limits' }]);
     const tests = await sync({ compiler: PY, code: 'n = input()\nopen(f"/box/out/{n}.txt", "w").write(n)\n', return_files: true, tests: [{ input: 'a' }, { input: 'b' }] });
     expect(tests.tests!.map((t) => (t as Result).files!.map((x) => x.name))).to.deep.equal([['a.txt'], ['b.txt']]);
+  });
+
+  it('a file under /box/out whose name is not UTF-8 is listed in files_dropped, escaped; the run succeeds and is billed, on the answer and the WebSocket', async () => {
+    const { key: own, accountId: account } = await keyFor(s.db, { limits: { perMinute: 1000, pending: 50 } });
+    const code = 'open(b"/box/out/\\xff\\xfe", "wb").write(b"xy")\nopen("/box/out/ok.txt", "w").write("ok")\nprint("done")\n';
+    const body = { compiler: PY, code, return_files: true };
+    const check = (r: Result) => {
+      expect(r.status, r.error).to.equal('success');
+      expect(r.output).to.equal('done\n');
+      expect(r.files!.map((x) => x.name)).to.deep.equal(['ok.txt']);
+      expect(r.files_truncated).to.equal(true);
+      expect(r.files_dropped).to.deep.equal([{ name: '\\xff\\xfe', size: 2, reason: 'name' }]);
+    };
+    check((await syncRun(s, own.key, body)) as Result);
+    const ws = await WsClient.open(`${s.url.replace('http', 'ws')}/api/v2/ws/`, { Authorization: own.key });
+    ws.send({ type: 'run', id: 'w', ...body });
+    const msg = (await ws.until((m) => m.type === 'result')) as unknown as Result;
+    ws.close();
+    check(msg);
+    expect(await billedSubmissions(s, account)).to.equal(2);
+  });
+
+  it('a multi-file build whose compile script leaves a name that is not UTF-8 in its workspace still builds and runs', async function () {
+    const image = imageRootfs('multi-file');
+    if ('skip' in image) {
+      console.log(`      PENDING: ${image.skip}`);
+      this.skip();
+    }
+    const r = await sync({
+      compiler: 'multi-file',
+      main: 'run',
+      files: [f('compile', 'printf x > "$(printf \'\\377\')"\necho built > note.txt\n'), f('run', 'cat note.txt\n')],
+    });
+    expect(r, r.error).to.include({ status: 'success', output: 'built\n' });
   });
 });

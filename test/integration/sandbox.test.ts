@@ -71,7 +71,25 @@ for (const launcher of LAUNCHERS) {
       expect(r.stdout.toString()).to.equal("['app', 'lib'] [] data\n");
       // Byte order of the paths; the symlinks and the FIFO are not files; the fourth is left out.
       expect(r.collected.map((f) => [f.name, f.content.toString()])).to.deep.equal([['out/a', 'aaa'], ['out/b', 'bbb'], ['out/d', 'ddd']]);
-      expect(r.omitted).to.deep.equal([{ name: 'out/z/deep/c', size: 24 }]);
+      expect(r.omitted).to.deep.equal([{ name: 'out/z/deep/c', size: 24, reason: 'limits' }]);
+    });
+
+    it('a file named with bytes that are not UTF-8 is listed, escaped, outside the bounds; the stage keeps its end and the other files', async () => {
+      const r = await py('import os\nfor n in [b"a", b"\\xff\\xfe", b"d\\xc3(", b"z"]:\n    open(b"out/" + n, "wb").write(n)\nprint("ran")\nraise SystemExit(3)', {
+        dirs: ['out'],
+        collect: ['out/'],
+        collectBounds: { bytes: 1 << 20, files: 2 },
+      });
+      expect(r.status, r.diagnostic).to.equal('exited');
+      expect(r.exitCode).to.equal(3);
+      expect(r.stdout.toString()).to.equal('ran\n');
+      // Neither bad name takes one of the two files the bounds allow.
+      expect(r.collected.map((f) => [f.name, f.content.toString('latin1')])).to.deep.equal([['out/a', 'a'], ['out/z', 'z']]);
+      expect(r.omitted).to.deep.equal([
+        { name: 'out/d\\xc3(', size: 3, reason: 'name' },
+        { name: 'out/\\xff\\xfe', size: 2, reason: 'name' },
+      ]);
+      expect(r.collectLost).to.equal(undefined);
     });
 
     it('never follows a symlink the program leaves where a path to collect goes, nor one in a directory it walks', async () => {

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { catalogue } from '../../src/compilers/catalogue.js';
 import { PROGRAM_LIMITS } from '../../src/limits.js';
 import { neverAllowed, optionsProblem } from '../../src/program/compiler-options.js';
-import { nameConflict, pathProblem } from '../../src/program/paths.js';
-import { planProgram, syntaxChecked } from '../../src/program/plan.js';
+import { extensionOf, nameConflict, pathProblem } from '../../src/program/paths.js';
+import { notAnOption, planProgram, syntaxChecked } from '../../src/program/plan.js';
 import { ProgramError, readProgram } from '../../src/program/program.js';
 
 // A request's program: the rules of its files' names, its compiler options against the
@@ -231,5 +231,39 @@ describe('program: the stages a recipe plans', () => {
     const plan = planProgram(entry('python-3.9.7'), { code: 'print(1)', run_options: { return_files: true, files: [{ name: 'main.py', content_base64: Buffer.from('evil').toString('base64') }] } });
     expect(plan.run.collect).to.deep.equal(['out/']);
     expect(plan.files.map((f) => [f.name, f.content.toString()])).to.deep.equal([['main.py', 'print(1)']]);
+  });
+
+  it('a file name is never an option: in every recipe, each name that would start an argv entry with - (or any other sign) gets ./', () => {
+    expect(entries.length).to.be.greaterThan(50);
+    for (const e of entries) {
+      const ext = extensionOf(e.source);
+      const exts = [...new Set([ext, ...(e.sources ?? [])])];
+      // The main file, a file of each source extension at the top and in a directory of such a name, and the optional compile script.
+      const others = [...exts.flatMap((x) => [`-y${x}`, `-d/-z${x}`, `+p${x}`]), ...(e.compileOnlyWith ? [e.compileOnlyWith] : [])];
+      const plan = planProgram(e, { code: e.hello.code, run_options: { main: `-x${ext}`, files: others.map((name) => ({ name, content_base64: '' })) } });
+      // What the recipe itself says starts with -: its own literal options, or their prefix before a token (ghc's -i{dir}).
+      const template = [...(e.compile ?? []), ...e.run];
+      const own = template.filter((a) => a.startsWith('-')).map((a) => (a.includes('{') ? { prefix: a.slice(0, a.indexOf('{')) } : { exact: a }));
+      for (const [stage, argv] of [['compile', plan.compile?.argv ?? []], ['run', plan.run.argv]] as const) {
+        for (const a of argv.slice(1)) {
+          if (!/^[-+]/.test(a)) continue;
+          expect(own.some((o) => ('exact' in o ? a === o.exact : a.startsWith(o.prefix))), `${e.id} ${stage}: ${a} in ${JSON.stringify(argv)}`).to.equal(true);
+        }
+      }
+      const all = [...(plan.compile?.argv ?? []), ...plan.run.argv];
+      if (template.includes('{file}') || template.includes('{sources}')) expect(all, e.id).to.include(`./-x${ext}`);
+      if (template.includes('{sources}') || template.includes('{others}')) expect(all, e.id).to.include.members(e.sources!.flatMap((x) => [`./-y${x}`, `./-d/-z${x}`, `./+p${x}`]));
+    }
+  });
+
+  it('ordinary names are passed as they are; ./ only where a name could be read as an option', () => {
+    expect(['main.c', 'src/a.c', '_x.py', 'Main', '.', '/usr/bin/x'].map(notAnOption)).to.deep.equal(['main.c', 'src/a.c', '_x.py', 'Main', '.', '/usr/bin/x']);
+    expect(['-B.c', '+x', '.c/specs', '@args', '-'].map(notAnOption)).to.deep.equal(['./-B.c', './+x', './.c/specs', './@args', './-']);
+    // gcc's -B through a program file named -B.c: compiled as a file, never the option.
+    const plan = planProgram(entry('gcc-9'), { code: 'int main(){}', run_options: { main: 'main.c', files: [{ name: '-B.c', content_base64: '' }, { name: '.c/specs', content_base64: '' }] } });
+    expect(plan.compile!.argv).to.deep.equal(['/usr/bin/gcc-9', '-O2', '-pipe', '-pthread', '-I.', '-o', 'main', './-B.c', 'main.c', '-lm']);
+    // Java's main class from a file named -x.java cannot be an option either; an ordinary one is unchanged.
+    expect(planProgram(entry('openjdk-17'), { code: 'class A {}', run_options: { main: '-x.java' } }).run.argv.slice(-1)).to.deep.equal(['./-x']);
+    expect(planProgram(entry('openjdk-17'), { code: 'public class Main {}' }).run.argv.slice(-1)).to.deep.equal(['Main']);
   });
 });

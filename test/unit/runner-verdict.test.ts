@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { cpuRlimitSeconds, RUN_LIMITS, VERDICT_CODES } from '../../src/limits.js';
 import { outputText } from '../../src/util/output-text.js';
 import { placeSource, sourceText } from '../../src/program/source-file.js';
+import { buildProgram } from '../../src/runner/build.js';
+import { returnedFiles } from '../../src/runner/returned-files.js';
 import { executionFields, NotStarted, resultLimits } from '../../src/runner/verdict.js';
 import type { SandboxOutcome } from '../../src/sandbox/spec.js';
 
@@ -132,5 +134,28 @@ describe('runner: source file placement', () => {
     expect(sourceText(escript, '')).to.equal('\n');
     expect(sourceText(escript, '#!/usr/bin/env escript\nmain(_) -> ok.\n')).to.equal('#!/usr/bin/env escript\nmain(_) -> ok.\n');
     expect(sourceText({}, 'main(_) -> ok.\n')).to.equal('main(_) -> ok.\n');
+  });
+
+  it('a compile stage that left a file named outside UTF-8 builds; one past the bounds or with its files lost does not', async () => {
+    const plan = {
+      main: 'run',
+      files: [],
+      compile: { argv: ['/bin/bash', 'compile'], files: [], dirs: [], collect: ['./'], required: [] },
+      run: { argv: ['/bin/bash', 'run'], files: [], dirs: [], collect: [] },
+    };
+    const made = { name: 'run', mode: 0o644, content: Buffer.from('echo hi') };
+    const built = await buildProgram(plan, async () => outcome({ collected: [made], omitted: [{ name: '\\xff', size: 1, reason: 'name' }] }));
+    expect(built.ok).to.equal(true);
+    const over = await buildProgram(plan, async () => outcome({ collected: [made], omitted: [{ name: 'big', size: 1, reason: 'limits' }] }));
+    expect(over.ok).to.equal(false);
+    const lost = await buildProgram(plan, async () => outcome({ collected: [made], collectLost: 'truncated file content' }));
+    expect(lost.ok === false && lost.problems).to.deep.equal(['the files compilation produced could not all be brought back']);
+  });
+
+  it('returned files list a name outside UTF-8 with its reason; files lost after the end make files_truncated', () => {
+    const r = returnedFiles(outcome({ collected: [{ name: 'out/a', mode: 0o644, content: Buffer.from('a') }], omitted: [{ name: 'out/\\xff', size: 3, reason: 'name' }] }));
+    expect(r.files_dropped).to.deep.equal([{ name: '\\xff', size: 3, reason: 'name' }]);
+    expect(r.files_truncated).to.equal(true);
+    expect(returnedFiles(outcome({ collectLost: 'truncated file content' }))).to.deep.equal({ files: [], files_truncated: true, files_dropped: [] });
   });
 });

@@ -26,7 +26,7 @@ export interface RunResult {
   checker_message?: string | null;
   files?: ReturnedFile[];
   files_truncated?: boolean;
-  files_dropped?: { name: string; size: number }[];
+  files_dropped?: { name: string; size: number; reason?: string }[];
 }
 
 export { verdictText };
