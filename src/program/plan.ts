@@ -100,8 +100,9 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
     ? findEntry(entry.entry, files.filter((f) => f.name === main || language.has(extensionOf(f.name))).map((f) => ({ name: f.name, code: f.content.toString('utf8') })))
     : undefined;
   const entryName = (): string => {
+    // The recipe's own words (a Prolog goal) as they are; a name from a file is never an option.
     if (entry.entry && !found && entry.entry.otherwise !== undefined) return entry.entry.otherwise;
-    if (!entry.entry || !found) return `${scalars.package!()}${stem}`;
+    if (!entry.entry || !found) return notAnOption(`${scalars.package!()}${stem}`);
     const names: Record<string, string> = { package: found.package === '' ? '' : `${found.package}.`, scope: found.scopes.join('$'), stem: stemOf(found.file), Stem: className(stemOf(found.file)) };
     return entry.entry.name.replace(ENTRY_TOKEN, (_, t: string) => names[t]!);
   };
@@ -127,7 +128,8 @@ export function planProgram(entry: Recipe, job: StoredProgram, how: { syntaxChec
     argv.flatMap((arg) => {
       if (arg === '{options}') return lists[arg];
       if ((LIST_TOKENS as readonly string[]).includes(arg)) return lists[arg as (typeof LIST_TOKENS)[number]].map(notAnOption);
-      return [arg.startsWith('{') ? notAnOption(fill(arg)) : fill(arg)];
+      // {entry} is the recipe's words or a class the sources declare (an identifier), made safe where it is a file's name.
+      return [arg.startsWith('{') && !arg.startsWith('{entry}') ? notAnOption(fill(arg)) : fill(arg)];
     });
 
   const plan: ProgramPlan = {
