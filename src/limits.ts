@@ -127,6 +127,15 @@ export const JUDGE_LIMITS = {
   checkerMessageMaxBytes: 4 * KiB,
 } as const;
 
+/** An interactor's wall-clock limit beyond its program's: the time it has to give its
+ *  verdict once the program has ended (at the latest, at the program's own timeout). */
+export const INTERACTOR_MARGIN_MS = 2_000;
+
+/** An interactor's wall-clock limit: its program's run timeout (the service's unless the request lowered it) and the margin. */
+export function interactorTimeoutMs(runTimeoutMs: number | undefined): number {
+  return (runTimeoutMs ?? RUN_LIMITS.timeoutMs) + INTERACTOR_MARGIN_MS;
+}
+
 /**
  * The output flood limit of a judged test: the service's, or twice the answer's size when
  * that is more (a 16 MB answer needs room for a 16 MB output, and a little more for

@@ -5,7 +5,7 @@ import type { CheckData, CheckResult } from '../judge/checkers/index.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
-import { judgedFloodBytes } from '../limits.js';
+import { interactorTimeoutMs, judgedFloodBytes } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
 import type { StoredTest, versionForRun } from '../problems/store.js';
 import { notRun, type RunResult, type TestResult } from '../result.js';
@@ -174,18 +174,21 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
  * An interactive test: the program and the interactor, each in a sandbox of the slot's
  * (lanes 0 and 1), started together and joined by their stdio; the interactor reads the
  * test's input (and answer) from its files. The program's time and memory are its own
- * and its limits the run's; the interactor has the service's. Either ending ends the
- * other's stdin, so a partner that stops early never leaves the other waiting.
+ * and its limits the run's; the interactor's wall-clock limit is the run's plus
+ * INTERACTOR_MARGIN_MS (time to give its verdict once the program has gone), its other
+ * limits the service's. Either ending ends the other's stdin, so a partner that stops
+ * early never leaves the other waiting; the link says which ended first.
  */
 async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
   const link = new StageLink();
   const spec = helperSpec(j, h, interactorArguments(h.convention), { [CHECK_FILES.input]: input, [CHECK_FILES.answer]: answer });
   spec.lane = 1;
   spec.link = link.side(1);
+  spec.limits = { timeoutMs: interactorTimeoutMs(j.limits?.timeoutMs) };
   const [outcome, ended] = await Promise.all([r.run(Buffer.alloc(0), undefined, link.side(0)), j.sandbox.run(spec)]);
   const word = helperVerdict(h, ended, 'interactor');
   const status = executionFields(outcome).status as Parameters<typeof interactiveVerdict>[0];
-  return { outcome, judged: interactiveVerdict(status, word) };
+  return { outcome, judged: interactiveVerdict(status, word, link.first === 1) };
 }
 
 export interface JudgeRun {

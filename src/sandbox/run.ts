@@ -457,6 +457,7 @@ async function supervise(
   try {
     exit = await new Promise((resolve) => {
       const onExit = () => {
+        spec.link?.exited();
         // Whatever the launcher left behind goes too, so every stream reaches its end.
         killing = killing.then(() => target.sweep()).catch(() => {});
         resolve({ code: child.exitCode, signal: child.signalCode });

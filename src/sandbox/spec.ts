@@ -88,6 +88,8 @@ export interface SandboxSpec {
 export interface StageLinkSide {
   /** The stage has been sent: its process, to be joined with the other side's. */
   started(stage: { linkWith(other: unknown): void; endStdin(): void }): void;
+  /** The stage's process has exited (called as its end is reported, before its counters are read). */
+  exited(): void;
   /** The stage is over (or never started): the other side's stdin ends. */
   ended(): void;
 }
