@@ -11,7 +11,7 @@ import type { StoredTest, versionForRun } from '../problems/store.js';
 import { notRun, type RunResult, type TestResult } from '../result.js';
 import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
-import { buildErrorText, buildProgram, stageLimits } from './build.js';
+import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { BuiltCache } from './built-cache.js';
 import { compare } from './check-off-loop.js';
 import type { DataCache } from './data-cache.js';
@@ -22,7 +22,8 @@ import { executionFields, NotStarted } from './verdict.js';
 // A judged run on the runner: its tests (a request's, with their expected outputs, or a
 // stored problem version's, read through the host's data cache), its checker (a built-in
 // comparison, or a checker program built once and run after each test in a sandboxed
-// stage of its own, not billed), each test's verdict, and the request's. With
+// stage of its own, not billed apart: its stages count in the request's sandbox time),
+// each test's verdict, and the request's. With
 // stop_on_failure the tests after the first one not accepted are skipped: not run, and
 // not billed (the queue gives their units back with the result).
 
@@ -105,6 +106,20 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   };
 }
 
+/**
+ * A checker or interactor that did not compile. Its compile stage ran (the request's
+ * code, with its output), so the request ends with that stage's result and is billed as
+ * a program that does not compile is, its verdict checker_error.
+ */
+export class HelperNotBuilt extends Error {
+  constructor(
+    readonly what: 'checker' | 'interactor',
+    readonly built: Extract<Built, { ok: false }>,
+  ) {
+    super(`the ${what} did not compile:\n${buildErrorText(built)}`);
+  }
+}
+
 /** Builds a checker or interactor (compiled once per sources and compiler on this runner). */
 async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor', sandbox: Sandbox, deps: ExecuteDeps): Promise<Helper> {
   const entry = compilerEntry(source.compiler, deps.recipesDir);
@@ -123,7 +138,7 @@ async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor'
     if (deps.signal) spec.signal = deps.signal;
     return sandbox.run(spec);
   });
-  if (!built.ok) throw new NotStarted(`the ${what} did not compile:\n${buildErrorText(built)}`, undefined, 'checker_error');
+  if (!built.ok) throw new HelperNotBuilt(what, built);
   deps.judge?.built.put(key, built.run);
   return { entry, rootfs, run: built.run, convention: source.convention };
 }
