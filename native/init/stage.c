@@ -15,6 +15,10 @@ int stage(int direct) {
 
   int status = direct ? spawn_direct(&prog) : spawn_relayed(&prog);
   collect(prog.collect, prog.collect_count, prog.collect_max, prog.collect_files);
+  unsigned char at[9] = {ARCHIVE_ENDED_AT};
+  put32(at + 1, (uint32_t)(program_ended_ns >> 32));
+  put32(at + 5, (uint32_t)program_ended_ns);
+  write_full(STAGE_OUT_FD, at, sizeof at);
   unsigned char rec[5];
   int code;
   if (WIFSIGNALED(status)) {

@@ -192,7 +192,9 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
  * and its limits the run's; the interactor's wall-clock limit is the run's plus
  * INTERACTOR_MARGIN_MS (time to give its verdict once the program has gone), its other
  * limits the service's. Either ending ends the other's stdin, so a partner that stops
- * early never leaves the other waiting; the link says which ended first.
+ * early never leaves the other waiting. Which ended first is told by their end times
+ * (each program's as its runbox-init reaped it, before its output closed: a partner
+ * that ended on reading that end always ended later).
  */
 async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
   const link = new StageLink();
@@ -203,7 +205,7 @@ async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answe
   const [outcome, ended] = await Promise.all([r.run(Buffer.alloc(0), undefined, link.side(0)), j.sandbox.run(spec)]);
   const word = helperVerdict(h, ended, 'interactor');
   const status = executionFields(outcome).status as Parameters<typeof interactiveVerdict>[0];
-  return { outcome, judged: interactiveVerdict(status, word, link.first === 1) };
+  return { outcome, judged: interactiveVerdict(status, word, ended.endedAtNs < outcome.endedAtNs) };
 }
 
 export interface JudgeRun {

@@ -7,6 +7,7 @@ import type { StageFile } from './spec.js';
 //   'D' u16 path_len, path, u32 mode                    (fd 3)
 //   'F' u16 path_len, path, u32 mode, u32 size, bytes   (fd 3 and 4)
 //   'O' u16 path_len, path, u32 size: a file left out of what was collected (fd 4)
+//   'T' u32 high, u32 low: when the program was reaped, CLOCK_MONOTONIC ns (fd 4, before the end)
 //   'X' u32 exit code      'S' u32 signal
 // Everything that comes back was writable by the program: it is parsed with bounds
 // and validated paths, and a malformed stream is reported, never trusted.
@@ -15,6 +16,7 @@ const PROGRAM = 0x50; // 'P'
 const DIR = 0x44; // 'D'
 const FILE = 0x46; // 'F'
 const OMITTED = 0x4f; // 'O'
+const ENDED_AT = 0x54; // 'T'
 const EXITED = 0x58; // 'X'
 const SIGNALED = 0x53; // 'S'
 export const NAME_MAX_BYTES = 255;
@@ -103,6 +105,8 @@ export interface StageOut {
   /** Files to collect left out past the bounds, by path and size. */
   omitted: { name: string; size: number }[];
   end: ProgramEnd | null;
+  /** When the program was reaped (CLOCK_MONOTONIC nanoseconds, the clock of process.hrtime). */
+  endedAtNs?: bigint;
   /** Why the stream was rejected, when it was. */
   error?: string;
 }
@@ -112,13 +116,20 @@ export function decodeStageOut(buf: Buffer, maxFileBytes: number): StageOut {
   const files: StageFile[] = [];
   const omitted: StageOut['omitted'] = [];
   let end: ProgramEnd | null = null;
+  let endedAtNs: bigint | undefined;
   let total = 0;
   let at = 0;
   const need = (n: number) => at + n <= buf.length;
-  const out = (error?: string): StageOut => (error === undefined ? { files, omitted, end } : { files, omitted, end, error });
+  const out = (error?: string): StageOut => ({ files, omitted, end, ...(endedAtNs !== undefined ? { endedAtNs } : {}), ...(error === undefined ? {} : { error }) });
   while (at < buf.length) {
     if (end) return out('data after the end record');
     const type = buf[at]!;
+    if (type === ENDED_AT) {
+      if (endedAtNs !== undefined || !need(9)) return out('bad end time record');
+      endedAtNs = (BigInt(buf.readUInt32BE(at + 1)) << 32n) | BigInt(buf.readUInt32BE(at + 5));
+      at += 9;
+      continue;
+    }
     if (type === EXITED || type === SIGNALED) {
       if (!need(5)) return out('truncated end record');
       const value = buf.readUInt32BE(at + 1);

@@ -5,8 +5,7 @@ import type { StageLinkSide } from './spec.js';
 // server writes each one's stdout to the other's stdin as it comes (native/forkserver,
 // `link`), so neither the runner's event loop nor a copy through it is on the path of a
 // question and its answer. Either side ending ends the other's stdin: a dead partner
-// never leaves a stage waiting for input that cannot come. The link records which side
-// ended first, as the fork server reported their ends (an interactive verdict turns on it).
+// never leaves a stage waiting for input that cannot come.
 
 interface Joinable {
   linkWith(other: unknown): void;
@@ -16,12 +15,6 @@ interface Joinable {
 export class StageLink {
   private readonly stages: (Joinable | null)[] = [null, null];
   private readonly over = [false, false];
-  private firstEnded: 0 | 1 | null = null;
-
-  /** The lane whose process ended first (null: neither has yet). */
-  get first(): 0 | 1 | null {
-    return this.firstEnded;
-  }
 
   /** The side of lane `n` (0: the program, 1: the interactor). */
   side(n: 0 | 1): StageLinkSide {
@@ -34,12 +27,7 @@ export class StageLink {
         // The partner ended before this side started: nothing will ever come.
         else if (this.over[other]) stage.endStdin();
       },
-      exited: () => {
-        this.firstEnded ??= n;
-      },
       ended: () => {
-        // A side that never started ended then.
-        this.firstEnded ??= n;
         if (this.over[n]) return;
         this.over[n] = true;
         // Its partner's stdin ends (the server does so too when the stdout it relays ends;

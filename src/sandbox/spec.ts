@@ -88,8 +88,6 @@ export interface SandboxSpec {
 export interface StageLinkSide {
   /** The stage has been sent: its process, to be joined with the other side's. */
   started(stage: { linkWith(other: unknown): void; endStdin(): void }): void;
-  /** The stage's process has exited (called as its end is reported, before its counters are read). */
-  exited(): void;
   /** The stage is over (or never started): the other side's stdin ends. */
   ended(): void;
 }
@@ -119,6 +117,11 @@ export interface SandboxOutcome {
   wallMs: number;
   /** Peak memory of the job cgroup; null when unavailable. */
   memoryPeakBytes: number | null;
+  /** When the program ended, CLOCK_MONOTONIC nanoseconds (process.hrtime's clock): as its
+   *  runbox-init reaped it; for a forced stop, when the stop began (its init may die with
+   *  it); else as its end was reported. Of two linked stages, the one that ended first
+   *  has the lower figure: each stamp comes before the program's output closes. */
+  endedAtNs: bigint;
   /** Files named in spec.collect that were found (regular files only). */
   collected: StageFile[];
   /** A judged run's whole stdout (spec.judged). */

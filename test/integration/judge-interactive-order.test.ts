@@ -6,8 +6,9 @@ import { keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRe
 // Who ended first decides an interactive test, as problemtools decides it: an interactor
 // that failed, or that ended first with a rejection, gives its verdict; otherwise the
 // program's limit, then its runtime error, then the interactor's verdict. The programs
-// and interactors here (C, testlib convention) end in a known order: the side that must
-// end second waits a little after its partner has gone, so the order is never a toss-up.
+// and interactors here (C, testlib convention) end in a known order: the side that ends
+// second does so the moment it reads its partner's end, as problemtools' guess_rte.c
+// (which exits at once, its interactor rejecting on the end of its input) does.
 // And a pair where both sides wait for each other ends at the test's own timeout; an
 // interactor that outstays its program is stopped at the run's timeout and a margin.
 
@@ -23,15 +24,13 @@ int main(void) {
   return 1;
 }`;
 
-/** An interactor that reads one number, waits for the program's end (its input's), waits a little more, and rejects. */
+/** An interactor that reads one number, and rejects as soon as its input (the program's output) ends. */
 const REJECTS_AFTER_THE_END = String.raw`
 #include <stdio.h>
-#include <unistd.h>
 int main(void) {
   long x;
   if (scanf("%ld", &x) != 1) return 1;
   while (scanf("%ld", &x) == 1) {}
-  usleep(500000);
   fprintf(stderr, "wrong answer the program stopped\n");
   return 1;
 }`;
@@ -66,15 +65,13 @@ int main(void) {
   for (;;) pause();
 }`;
 
-/** Guesses 1, waits for its input to end, waits a little more, and crashes. */
+/** Guesses 1, and crashes as soon as its input (the interactor's output) ends. */
 const CRASHES_AFTER_THE_END = String.raw`
 #include <stdio.h>
-#include <unistd.h>
 int main(void) {
   printf("1\n"); fflush(stdout);
   char line[64];
   while (fgets(line, sizeof line, stdin)) {}
-  usleep(500000);
   volatile int* p = 0;
   return *p;
 }`;
@@ -86,6 +83,18 @@ int main(void) {
   printf("1\n"); fflush(stdout);
   volatile int* p = 0;
   return *p;
+}`;
+
+/** Exits with 42 at once, saying nothing: problemtools' guess_rte.c. */
+const EXITS_42 = 'int main(void) { return 42; }';
+
+/** An interactor that rejects as soon as its input ends without a guess. */
+const REJECTS_NO_GUESS = String.raw`
+#include <stdio.h>
+int main(void) {
+  long x;
+  if (scanf("%ld", &x) != 1) { fprintf(stderr, "wrong answer no guess\n"); return 1; }
+  return 0;
 }`;
 
 /** Guesses 1 and then spins, never reading again. */
@@ -128,7 +137,11 @@ describe('judged runs (interactors): who ended first', function () {
 
   it('the program crashes, then the interactor rejects: runtime_error', async () => {
     const r = await run(CRASHES_AT_ONCE, REJECTS_AFTER_THE_END);
-    expect(r).to.include({ status: 'runtime_error', verdict: 'runtime_error' });
+    expect(r).to.include({ status: 'runtime_error', verdict: 'runtime_error', checker_message: 'wrong answer the program stopped' });
+    // Exiting with 42 before a word, on every test (problemtools' guess_rte.c: run_time_error).
+    const { key } = await keyFor(s.db);
+    const five = await syncRun(s, key.key, { code: EXITS_42, compiler: GCC, interactor: interactor(REJECTS_NO_GUESS), tests: Array.from({ length: 5 }, () => ({ input: '5' })), limits: { wall_time: 3 } });
+    expect(five.tests!.map((t) => [t.status, t.exit_code, t.verdict])).to.deep.equal(Array.from({ length: 5 }, () => ['runtime_error', 42, 'runtime_error']));
   });
 
   it('the interactor rejected and left, the program then ran out of time: wrong_answer', async () => {
@@ -144,9 +157,13 @@ describe('judged runs (interactors): who ended first', function () {
 
   it("both wait for each other: the program's timeout at the test's limit, not the service's", async () => {
     // CPU time 1 s: a wall timeout of 2 x 1 + 1 = 3 s (the program waits, using no CPU).
-    const r = await run(WAITS_FOR_A_QUESTION, WAITS, { time: 1 });
-    expect(r).to.include({ status: 'timeout', verdict: 'timeout' });
-    expect(r.total).to.be.at.most((3000 + INTERACTOR_MARGIN_MS) / 1000);
+    // The interactor ends (rejecting) the moment the stopped program's output closes: on every test, still after it.
+    const { key } = await keyFor(s.db);
+    const r = await syncRun(s, key.key, { code: WAITS_FOR_A_QUESTION, compiler: GCC, interactor: interactor(WAITS), tests: [{ input: '5' }, { input: '5' }, { input: '5' }], limits: { time: 1 } });
+    for (const t of r.tests!) {
+      expect(t).to.include({ status: 'timeout', verdict: 'timeout', checker_message: 'wrong answer no guess' });
+      expect(t.total).to.be.at.most((3000 + INTERACTOR_MARGIN_MS) / 1000);
+    }
   });
 
   it('an interactor that outstays its program is stopped at the run\'s timeout and the margin, not the service\'s: checker_error', async () => {
