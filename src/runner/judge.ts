@@ -23,9 +23,9 @@ import { executionFields, NotStarted } from './verdict.js';
 // stored problem version's, read through the host's data cache), its checker (a built-in
 // comparison, or a checker program built once and run after each test in a sandboxed
 // stage of its own, not billed apart: its stages count in the request's sandbox time),
-// each test's verdict, and the request's. With
-// stop_on_failure the tests after the first one not accepted are skipped: not run, and
-// not billed (the queue gives their units back with the result).
+// each test's verdict, and the request's. With stop_on_failure the tests after the first
+// one not accepted are skipped: not run, and not billed (the queue gives their units
+// back with the result).
 
 export interface JudgeDeps {
   version: (problemId: string, version: number) => ReturnType<typeof versionForRun>;
