@@ -9,6 +9,9 @@
 //   'O' u16 path_len, path, u32 size                   a file to collect left out: past
 //                                                      collect_max bytes or collect_files
 //                                                      files, or its path is not UTF-8 (fd 4)
+//   'T' u32 high, u32 low                              when the program ended: CLOCK_MONOTONIC
+//                                                      nanoseconds as init reaped it (fd 4,
+//                                                      first, just before the end record)
 //   'X' u32 code                                       the program exited with code
 //   'S' u32 signal                                     the program was killed by signal
 // On fd 4 the end record ('X' or 'S') comes first, then the collected files.
@@ -24,6 +27,7 @@
 #define ARCHIVE_DIR 'D'
 #define ARCHIVE_FILE 'F'
 #define ARCHIVE_OMITTED 'O'
+#define ARCHIVE_ENDED_AT 'T'
 #define ARCHIVE_EXITED 'X'
 #define ARCHIVE_SIGNALED 'S'
 #define ARCHIVE_NAME_MAX 255

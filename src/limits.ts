@@ -188,6 +188,15 @@ export const JUDGE_LIMITS = {
   checkerMessageMaxBytes: 4 * KiB,
 } as const;
 
+/** An interactor's wall-clock limit beyond its program's: the time it has to give its
+ *  verdict once the program has ended (at the latest, at the program's own timeout). */
+export const INTERACTOR_MARGIN_MS = 2_000;
+
+/** An interactor's wall-clock limit: its program's run timeout (the service's unless the request lowered it) and the margin. */
+export function interactorTimeoutMs(runTimeoutMs: number | undefined): number {
+  return (runTimeoutMs ?? RUN_LIMITS.timeoutMs) + INTERACTOR_MARGIN_MS;
+}
+
 /**
  * The output flood limit of a judged test: the service's, or twice the answer's size when
  * that is more (a 16 MB answer needs room for a 16 MB output, and a little more for
@@ -277,14 +286,46 @@ export function msUntilWindowFrees(oldestMs: number, nowMs: number): number {
   return Math.max(0, Math.min(RATE_WINDOW_MS, oldestMs + RATE_WINDOW_MS - nowMs));
 }
 
+/** What a request's sandbox time is made of (requestSandboxMs). */
+export interface SandboxTimeRequest {
+  /** Whether the program's compiler has a compile stage. */
+  compiles: boolean;
+  tests: number;
+  compileTimeoutMs?: number;
+  runTimeoutMs?: number;
+  /** A checker program: its compile stage (when its compiler has one, at the service's
+   *  timeout) and a stage after each test, at the run's timeout. */
+  checker?: { compiles: boolean };
+  /** An interactor: its compile stage and a stage beside each test's run, at
+   *  interactorTimeoutMs. */
+  interactor?: { compiles: boolean };
+}
+
+/** Each stage of a request at its timeout: `perTest` once for every test, `once` once. */
+export function requestSandboxStages(req: SandboxTimeRequest): { name: string; ms: number; perTest: boolean }[] {
+  const stage = (given: number | undefined) => (given === undefined ? RUN_LIMITS.timeoutMs : clampStageLimit('timeoutMs', given));
+  const runMs = stage(req.runTimeoutMs);
+  const stages = [
+    ...(req.compiles ? [{ name: 'compile', ms: stage(req.compileTimeoutMs), perTest: false }] : []),
+    { name: 'run', ms: runMs, perTest: true },
+  ];
+  // A checker's or interactor's compile stage runs at the service's timeout.
+  if (req.checker?.compiles) stages.push({ name: 'checker compile', ms: RUN_LIMITS.timeoutMs, perTest: false });
+  if (req.checker) stages.push({ name: 'check', ms: runMs, perTest: true });
+  if (req.interactor?.compiles) stages.push({ name: 'interactor compile', ms: RUN_LIMITS.timeoutMs, perTest: false });
+  if (req.interactor) stages.push({ name: 'interactor run', ms: interactorTimeoutMs(runMs), perTest: true });
+  return stages;
+}
+
 /**
  * The most sandbox time a request asks for: the compile stage's timeout (when the
  * compiler has one) plus each test's run-stage timeout, with the stage timeouts it set
- * itself (clamped as the runner clamps them), else RUN_LIMITS.timeoutMs.
+ * itself (clamped as the runner clamps them), else RUN_LIMITS.timeoutMs; and a judged
+ * request's checker or interactor stages, their compile included.
  */
-export function requestSandboxMs(req: { compiles: boolean; tests: number; compileTimeoutMs?: number; runTimeoutMs?: number }): number {
-  const stage = (given: number | undefined) => (given === undefined ? RUN_LIMITS.timeoutMs : clampStageLimit('timeoutMs', given));
-  return (req.compiles ? stage(req.compileTimeoutMs) : 0) + Math.max(1, req.tests) * stage(req.runTimeoutMs);
+export function requestSandboxMs(req: SandboxTimeRequest): number {
+  const tests = Math.max(1, req.tests);
+  return requestSandboxStages(req).reduce((sum, st) => sum + (st.perTest ? tests * st.ms : st.ms), 0);
 }
 
 /** Sandbox seconds per request that leave a plan's tests room: a compile and every test at

@@ -72,6 +72,8 @@ void mitigate_speculation(void);
 char *guarded_stack(size_t size, const char *what);
 int spawn_direct(struct program *p);
 int spawn_relayed(struct program *p);
+// When the program was reaped (CLOCK_MONOTONIC ns): which of two linked stages ended first.
+extern uint64_t program_ended_ns;
 
 // stage.c: one stage, start to end record
 int stage(int direct);

@@ -1,6 +1,7 @@
 // Starting the program (a vfork-style clone and exec) and waiting for its end, with its
 // stdio given directly (a pooled stage) or relayed through pipes of init's own.
 #include "init.h"
+#include <time.h>
 
 // One direction of the stdio relay: bytes read from `from` wait in buf until `to` takes them.
 struct pipe_relay {
@@ -54,9 +55,22 @@ static int pump(struct pipe_relay *r, short from_events, short to_events) {
 // Relays stdio until the program has ended and its output pipes are drained; returns
 // the program's wait status (`status` when there is no program: child 0). SIGCHLD is
 // blocked and read from `sigfd`.
+uint64_t program_ended_ns;
+
+// Stamps the program's end, as soon as it is reaped (before its output pipes close, so
+// a partner that reads their end always ends later).
+static void mark_program_end(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  program_ended_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int relay_until_end(pid_t child, int status, int sigfd, struct pipe_relay *rel, int nrel) {
   int child_done = child == 0;
-  if (child_done) close_relay(&rel[0]);
+  if (child_done) {
+    mark_program_end();
+    close_relay(&rel[0]);
+  }
   for (;;) {
     struct pollfd fds[1 + 2 * 3];
     int nfds = 0;
@@ -85,6 +99,7 @@ static int relay_until_end(pid_t child, int status, int sigfd, struct pipe_relay
         pid_t p = waitpid(-1, &st, WNOHANG | __WALL);
         if (p <= 0) break;
         if (p == child) {
+          mark_program_end();
           status = st;
           child_done = 1;
         }
@@ -237,6 +252,7 @@ int spawn_direct(struct program *p) {
     while (waitpid(child, &status, __WALL) < 0)
       if (errno != EINTR) fail("waitpid", NULL);
   }
+  mark_program_end();
   // The program's end is the stage's end: nothing it started outlives it (and keeps an
   // output pipe open), and its stdin is no longer wanted.
   kill(-1, SIGKILL);

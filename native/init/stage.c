@@ -14,8 +14,12 @@ int stage(int direct) {
   load_seccomp();
 
   int status = direct ? spawn_direct(&prog) : spawn_relayed(&prog);
-  // The end goes first: whatever happens while the files are collected, the runner has
-  // the program's outcome.
+  // The end goes first, its time and then how it ended: whatever happens while the files
+  // are collected, the runner has the program's outcome.
+  unsigned char at[9] = {ARCHIVE_ENDED_AT};
+  put32(at + 1, (uint32_t)(program_ended_ns >> 32));
+  put32(at + 5, (uint32_t)program_ended_ns);
+  write_full(STAGE_OUT_FD, at, sizeof at);
   unsigned char rec[5];
   int code;
   if (WIFSIGNALED(status)) {

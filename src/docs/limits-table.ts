@@ -1,4 +1,4 @@
-import { FREE_PLAN, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, TIME_LIMIT_RULE, VERDICT_CODES, wallTimeMsFor, wallTimeRuleText, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
+import { FREE_PLAN, INTERACTOR_MARGIN_MS, JUDGE_LIMITS, MAX_MONTHLY_LIMIT, PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RETURN_FILES_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS, TIME_LIMIT_RULE, VERDICT_CODES, wallTimeMsFor, wallTimeRuleText, WEBSOCKET_RUNS_PER_SECOND } from '../limits.js';
 
 // The limits table of docs/limits.md, generated from src/limits.ts so the two cannot drift
 // (a unit test compares them).
@@ -32,8 +32,8 @@ export function limitsTableMarkdown(): string {
     ['Monthly submissions', `${n(FREE_PLAN.monthlyLimit)} per account on the Free plan, up to ${n(MAX_MONTHLY_LIMIT)} on paid plans, per calendar month in UTC`],
     ['Per-key monthly limit', 'optional, per API or widget key; stops only that key, never above the account allowance'],
     ['Tests per request', `${FREE_PLAN.testsPerRequest} (Free plan)`],
-    ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless the request or a compatible route lowered them); more is refused with 400 \`too_much_sandbox_time\``],
-    ['Judged output', `a judged run's whole stdout up to the output flood limit (${n(RUN_LIMITS.outputFloodBytes)} bytes, or twice a larger expected output's size) is compared; a checker's message is kept up to ${n(JUDGE_LIMITS.checkerMessageMaxBytes)} bytes`],
+    ['Sandbox time per request', `${FREE_PLAN.sandboxSecondsPerRequest} s (Free plan): the compile stage's timeout plus tests × the run stage's timeout (${RUN_LIMITS.timeoutMs / 1000} s each unless the request or a compatible route lowered them), and a checker program's or interactor's stages (its compile at ${RUN_LIMITS.timeoutMs / 1000} s, then one per test at the run's timeout, an interactor's with its margin); more is refused with 400 \`too_much_sandbox_time\``],
+    ['Judged output', `a judged run's whole stdout up to the output flood limit (${n(RUN_LIMITS.outputFloodBytes)} bytes, or twice a larger expected output's size) is compared; a checker's message is kept up to ${n(JUDGE_LIMITS.checkerMessageMaxBytes)} bytes; an interactor's wall-clock limit is the run's plus ${INTERACTOR_MARGIN_MS / 1000} s`],
     ['Stored problems', `${mib(FREE_PLAN.problemStorageBytes)} of test data per account (Free plan), each distinct file counted once; a test's input or expected output at most ${mib(PROBLEM_LIMITS.testFileMaxBytes)}, at most ${n(PROBLEM_LIMITS.testsMax)} tests per problem, a problem sent (JSON or zip) at most ${mib(PROBLEM_LIMITS.uploadMaxBytes)}; a package's problem.yaml at most ${PROBLEM_LIMITS.metadataFileMaxBytes / 1024} KiB, nested at most ${PROBLEM_LIMITS.yamlMaxDepth} levels; ${PROBLEM_LIMITS.writesPerMinute} problem writes (create, replace, delete) per account per minute, then 429`],
     ['WebSocket rate', `${WEBSOCKET_RUNS_PER_SECOND} execution per second per connection`],
   ];

@@ -86,15 +86,16 @@ function round(score: number): number {
 }
 
 /**
- * An interactive test's verdict, from the program's run and the interactor's word. A
- * limit the program hit is its verdict (an interactor that saw it go quiet cannot say
- * more); then a failed interactor; then the interactor's rejection, which wins over the
- * program's runtime error (a program writing to an interactor that has rejected it and
- * left dies of SIGPIPE); then the program's runtime error; then the interactor's verdict.
+ * An interactive test's verdict, from the program's run, the interactor's word and which
+ * of the two ended first, as problemtools decides it (its _run_interactive): an
+ * interactor that failed, or that ended first with a rejection, gives its verdict (a
+ * program that then crashed on the closed pipe, or ran out of time waiting, was already
+ * judged); otherwise a limit the program hit, then its runtime error, then the
+ * interactor's verdict. The interactor's message is kept whatever the verdict.
  */
-export function interactiveVerdict(status: Exclude<RunStatus, 'compile_error' | 'internal_error' | 'cancelled'>, interactor: CheckResult): Judged {
-  if (status === 'timeout' || status === 'memory_limit' || status === 'output_limit' || status === 'process_limit') return testVerdict(status, null);
+export function interactiveVerdict(status: Exclude<RunStatus, 'compile_error' | 'internal_error' | 'cancelled'>, interactor: CheckResult, interactorFirst: boolean): Judged {
   const judged = testVerdict('success', interactor);
-  if (interactor.verdict !== 'accepted' || status === 'success') return judged;
-  return { ...testVerdict(status, null), checker_message: judged.checker_message };
+  if (interactor.verdict === 'checker_error' || (interactorFirst && interactor.verdict !== 'accepted')) return judged;
+  if (status !== 'success') return { ...testVerdict(status, null), checker_message: judged.checker_message };
+  return judged;
 }

@@ -2,7 +2,7 @@ import { RevokedKeyError } from '../accounts/errors.js';
 import { compilerEntry } from '../compilers/catalogue.js';
 import type { Db } from '../db/connect.js';
 import type { CallbackTarget, RunOptions, SubmissionMode, TestCaseRow } from '../db/schema.js';
-import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs } from '../limits.js';
+import { msUntilWindowFrees, RATE_WINDOW_MS, requestSandboxMs, requestSandboxStages, type SandboxTimeRequest } from '../limits.js';
 import { syntaxChecked } from '../program/plan.js';
 import { monthOf, nextMonthStart } from '../util/clock.js';
 import { type AdmitRow, admissionBatcher } from './group-commit.js';
@@ -53,7 +53,7 @@ export const REJECTION_REASONS = [
   'rate_limited',
   'too_many_pending',
   'too_many_tests',
-  /** The request asks for more sandbox time (compile timeout + tests x run timeout) than the plan allows. */
+  /** The request asks for more sandbox time (compile timeout + tests x run timeout, and a checker's or interactor's stages) than the plan allows. */
   'too_much_sandbox_time',
   /** Synchronous and WebSocket runs only: every one of the account's run slots is taken. */
   'too_many_running',
@@ -117,17 +117,26 @@ interface SandboxTime {
   parts: string;
 }
 
-/** The most sandbox time the request asks for, with the stage timeouts it set (the compatible routes) or the service's. */
+/** The most sandbox time the request asks for, with the stage timeouts it set (the
+ *  compatible routes) or the service's, a judged request's checker or interactor too. */
 function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
   const entry = compilerEntry(req.compiler, req.recipesDir);
-  // A judged run's syntax check is a compile stage too (src/program/plan.ts).
-  const compiles = entry !== undefined && (entry.compile !== undefined || syntaxChecked(entry, req.runOptions, req.mode));
-  const stage = { compileTimeoutMs: req.runOptions?.compile?.timeout_ms, runTimeoutMs: req.runOptions?.run?.timeout_ms };
-  const ms = requestSandboxMs({ compiles, tests: units, ...stage });
-  const runMs = requestSandboxMs({ compiles: false, tests: 1, ...stage });
+  const compiles = (compiler: string) => compilerEntry(compiler, req.recipesDir)?.compile !== undefined;
+  const judge = req.runOptions?.judge;
+  const checker = judge?.checker.type === 'program' ? judge.checker : null;
+  const time: SandboxTimeRequest = {
+    // A judged run's syntax check is a compile stage too (src/program/plan.ts).
+    compiles: entry !== undefined && (entry.compile !== undefined || syntaxChecked(entry, req.runOptions, req.mode)),
+    tests: units,
+    compileTimeoutMs: req.runOptions?.compile?.timeout_ms,
+    runTimeoutMs: req.runOptions?.run?.timeout_ms,
+    ...(checker ? { checker: { compiles: compiles(checker.compiler) } } : {}),
+    ...(judge?.interactor ? { interactor: { compiles: compiles(judge.interactor.compiler) } } : {}),
+  };
   const s = (x: number) => `${x / 1000} s`;
-  const runs = `${units} ${units === 1 ? 'run' : 'tests'} × ${s(runMs)}`;
-  return { ms, parts: compiles ? `compile ${s(ms - units * runMs)} + ${runs}` : runs };
+  const n = (what: string) => `${units} ${units === 1 ? what : `${what === 'run' ? 'test' : what}s`}`;
+  const parts = requestSandboxStages(time).map((st) => (st.perTest ? `${n(st.name)} × ${s(st.ms)}` : `${st.name} ${s(st.ms)}`));
+  return { ms: requestSandboxMs(time), parts: parts.join(' + ') };
 }
 
 /**

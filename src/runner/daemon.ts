@@ -13,7 +13,6 @@ import { watchCancellations } from './cancellations.js';
 import { watchInput } from './input-feeds.js';
 import { pruneInput } from '../queue/input-channel.js';
 import { requeueDeadSiblings } from './dead-siblings.js';
-import { checkerMessage } from '../judge/verdict.js';
 import { sweepProblems } from '../problems/sweep.js';
 import { versionForRun } from '../problems/store.js';
 import { readTestData } from '../problems/test-data.js';
@@ -264,11 +263,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       const message = problem?.message ?? 'unknown error';
       if (notStarted) jlog.warn({ err: message, diagnostic: (problem as NotStarted).diagnostic }, 'job could not be started');
       else jlog.error({ err: problem?.stack ?? message }, 'job failed inside the runner');
-      // Either way the user got no run: nothing is billed. A judged run whose checker did
-      // not build says so in its verdict as well.
-      const verdict = notStarted ? (problem as NotStarted).verdict : undefined;
+      // Either way the user got no run: nothing is billed.
       const failed = internalErrorResult(job, notStarted ? message : 'internal error');
-      await record(() => fail(db, id, ref, message, { refund: true, result: verdict ? { ...failed, verdict, score: 0, checker_message: checkerMessage(message) } : failed }));
+      await record(() => fail(db, id, ref, message, { refund: true, result: failed }));
       runsTotal.inc({ status: 'internal_error', compiler: job.compiler });
     } catch (err) {
       // The database stayed unreachable: the lease runs out and the reaper requeues the job.

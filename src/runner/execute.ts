@@ -8,7 +8,8 @@ import type { Sandbox, SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
 import { lineBufferedEnv } from './line-buffering.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
-import { judgeTests, prepareJudging, type JudgeDeps } from './judge.js';
+import { checkerMessage } from '../judge/verdict.js';
+import { HelperNotBuilt, judgeTests, prepareJudging, type JudgeDeps, type Judging } from './judge.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
@@ -70,8 +71,14 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   // The limits every run of the program had: a timeout's limit_exceeded names one of them.
   const limits = resultLimits(stageLimits(options.run));
   // A judged run's checker and interactor are made ready first: a checker that does not
-  // build ends the request before the program is compiled.
-  const judging = options.judge ? await prepareJudging(job, options.judge, sandbox, deps) : null;
+  // build ends the request before the program is compiled, as a compile error (billed).
+  let judging: Judging | null = null;
+  try {
+    judging = options.judge ? await prepareJudging(job, options.judge, sandbox, deps) : null;
+  } catch (err) {
+    if (!(err instanceof HelperNotBuilt)) throw err;
+    return { ...compileError(base, err.built), verdict: 'checker_error', score: 0, checker_message: checkerMessage(err.message) };
+  }
   const built = await buildProgram(plan, (planned) => stage('compile', planned, ''));
   if (!built.ok) {
     const result = { ...compileError(base, built), limits };

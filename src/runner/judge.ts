@@ -5,13 +5,13 @@ import type { CheckData, CheckResult } from '../judge/checkers/index.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
-import { judgedFloodBytes } from '../limits.js';
+import { interactorTimeoutMs, judgedFloodBytes } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
 import type { StoredTest, versionForRun } from '../problems/store.js';
 import { notRun, type RunResult, type TestResult } from '../result.js';
 import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
-import { buildErrorText, buildProgram, stageLimits } from './build.js';
+import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { BuiltCache } from './built-cache.js';
 import { compare } from './check-off-loop.js';
 import type { DataCache } from './data-cache.js';
@@ -22,9 +22,10 @@ import { executionFields, NotStarted } from './verdict.js';
 // A judged run on the runner: its tests (a request's, with their expected outputs, or a
 // stored problem version's, read through the host's data cache), its checker (a built-in
 // comparison, or a checker program built once and run after each test in a sandboxed
-// stage of its own, not billed), each test's verdict, and the request's. With
-// stop_on_failure the tests after the first one not accepted are skipped: not run, and
-// not billed (the queue gives their units back with the result).
+// stage of its own, not billed apart: its stages count in the request's sandbox time),
+// each test's verdict, and the request's. With stop_on_failure the tests after the first
+// one not accepted are skipped: not run, and not billed (the queue gives their units
+// back with the result).
 
 export interface JudgeDeps {
   version: (problemId: string, version: number) => ReturnType<typeof versionForRun>;
@@ -105,6 +106,20 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   };
 }
 
+/**
+ * A checker or interactor that did not compile. Its compile stage ran (the request's
+ * code, with its output), so the request ends with that stage's result and is billed as
+ * a program that does not compile is, its verdict checker_error.
+ */
+export class HelperNotBuilt extends Error {
+  constructor(
+    readonly what: 'checker' | 'interactor',
+    readonly built: Extract<Built, { ok: false }>,
+  ) {
+    super(`the ${what} did not compile:\n${buildErrorText(built)}`);
+  }
+}
+
 /** Builds a checker or interactor (compiled once per sources and compiler on this runner). */
 async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor', sandbox: Sandbox, deps: ExecuteDeps): Promise<Helper> {
   const entry = compilerEntry(source.compiler, deps.recipesDir);
@@ -123,7 +138,7 @@ async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor'
     if (deps.signal) spec.signal = deps.signal;
     return sandbox.run(spec);
   });
-  if (!built.ok) throw new NotStarted(`the ${what} did not compile:\n${buildErrorText(built)}`, undefined, 'checker_error');
+  if (!built.ok) throw new HelperNotBuilt(what, built);
   deps.judge?.built.put(key, built.run);
   return { entry, rootfs, run: built.run, convention: source.convention };
 }
@@ -174,18 +189,23 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
  * An interactive test: the program and the interactor, each in a sandbox of the slot's
  * (lanes 0 and 1), started together and joined by their stdio; the interactor reads the
  * test's input (and answer) from its files. The program's time and memory are its own
- * and its limits the run's; the interactor has the service's. Either ending ends the
- * other's stdin, so a partner that stops early never leaves the other waiting.
+ * and its limits the run's; the interactor's wall-clock limit is the run's plus
+ * INTERACTOR_MARGIN_MS (time to give its verdict once the program has gone), its other
+ * limits the service's. Either ending ends the other's stdin, so a partner that stops
+ * early never leaves the other waiting. Which ended first is told by their end times
+ * (each program's as its runbox-init reaped it, before its output closed: a partner
+ * that ended on reading that end always ended later).
  */
 async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
   const link = new StageLink();
   const spec = helperSpec(j, h, interactorArguments(h.convention), { [CHECK_FILES.input]: input, [CHECK_FILES.answer]: answer });
   spec.lane = 1;
   spec.link = link.side(1);
+  spec.limits = { timeoutMs: interactorTimeoutMs(j.limits?.timeoutMs) };
   const [outcome, ended] = await Promise.all([r.run(Buffer.alloc(0), undefined, link.side(0)), j.sandbox.run(spec)]);
   const word = helperVerdict(h, ended, 'interactor');
   const status = executionFields(outcome).status as Parameters<typeof interactiveVerdict>[0];
-  return { outcome, judged: interactiveVerdict(status, word) };
+  return { outcome, judged: interactiveVerdict(status, word, ended.endedAtNs < outcome.endedAtNs) };
 }
 
 export interface JudgeRun {

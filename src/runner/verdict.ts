@@ -8,8 +8,6 @@ export class NotStarted extends Error {
   constructor(
     message: string,
     readonly diagnostic?: string,
-    /** A judged run whose checker or interactor could not be built: the result's verdict. */
-    readonly verdict?: 'checker_error',
   ) {
     super(message);
   }

@@ -8,7 +8,8 @@ import type { StageFile } from './spec.js';
 //   'F' u16 path_len, path, u32 mode, u32 size, bytes   (fd 3 and 4)
 //   'O' u16 path_len, path, u32 size: a file left out of what was collected, past the
 //       bounds or named outside UTF-8 (fd 4)
-//   'X' u32 exit code      'S' u32 signal: first on fd 4, before the files
+//   'T' u32 high, u32 low: when the program was reaped, CLOCK_MONOTONIC ns (fd 4, first)
+//   'X' u32 exit code      'S' u32 signal: on fd 4 after 'T', before the files
 // Everything that comes back was writable by the program: it is parsed with bounds
 // and validated paths, and a malformed stream is reported, never trusted.
 
@@ -16,6 +17,7 @@ const PROGRAM = 0x50; // 'P'
 const DIR = 0x44; // 'D'
 const FILE = 0x46; // 'F'
 const OMITTED = 0x4f; // 'O'
+const ENDED_AT = 0x54; // 'T'
 const EXITED = 0x58; // 'X'
 const SIGNALED = 0x53; // 'S'
 export const NAME_MAX_BYTES = 255;
@@ -120,6 +122,8 @@ export interface StageOut {
   /** Files to collect left out, by path (escaped when it is not UTF-8: `\xff`), size and why. */
   omitted: { name: string; size: number; reason: OmittedReason }[];
   end: ProgramEnd | null;
+  /** When the program was reaped (CLOCK_MONOTONIC nanoseconds, the clock of process.hrtime). */
+  endedAtNs?: bigint;
   /** Why the stream was rejected: before the end record, the whole stage; after it, the
    *  files from that point on (the program's end and what came before it stand). */
   error?: string;
@@ -181,22 +185,30 @@ export function decodeStageOut(buf: Buffer, maxFileBytes: number): StageOut {
   const files: StageFile[] = [];
   const omitted: StageOut['omitted'] = [];
   let end: ProgramEnd | null = null;
+  let endedAtNs: bigint | undefined;
   let total = 0;
   let at = 0;
   const need = (n: number) => at + n <= buf.length;
-  const out = (error?: string): StageOut => (error === undefined ? { files, omitted, end } : { files, omitted, end, error });
+  const out = (error?: string): StageOut => ({ files, omitted, end, ...(endedAtNs !== undefined ? { endedAtNs } : {}), ...(error === undefined ? {} : { error }) });
   if (buf.length === 0) return out();
-  const first = buf[0]!;
-  if (first !== EXITED && first !== SIGNALED) return out(first === FILE || first === OMITTED ? 'a file record before the end record' : `unknown record type ${first}`);
+  if (buf[0] === ENDED_AT) {
+    if (!need(9)) return out('bad end time record');
+    endedAtNs = (BigInt(buf.readUInt32BE(1)) << 32n) | BigInt(buf.readUInt32BE(5));
+    at = 9;
+  }
+  const first = buf[at];
+  if (first !== EXITED && first !== SIGNALED) {
+    return out(first === undefined ? 'no end record' : first === ENDED_AT ? 'bad end time record' : first === FILE || first === OMITTED ? 'a file record before the end record' : `unknown record type ${first}`);
+  }
   if (!need(5)) return out('truncated end record');
-  const value = buf.readUInt32BE(1);
+  const value = buf.readUInt32BE(at + 1);
   if (first === EXITED && value <= 255) end = { kind: 'exited', code: value };
   else if (first === SIGNALED && value >= 1 && value <= 64) end = { kind: 'signaled', signal: value };
   else return out('end record out of range');
-  at = 5;
+  at += 5;
   while (at < buf.length) {
     const type = buf[at]!;
-    if (type === EXITED || type === SIGNALED) return out('a second end record');
+    if (type === EXITED || type === SIGNALED || type === ENDED_AT) return out('a second end record');
     if (type !== FILE && type !== OMITTED) return out(`unknown record type ${type}`);
     const fixed = type === FILE ? 8 : 4;
     if (!need(3)) return out('truncated file record');

@@ -404,9 +404,13 @@ async function supervise(
   const started = performance.now();
   child.ref();
 
+  // When a forced stop began: the program's end as far as its order with a partner's
+  // goes (its output closes when it dies, after this; its init may not live to say when).
+  let forcedAtNs = 0n;
   const stop = (why: Forced, detail = '') => {
     if (forced) return;
     forced = why;
+    forcedAtNs = process.hrtime.bigint();
     forcedWhy = detail;
     killing = target
       .kill()
@@ -476,12 +480,14 @@ async function supervise(
   spec.signal?.addEventListener('abort', onAbort);
 
   let exit: { code: number | null; signal: NodeJS.Signals | null };
+  let exitedAtNs = 0n;
   let io: StageStreams;
   // The stage could not be sent (a pooled sandbox whose launcher died as it was entered): nothing ran.
   let notSent: string | undefined;
   try {
     exit = await new Promise((resolve) => {
       const onExit = () => {
+        exitedAtNs = process.hrtime.bigint();
         // Whatever the launcher left behind goes too, so every stream reaches its end.
         killing = killing.then(() => target.sweep()).catch(() => {});
         resolve({ code: child.exitCode, signal: child.signalCode });
@@ -524,6 +530,7 @@ async function supervise(
     cpuMs: counters.cpuNs === null ? null : counters.cpuNs / 1e6,
     wallMs,
     memoryPeakBytes: counters.memoryPeakBytes,
+    endedAtNs: forced ? forcedAtNs : (out.endedAtNs ?? exitedAtNs),
     collected: [] as SandboxOutcome['collected'],
     omitted: [] as SandboxOutcome['omitted'],
   };

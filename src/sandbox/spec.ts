@@ -118,6 +118,11 @@ export interface SandboxOutcome {
   wallMs: number;
   /** Peak memory of the job cgroup; null when unavailable. */
   memoryPeakBytes: number | null;
+  /** When the program ended, CLOCK_MONOTONIC nanoseconds (process.hrtime's clock): as its
+   *  runbox-init reaped it; for a forced stop, when the stop began (its init may die with
+   *  it); else as its end was reported. Of two linked stages, the one that ended first
+   *  has the lower figure: each stamp comes before the program's output closes. */
+  endedAtNs: bigint;
   /** Files named in spec.collect that were found (regular files only). */
   collected: StageFile[];
   /** A judged run's whole stdout (spec.judged). */

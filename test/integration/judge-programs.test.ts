@@ -6,13 +6,15 @@ import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { makeZip } from '../helpers/zip.js';
 
 // Checker programs (C++, g++-9) in both conventions, written for these tests: every
-// verdict a checker can give, partial scores, a checker that fails, one that does not
-// compile; each built once per request (and once for all on a runner), run in a stage of
-// its own and not billed; a Polygon-style checker that includes testlib.h; and a problem
-// package in the Kattis layout with a testlib checker, uploaded and judged.
+// verdict a checker can give, partial scores, a checker that fails, one (in C) that does
+// not compile and is billed as a program that does not compile; each built once per
+// request (and once for all on a runner), run in a stage of its own and not billed
+// apart; a Polygon-style checker that includes testlib.h; and a problem package in the
+// Kattis layout with a testlib checker, uploaded and judged.
 
 const PY = 'python-3.9.7';
 const GXX = 'g++-9';
+const GCC = 'gcc-9';
 
 describe('judged runs (checker programs)', function () {
   let s: ResultsStack;
@@ -70,12 +72,29 @@ describe('judged runs (checker programs)', function () {
     expect(crashes).to.include({ verdict: 'checker_error', checker_message: 'the checker was killed by signal 11' });
   });
 
-  it('a checker that does not compile: the request ends before the program runs, as checker_error, not billed', async () => {
+  it('a C checker or interactor that does not compile: its compile stage is the result, billed as a program that does not compile', async () => {
     const { accountId, key } = await keyFor(s.db);
-    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker: { type: 'program', compiler: GXX, code: 'int main( {', convention: 'testlib' }, tests: sumTests });
-    expect(r).to.include({ status: 'internal_error', verdict: 'checker_error', score: 0 });
+    // The yardstick: a program that does not compile, with the same four tests.
+    const program = await sync(key.key, { code: 'int main( {', compiler: GCC, tests: sumTests });
+    expect(program).to.include({ status: 'compile_error', verdict: 'compile_error' });
+    const yardstick = await billedSubmissions(s, accountId);
+    expect(yardstick).to.equal(4);
+    stages.length = 0;
+    const broken = { compiler: GCC, code: 'int main( {', convention: 'testlib' };
+    const r = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker: { type: 'program', ...broken }, tests: sumTests });
+    expect(r).to.include({ status: 'compile_error', verdict: 'checker_error', score: 0 });
     expect(r.checker_message).to.match(/^the checker did not compile:\n[\s\S]*error/);
-    expect(await billedSubmissions(s, accountId)).to.equal(0);
+    // The compiler's messages are where a compile stage's go; the stage's time is shown.
+    expect(r.error).to.match(/error/);
+    expect(r.compile_output).to.equal(r.error);
+    expect(r.total).to.be.a('number');
+    // The checker's compile stage ran, nothing after it.
+    expect(stages).to.have.length(1);
+    expect(await billedSubmissions(s, accountId)).to.equal(2 * yardstick);
+    const i = await sync(key.key, { code: SUM_PROGRAM, compiler: PY, interactor: broken, tests: sumTests });
+    expect(i).to.include({ status: 'compile_error', verdict: 'checker_error' });
+    expect(i.checker_message).to.match(/^the interactor did not compile:\n/);
+    expect(await billedSubmissions(s, accountId)).to.equal(3 * yardstick);
   });
 
   it('a Polygon-style checker that includes testlib.h, one of its files', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { refundSubmission } from '../../src/quota/refund.js';
 import { accountWithKey, counters, errorOf, fakeImagesDir, postRun, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { createKey } from '../../src/accounts/keys.js';
-import { FREE_PLAN, requestSandboxMs } from '../../src/limits.js';
+import { FREE_PLAN, INTERACTOR_MARGIN_MS, requestSandboxMs } from '../../src/limits.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 
 // The per-account limits, exactly at their boundaries, with an injected clock for the
@@ -179,6 +179,34 @@ describe('quota limits', () => {
       expect(compiled.status).to.equal(400);
       expect((await errorOf(compiled)).message).to.equal('this request may use up to 60 s of sandbox time (compile 30 s + 1 run × 30 s); this plan allows 45 s per request');
       expect((await counters(t.db, accountId)).accountUsage).to.equal(1);
+    });
+
+    it("counts a checker program's and an interactor's stages, their compile included, at the run's timeout (the interactor's with its margin)", async () => {
+      clock.set('2026-05-12T11:30:00Z');
+      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 100 } });
+      const judged = (extra: object, n: number, limits?: object) =>
+        submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(n).map((t) => ({ ...t, expected_output: '' })), ...extra, ...(limits ? { limits } : {}) });
+      const checker = { checker: { type: 'program', compiler: 'gcc-9', code: 'int main(void){return 0;}', convention: 'testlib' } };
+      // Compiled C: 30 s to build it, then a check at the run's 30 s after each test.
+      expect((await judged(checker, 1)).status).to.equal(200);
+      const two = await judged(checker, 2);
+      expect(two.status).to.equal(400);
+      expect(await errorOf(two)).to.deep.equal({
+        code: 'too_much_sandbox_time',
+        message: 'this request may use up to 150 s of sandbox time (2 tests × 30 s + checker compile 30 s + 2 checks × 30 s); this plan allows 100 s per request: send fewer tests',
+      });
+      // A built-in comparison adds nothing.
+      expect((await judged({ checker: { type: 'tokens' } }, 3)).status).to.equal(200);
+      // The interactor's stage beside each run: the run's wall time and the margin.
+      const interactor = { interactor: { compiler: 'python-3.9.7', code: 'x', convention: 'testlib' } };
+      const margin = INTERACTOR_MARGIN_MS / 1000;
+      const three = await judged(interactor, 3, { wall_time: 20 });
+      expect(three.status).to.equal(400);
+      expect((await errorOf(three)).message).to.equal(
+        `this request may use up to ${3 * (20 + 20 + margin)} s of sandbox time (3 tests × 20 s + 3 interactor runs × ${20 + margin} s); this plan allows 100 s per request: send fewer tests`,
+      );
+      expect((await judged(interactor, 2, { wall_time: 20 })).status).to.equal(200);
+      expect((await counters(t.db, accountId)).accountUsage).to.equal(6);
     });
 
     it("counts the stage timeouts a compatible route lowered: Judge0's wall_time_limit, refused as a field error", async () => {

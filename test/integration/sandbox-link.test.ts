@@ -6,7 +6,7 @@ import { expectHostClean, imageSandboxOrSkip, LAUNCHERS, TEST_SLOT_BASE } from '
 // Two stages joined by their stdio (an interactive test's program and interactor): each
 // in a sandbox of the slot's, run at the same time, the fork server passing each one's
 // stdout to the other's stdin. Questions and answers go both ways; the end of either
-// ends the other's input; megabytes pass to a partner that reads slowly without being
+// ends the other's input, and their end times say which ended first; megabytes pass to a partner that reads slowly without being
 // lost or filling the server; a write to a partner that has left fails, as into a pipe
 // without a reader. Nothing hangs.
 
@@ -45,6 +45,18 @@ for (const launcher of LAUNCHERS) {
       expect(a.exitCode).to.equal(0);
       expect(b.stderr.toString()).to.equal('read 0\n');
       expect(Date.now() - started).to.be.lessThan(10_000);
+    });
+
+    it('the side that ended first has the earlier end time, even when its partner ends the moment its input does', async () => {
+      // Each side that ends second ends on reading its partner's end, at once: the end
+      // times (stamped as each program was reaped, before its output closed) still order them.
+      const waits = 'import sys\nsys.stdin.read()';
+      for (let k = 0; k < 5; k++) {
+        const [a, b] = await pair('pass', waits);
+        expect(a.endedAtNs < b.endedAtNs, `run ${k}: the program ended first`).to.equal(true);
+        const [c, d] = await pair(waits, 'pass');
+        expect(d.endedAtNs < c.endedAtNs, `run ${k}: the interactor ended first`).to.equal(true);
+      }
     });
 
     it('10 MiB to a partner that reads slowly arrive whole, in order', async () => {

@@ -41,15 +41,27 @@ describe('judge: verdicts', () => {
     expect(overallVerdict([{ verdict: 'partial', score: 0.5, checker_message: null }, ac])).to.deep.equal({ verdict: 'partial', score: 0.75 });
   });
 
-  it('interactive: a limit the program hit wins, then a failed interactor, its rejection, the runtime error', () => {
+  it('interactive, as problemtools: a failed interactor, or one that rejected and ended first, wins; then the limit, the runtime error, the word', () => {
     const wa = { verdict: 'wrong_answer' as const, score: 0, message: 'guessed 7 times too many' };
     const ok = { verdict: 'accepted' as const, score: 1, message: 'found in 10 guesses' };
     const fail = { verdict: 'checker_error' as const, score: 0, message: 'the interactor exited with code 3' };
-    expect(interactiveVerdict('timeout', wa).verdict).to.equal('timeout');
-    expect(interactiveVerdict('runtime_error', fail).verdict).to.equal('checker_error');
-    expect(interactiveVerdict('runtime_error', wa)).to.deep.equal({ verdict: 'wrong_answer', score: 0, checker_message: 'guessed 7 times too many' });
-    expect(interactiveVerdict('runtime_error', ok)).to.deep.equal({ verdict: 'runtime_error', score: 0, checker_message: 'found in 10 guesses' });
-    expect(interactiveVerdict('success', ok)).to.deep.equal({ verdict: 'accepted', score: 1, checker_message: 'found in 10 guesses' });
+    // A failed interactor wins, whoever ended first.
+    for (const first of [true, false]) {
+      expect(interactiveVerdict('timeout', fail, first).verdict).to.equal('checker_error');
+      expect(interactiveVerdict('runtime_error', fail, first).verdict).to.equal('checker_error');
+    }
+    // The interactor rejected and ended first: its verdict, whatever the program then did.
+    expect(interactiveVerdict('timeout', wa, true)).to.deep.equal({ verdict: 'wrong_answer', score: 0, checker_message: 'guessed 7 times too many' });
+    expect(interactiveVerdict('runtime_error', wa, true).verdict).to.equal('wrong_answer');
+    expect(interactiveVerdict('memory_limit', wa, true).verdict).to.equal('wrong_answer');
+    // The program ended first: its limit, then its runtime error, then the interactor's word.
+    expect(interactiveVerdict('timeout', wa, false)).to.deep.equal({ verdict: 'timeout', score: 0, checker_message: 'guessed 7 times too many' });
+    expect(interactiveVerdict('runtime_error', wa, false).verdict).to.equal('runtime_error');
+    expect(interactiveVerdict('success', wa, false).verdict).to.equal('wrong_answer');
+    // An interactor that accepted first does not cover for the program's crash after.
+    expect(interactiveVerdict('runtime_error', ok, true)).to.deep.equal({ verdict: 'runtime_error', score: 0, checker_message: 'found in 10 guesses' });
+    expect(interactiveVerdict('timeout', ok, true).verdict).to.equal('timeout');
+    expect(interactiveVerdict('success', ok, false)).to.deep.equal({ verdict: 'accepted', score: 1, checker_message: 'found in 10 guesses' });
   });
 });
 

@@ -20,6 +20,7 @@ function outcome(over: Partial<SandboxOutcome>): SandboxOutcome {
     cpuMs: 12,
     wallMs: 34,
     memoryPeakBytes: 2048 * 1024,
+    endedAtNs: 0n,
     collected: [],
     omitted: [],
     ...over,

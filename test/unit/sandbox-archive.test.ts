@@ -40,6 +40,24 @@ describe('sandbox stage archive', () => {
     );
   });
 
+  it("reads the program's end time before its end record; a second one, or a short one, is refused", () => {
+    const at = (ns: bigint) => {
+      const b = Buffer.alloc(9);
+      b[0] = 0x54;
+      b.writeUInt32BE(Number(ns >> 32n), 1);
+      b.writeUInt32BE(Number(ns & 0xffffffffn), 5);
+      return b;
+    };
+    // Past 2^53: nanoseconds of a host up for more than 104 days stay exact.
+    const ns = 12_345_678_901_234_567_891n;
+    const out = decodeStageOut(Buffer.concat([at(ns), exitRecord(0)]), 1 << 20);
+    expect(out.error).to.equal(undefined);
+    expect(out.endedAtNs).to.equal(ns);
+    expect(decodeStageOut(exitRecord(0), 1 << 20).endedAtNs).to.equal(undefined);
+    expect(decodeStageOut(Buffer.concat([at(1n), at(2n), exitRecord(0)]), 1 << 20).error).to.equal('bad end time record');
+    expect(decodeStageOut(at(1n).subarray(0, 5), 1 << 20).error).to.equal('bad end time record');
+  });
+
   it('accepts only relative workspace paths, for files and directories', () => {
     for (const bad of ['', '.', '..', '/etc/passwd', '../x', 'a/../b', 'a//b', 'a/', './a', 'a\0b', 'x'.repeat(256), `${'d/'.repeat(2048)}x`]) {
       expect(isWorkspacePath(bad), JSON.stringify(bad)).to.equal(false);
