@@ -183,6 +183,8 @@ export interface RunnersTable {
   compilers: Json<Record<string, string> | null>;
   /** The runner's process id on its host (migration 0008); null for rows written before. */
   pid: number | null;
+  /** Claims this runner made under an account share (migration 0022; src/queue/claim.ts). */
+  claim_turns: Generated<string>;
 }
 
 /** Live output of WebSocket runs, for replay after a lost notification (migration 0008). */

@@ -15,6 +15,8 @@ import { retryOnConflict } from './retry.js';
 //     take an account's last slot;
 //  4. only the picks whose account's slots were taken move to 'running' under this
 //     runner's lease.
+// With an account share, the claim first takes the runner's turn (turnCte), so that the
+// share is counted on a snapshot no other claim of that runner has overtaken.
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -38,18 +40,43 @@ export function accountSlots(slots: number, reserved: number): number {
 }
 
 /**
+ * The `turn` CTE: moves the runner's claim_turns on by one, only from the value this
+ * statement's snapshot saw. The share is counted on that snapshot, which cannot show a
+ * claim of the same runner still in flight; a row lock alone would not help, since the
+ * statement's snapshot was taken before it waited. Of two claims of one runner at the
+ * same instant, the second to take the row finds the value moved (Postgres re-reads the
+ * row it waited for) and claims nothing, and its caller claims again on a fresh snapshot.
+ * A runner with no row (never heart-beaten) gets no turn.
+ */
+function turnCte(runnerId: string): RawBuilder<unknown> {
+  return sql`
+    turn AS (
+      UPDATE runners rn SET claim_turns = rn.claim_turns + 1
+      WHERE rn.id = ${runnerId} AND rn.claim_turns = (SELECT seen.claim_turns FROM runners seen WHERE seen.id = ${runnerId})
+      RETURNING rn.id
+    ),`;
+}
+
+/** Whether the statement took the runner's turn (always, without a share): a column for the callers' answers. */
+export function turnedColumn(share?: AccountShare): RawBuilder<unknown> {
+  return share ? sql`(SELECT count(*) FROM turn)::int` : sql`1`;
+}
+
+/**
  * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
  * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
  * (account_id) rows whose slots this same statement gives back (each row one slot),
  * which the snapshot's running_now does not show yet. With `share`, an account's jobs
- * running on that runner (less what `freed` gives back there) stay below its share.
+ * running on that runner (less what `freed` gives back there) stay below its share,
+ * and nothing is picked unless the runner's turn was taken (the `turn` CTE comes first).
  */
 export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
-  // The snapshot's count: two of the runner's slots claiming at the same moment may take
-  // one job over the share between them, until one of those ends.
+  // Uncorrelated, so evaluated once before the pick scans or locks any row: the runner's
+  // row is locked before the job rows and the accounts', as in every claim.
+  const turned = share ? sql`AND (SELECT count(*) FROM turn) > 0` : sql``;
   const onRunner = share
     ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
     : sql`0`;
@@ -62,12 +89,13 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
         ${shareLeft ? sql`AND ${shareLeft} > 0` : sql``}
+        ${n === 1 ? turned : sql``}
       ORDER BY s.priority, s.run_at, s.created_at`;
   if (n === 1) {
     // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
     // on past jobs other claimers are taking, so the pick never comes back empty while
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
-    return sql`
+    return sql`${share ? turnCte(share.runnerId) : sql``}
     pick AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
       LIMIT 1
@@ -79,7 +107,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
   // takes, which needs the candidates before locking. Only the picks are locked: a
   // claimer that locked every candidate it looked at would hide them (SKIP LOCKED) from
   // concurrent claimers, which would then find nothing.
-  return sql`
+  return sql`${share ? turnCte(share.runnerId) : sql``}
     cand AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
              ${shareLeft ? sql`least(coalesce(a.running, p.running) - a.running_now + ${freedCount}, ${shareLeft})` : sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`} AS free ${claimable}
@@ -95,7 +123,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
       -- Still queued on the latest row version, and not being claimed by another.
       SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
       FROM submissions s JOIN eligible e ON e.id = s.id
-      WHERE s.state = 'queued'
+      WHERE s.state = 'queued' ${turned}
       ORDER BY e.priority, e.run_at, e.created_at
       LIMIT ${n}
       FOR UPDATE OF s SKIP LOCKED
@@ -142,12 +170,12 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
 }
 
 const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
-  executePrepared(db, 'runbox_claim', sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
+  executePrepared(db, 'runbox_claim', sql<{ turned: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
     ${claimedCte(runnerId, leaseSeconds)}
-    SELECT (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
+    SELECT ${turnedColumn(share)} AS turned, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
   `);
@@ -174,9 +202,10 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));
     const allTaken = row.picked === 0 && row.candidates >= candidates;
-    if (row.jobs.length < row.picked || allTaken) {
-      // Lost a race for an account's last slot, or every candidate was being taken by
-      // concurrent claimers (more may be queued behind them): look again with a fresh snapshot.
+    if (row.turned === 0 || row.jobs.length < row.picked || allTaken) {
+      // Lost the runner's turn to another of its slots, or a race for an account's last
+      // slot, or every candidate was being taken by concurrent claimers (more may be
+      // queued behind them): look again with a fresh snapshot.
       if (--racesLeft <= 0) break;
       if (allTaken) widen *= 2;
     } else if (row.candidates < candidates) {

@@ -17,6 +17,7 @@ import * as m0015 from './0015_key_reveals_and_widget_keys.js';
 import * as m0016 from './0016_free_plan_sandbox_time.js';
 import * as m0020 from './0020_job_notifications_per_commit.js';
 import * as m0021 from './0021_runner_account_share.js';
+import * as m0022 from './0022_runner_claim_turns.js';
 import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
 
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '0016_free_plan_sandbox_time': m0016,
   '0020_job_notifications_per_commit': m0020,
   '0021_runner_account_share': m0021,
+  '0022_runner_claim_turns': m0022,
   '0030_retention': m0030,
   '0050_problems': m0050,
 };
