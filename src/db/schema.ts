@@ -190,6 +190,8 @@ export interface RunnersTable {
 /** Live output of WebSocket runs, for replay after a lost notification (migration 0008). */
 export interface SubmissionOutputTable {
   submission_id: string;
+  /** The run's attempt whose runner wrote the chunk (migration 0023); seq counts within it. */
+  attempt: Generated<number>;
   seq: number;
   stream: 'stdout' | 'stderr' | null;
   data: string;

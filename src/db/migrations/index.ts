@@ -18,6 +18,7 @@ import * as m0016 from './0016_free_plan_sandbox_time.js';
 import * as m0020 from './0020_job_notifications_per_commit.js';
 import * as m0021 from './0021_runner_account_share.js';
 import * as m0022 from './0022_runner_claim_turns.js';
+import * as m0023 from './0023_output_attempts.js';
 import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
 
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '0020_job_notifications_per_commit': m0020,
   '0021_runner_account_share': m0021,
   '0022_runner_claim_turns': m0022,
+  '0023_output_attempts': m0023,
   '0030_retention': m0030,
   '0050_problems': m0050,
 };
