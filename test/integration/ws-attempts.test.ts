@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import type { Page } from 'puppeteer-core';
 import { createLiveResults } from '../../src/api/live.js';
 import { followOutput, type OutputChunk } from '../../src/api/ws/follow-output.js';
 import { claim, complete, heartbeat, reapExpired } from '../../src/queue/index.js';
 import { OUTPUT_CHANNEL } from '../../src/queue/output-channel.js';
 import { publishOutput } from '../../src/queue/output-store.js';
+import { browserUnavailable, hostSite, launchBrowser } from '../helpers/browser.js';
 import { expireLease } from '../helpers/queue-rows.js';
 import { keyFor, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { successResult } from '../helpers/run-result.js';
@@ -96,6 +98,54 @@ describe('WebSocket runs retried after a lost lease', function () {
     // Nothing of attempt 1 came after attempt 2's first chunk: the client shows attempt 2's output only.
     expect(shown(outputs())).to.equal('second try\n');
     expect(c.stdout('w1')).to.not.include('late');
+  });
+
+  it("the widget shows the later attempt's output only, from its first chunk on", async function () {
+    const why = browserUnavailable();
+    if (why) {
+      console.log(`      SKIPPED: ${why}`);
+      this.skip();
+    }
+    const site = await hostSite();
+    const chromium = await launchBrowser();
+    try {
+      const { accountId, key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page: Page = await chromium.browser.newPage();
+      await page.goto(
+        site.page('/retried', `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Retried</title><script type="module" src="${s.url}/widget/v1.js"></script></head>
+<body><main><runbox-widget key="${key.key}" compiler="${PY}" interactive="false">print("hi")</runbox-widget></main></body></html>`),
+        { waitUntil: 'load' },
+      );
+      await page.waitForFunction(() => !!document.querySelector('runbox-widget')?.shadowRoot?.querySelector('button'));
+      const shows = (text: string, not?: string) =>
+        page.waitForFunction(
+          (t: string, n: string | null) => {
+            const log = document.querySelector('runbox-widget')!.shadowRoot!.querySelector('[role="log"]')!.textContent ?? '';
+            return log.includes(t) && (n === null || !log.includes(n));
+          },
+          { timeout: 30_000 },
+          text,
+          not ?? null,
+        );
+      await page.locator('::-p-aria([name="Run"][role="button"])').click();
+      const id = await queuedJob(accountId);
+      await claim(s.db.db, 'r-first', 1, LEASE, { runnerId: 'r-first', accountSlots: 1 });
+      expect(await publishOutput(s.db.db, 'r-first', 1, { i: id, n: 0, s: 'stdout', d: 'first try\n' })).to.equal(true);
+      await shows('first try');
+      await expireLease(s.db.db, id);
+      await reapExpired(s.db.db);
+      await claim(s.db.db, 'r-second', 1, LEASE, { runnerId: 'r-second', accountSlots: 1 });
+      expect(await publishOutput(s.db.db, 'r-second', 2, { i: id, n: 0, s: 'stdout', d: 'second try\n' })).to.equal(true);
+      await shows('second try', 'first try');
+      expect(await publishOutput(s.db.db, 'r-second', 2, { i: id, n: 1, end: true })).to.equal(true);
+      expect(await complete(s.db.db, 'r-second', { id, attempt: 2 }, successResult(id, { output: 'second try\n' }))).to.equal(true);
+      await shows('Finished', 'first try');
+      const text = await page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('[role="log"]')!.textContent ?? '');
+      expect(text).to.match(/^second try\nFinished/);
+    } finally {
+      await chromium.close();
+      await site.close();
+    }
   });
 
   it('an API host that reads both attempts from the store (no LISTEN) forwards the later one only', async () => {
