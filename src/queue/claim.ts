@@ -15,8 +15,9 @@ import { retryOnConflict } from './retry.js';
 //     take an account's last slot;
 //  4. only the picks whose account's slots were taken move to 'running' under this
 //     runner's lease.
-// With an account share, the claim first takes the runner's turn (turnCte), so that the
-// share is counted on a snapshot no other claim of that runner has overtaken.
+// With an account share, a claim that picked jobs also takes the runner's turn (turnCte)
+// before the account slots, so that the share is counted on a snapshot no other claim of
+// that runner has overtaken.
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -40,26 +41,31 @@ export function accountSlots(slots: number, reserved: number): number {
 }
 
 /**
- * The `turn` CTE: moves the runner's claim_turns on by one, only from the value this
- * statement's snapshot saw. The share is counted on that snapshot, which cannot show a
- * claim of the same runner still in flight; a row lock alone would not help, since the
- * statement's snapshot was taken before it waited. Of two claims of one runner at the
- * same instant, the second to take the row finds the value moved (Postgres re-reads the
- * row it waited for) and claims nothing, and its caller claims again on a fresh snapshot.
- * A runner with no row (never heart-beaten) gets no turn.
+ * The `turn` and `pick` CTEs over `picked` (the jobs picked and locked): when any was
+ * picked, moves the runner's claim_turns on by one, only from the value this statement's
+ * snapshot saw, and `pick` is `picked` only if it did. The share is counted on that
+ * snapshot, which cannot show a claim of the same runner still in flight; a row lock
+ * alone would not help, since the snapshot was taken before the statement waited. Of two
+ * claims of one runner at the same instant, the second to take the row finds the value
+ * moved (Postgres re-reads the row it waited for) and claims nothing, and its caller
+ * claims again on a fresh snapshot. A claim that picks nothing writes nothing (every
+ * admission wakes every listening runner). A runner with no row (never heart-beaten)
+ * gets no turn.
  */
-function turnCte(runnerId: string): RawBuilder<unknown> {
+function turnCtes(runnerId: string): RawBuilder<unknown> {
   return sql`
     turn AS (
       UPDATE runners rn SET claim_turns = rn.claim_turns + 1
       WHERE rn.id = ${runnerId} AND rn.claim_turns = (SELECT seen.claim_turns FROM runners seen WHERE seen.id = ${runnerId})
+        AND EXISTS (SELECT 1 FROM picked)
       RETURNING rn.id
-    ),`;
+    ),
+    pick AS (SELECT * FROM picked WHERE EXISTS (SELECT 1 FROM turn))`;
 }
 
-/** Whether the statement took the runner's turn (always, without a share): a column for the callers' answers. */
-export function turnedColumn(share?: AccountShare): RawBuilder<unknown> {
-  return share ? sql`(SELECT count(*) FROM turn)::int` : sql`1`;
+/** 1 when the statement picked jobs but another claim of the runner took its turn first (never without a share): a column for the callers' answers. */
+export function lostTurnColumn(share?: AccountShare): RawBuilder<unknown> {
+  return share ? sql`(EXISTS (SELECT 1 FROM picked) AND NOT EXISTS (SELECT 1 FROM turn))::int` : sql`0`;
 }
 
 /**
@@ -68,15 +74,15 @@ export function turnedColumn(share?: AccountShare): RawBuilder<unknown> {
  * (account_id) rows whose slots this same statement gives back (each row one slot),
  * which the snapshot's running_now does not show yet. With `share`, an account's jobs
  * running on that runner (less what `freed` gives back there) stay below its share,
- * and nothing is picked unless the runner's turn was taken (the `turn` CTE comes first).
+ * and `pick` holds the picks only if the runner's turn was taken (turnCtes).
  */
 export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
-  // Uncorrelated, so evaluated once before the pick scans or locks any row: the runner's
-  // row is locked before the job rows and the accounts', as in every claim.
-  const turned = share ? sql`AND (SELECT count(*) FROM turn) > 0` : sql``;
+  // With a share the picks are `picked`, and `pick` what the runner's turn lets through.
+  const picks = share ? sql`picked` : sql`pick`;
+  const turn = share ? sql`,${turnCtes(share.runnerId)}` : sql``;
   const onRunner = share
     ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
     : sql`0`;
@@ -89,25 +95,24 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
         ${shareLeft ? sql`AND ${shareLeft} > 0` : sql``}
-        ${n === 1 ? turned : sql``}
       ORDER BY s.priority, s.run_at, s.created_at`;
   if (n === 1) {
     // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
     // on past jobs other claimers are taking, so the pick never comes back empty while
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
-    return sql`${share ? turnCte(share.runnerId) : sql``}
-    pick AS (
+    return sql`
+    ${picks} AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
-    ),
-    cand AS (SELECT id FROM pick)`;
+    )${turn},
+    cand AS (SELECT id FROM ${picks})`;
   }
   // Several jobs: the account's free slots bound how many of its jobs one statement
   // takes, which needs the candidates before locking. Only the picks are locked: a
   // claimer that locked every candidate it looked at would hide them (SKIP LOCKED) from
   // concurrent claimers, which would then find nothing.
-  return sql`${share ? turnCte(share.runnerId) : sql``}
+  return sql`
     cand AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
              ${shareLeft ? sql`least(coalesce(a.running, p.running) - a.running_now + ${freedCount}, ${shareLeft})` : sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`} AS free ${claimable}
@@ -119,15 +124,15 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
       ) r
       WHERE r.nth <= r.free
     ),
-    pick AS (
+    ${picks} AS (
       -- Still queued on the latest row version, and not being claimed by another.
       SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
       FROM submissions s JOIN eligible e ON e.id = s.id
-      WHERE s.state = 'queued' ${turned}
+      WHERE s.state = 'queued'
       ORDER BY e.priority, e.run_at, e.created_at
       LIMIT ${n}
       FOR UPDATE OF s SKIP LOCKED
-    )`;
+    )${turn}`;
 }
 
 /**
@@ -170,12 +175,12 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
 }
 
 const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
-  executePrepared(db, 'runbox_claim', sql<{ turned: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
+  executePrepared(db, 'runbox_claim', sql<{ lost_turn: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
     ${claimedCte(runnerId, leaseSeconds)}
-    SELECT ${turnedColumn(share)} AS turned, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
+    SELECT ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
   `);
@@ -202,7 +207,7 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));
     const allTaken = row.picked === 0 && row.candidates >= candidates;
-    if (row.turned === 0 || row.jobs.length < row.picked || allTaken) {
+    if (row.lost_turn === 1 || row.jobs.length < row.picked || allTaken) {
       // Lost the runner's turn to another of its slots, or a race for an account's last
       // slot, or every candidate was being taken by concurrent claimers (more may be
       // queued behind them): look again with a fresh snapshot.

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
-import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes, turnedColumn } from './claim.js';
+import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes, lostTurnColumn } from './claim.js';
 import { doneCte, notifyDone } from './complete.js';
 import type { ClaimedJob, JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
@@ -30,7 +30,7 @@ export async function completeAndClaim(
   lostRace: boolean;
 }> {
   const { rows } = await retryOnConflict(() =>
-    executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; turned: number; picked: number; next: ClaimedJob | null }>`
+    executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; lost_turn: number; picked: number; next: ClaimedJob | null }>`
       WITH ${doneCte(ref, runnerId, result)},
       ${pickCtes(1, 'done', undefined, share)},
       delta AS (
@@ -41,10 +41,10 @@ export async function completeAndClaim(
       ${slotCtes()},
       ${claimedCte(runnerId, leaseSeconds)}
       SELECT (SELECT count(*) FROM done)::int AS completed, ${notifyDone} AS told,
-             ${turnedColumn(share)} AS turned, (SELECT count(*) FROM pick)::int AS picked,
+             ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM pick)::int AS picked,
              (SELECT to_jsonb(claimed) FROM claimed) AS next
     `),
   );
   const row = rows[0]!;
-  return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.turned === 0 || (row.picked > 0 && !row.next) };
+  return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.lost_turn === 1 || (row.picked > 0 && !row.next) };
 }

@@ -253,6 +253,11 @@ describe('queue', function () {
         await complete(t.db, runner.id, { id: next.id, attempt: next.attempts }, resultFor(next.id));
         await sql`DELETE FROM submissions WHERE state = 'queued'`.execute(t.db);
       }
+      // A claim that finds nothing to pick writes nothing, the runner's row included.
+      const turns = async () => (await sql<{ n: string }>`SELECT claim_turns::text AS n FROM runners WHERE id = ${runner.id}`.execute(t.db)).rows[0]!.n;
+      const before = await turns();
+      expect(await claim(slots[0]!.db, runner.id, 2, LEASE, share)).to.deep.equal([]);
+      expect(await turns()).to.equal(before);
     } finally {
       await barrier.end();
       await Promise.all(slots.map((s) => s.close()));
