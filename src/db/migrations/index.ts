@@ -17,10 +17,10 @@ import * as m0015 from './0015_key_reveals_and_widget_keys.js';
 import * as m0016 from './0016_free_plan_sandbox_time.js';
 import * as m0020 from './0020_job_notifications_per_commit.js';
 import * as m0021 from './0021_runner_account_share.js';
-import * as m0022 from './0022_runner_claim_turns.js';
-import * as m0023 from './0023_output_attempts.js';
 import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
+import * as m0051 from './0051_runner_claim_turns.js';
+import * as m0052 from './0052_output_attempts.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -42,8 +42,8 @@ export const migrations: Record<string, Migration> = {
   '0016_free_plan_sandbox_time': m0016,
   '0020_job_notifications_per_commit': m0020,
   '0021_runner_account_share': m0021,
-  '0022_runner_claim_turns': m0022,
-  '0023_output_attempts': m0023,
   '0030_retention': m0030,
   '0050_problems': m0050,
+  '0051_runner_claim_turns': m0051,
+  '0052_output_attempts': m0052,
 };
