@@ -7,8 +7,10 @@
 // (CodeMirror's core, then one chunk per language, fetched when a file of that language
 // is first opened) under dist/browser/editor/, every name carrying a hash of its content,
 // so it can be served as immutable. The playground and the widget fetch it only when
-// they need it, by the path given to them here as __RUNBOX_EDITOR__.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+// they need it, by the path given to them here as __RUNBOX_EDITOR__. The files of
+// earlier builds stay a while (src/util/superseded-assets.ts): a page holding an
+// earlier /widget/v1.js fetches the editor that loader names.
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
@@ -29,7 +31,6 @@ if (entries.length > 0) {
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(src, 'tsconfig.json')], { stdio: 'inherit' });
   let editorPath = '';
   if (entries.includes(EDITOR)) {
-    rmSync(join(out, EDITOR), { recursive: true, force: true });
     // Each compiler id's source file name (its language, for highlighting code given
     // without a file name), from the catalogue tsc has just built; none without it.
     const sources = {};
@@ -51,6 +52,9 @@ if (entries.length > 0) {
     // Each language a dynamic import is an entry point of its own too: the editor's is the one named so.
     const entry = Object.keys(metafile.outputs).find((file) => basename(file).startsWith('editor-') && file.endsWith('.js'));
     editorPath = `${EDITOR_PATH}${basename(entry)}`;
+    // tsc has built the module; the files this build no longer names are kept a while, then go.
+    const { keepSuperseded } = await import(join(root, 'dist/src/util/superseded-assets.js'));
+    keepSuperseded(join(out, EDITOR), { current: new Set(Object.keys(metafile.outputs).map((file) => basename(file))) });
   }
   await Promise.all(
     entries

@@ -5,7 +5,7 @@ import { createDoneWatcher, type DoneWatcher } from '../queue/done.js';
 import type { ApiLog } from './route.js';
 import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
-import { storedOutput, storedOutputFrom } from '../queue/output-store.js';
+import { type OutputPosition, storedOutput, storedOutputFrom } from '../queue/output-store.js';
 import { sql } from 'kysely';
 import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
@@ -14,10 +14,10 @@ import { internalErrorResult, presentResult, type PresentOptions, type RunResult
 // live output (WebSocket runs), and its stored result.
 
 export interface OutputFeed {
-  /** Calls `onMessage` with the submission's output messages (repeats possible: dedupe on n); returns the unsubscribe. */
+  /** Calls `onMessage` with the submission's output messages (repeats possible: dedupe on (a, n); earlier attempts' possible: drop them); returns the unsubscribe. */
   subscribe(id: string, onMessage: (m: OutputMessage) => void): () => void;
-  /** Hands the subscriber of `id` every stored message from `from` on (what notifications may have missed). */
-  replay(id: string, from?: number): Promise<void>;
+  /** Hands the subscriber of `id` every stored message of the run's latest attempt from `from` on (what notifications may have missed). */
+  replay(id: string, from?: OutputPosition): Promise<void>;
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -33,24 +33,25 @@ const OUTPUT_POLL_MS = 250;
 
 function createOutputFeed(url: string | null, db: Db, reconnectMinMs?: number): OutputFeed {
   const subscribers = new Map<string, (m: OutputMessage) => void>();
-  // The next message number of each subscribed run that a poll asks for.
-  const polledFrom = new Map<string, number>();
+  // The next message (attempt, number) of each subscribed run that a poll asks for.
+  const polledFrom = new Map<string, OutputPosition>();
   const deliver = (messages: OutputMessage[]) => {
     for (const m of messages) {
       const sub = subscribers.get(m.i);
       if (!sub) continue;
-      polledFrom.set(m.i, Math.max(polledFrom.get(m.i) ?? 0, m.n + 1));
+      const at = polledFrom.get(m.i) ?? { attempt: 0, seq: 0 };
+      if (m.a > at.attempt || (m.a === at.attempt && m.n >= at.seq)) polledFrom.set(m.i, { attempt: m.a, seq: m.n + 1 });
       sub(m);
     }
   };
-  const replay = async (ids: string[], from = 0) => deliver(await storedOutput(db, ids, from));
+  const replay = async (ids: string[], from?: OutputPosition) => deliver(await storedOutput(db, ids, from));
   let lost = false;
   let polling = false;
   const poll = setInterval(() => {
     if (listener.listening || polling || subscribers.size === 0) return;
     polling = true;
     // Each run from where the last poll left it: no notification says what came since.
-    storedOutputFrom(db, new Map([...subscribers.keys()].map((id) => [id, polledFrom.get(id) ?? 0])))
+    storedOutputFrom(db, new Map([...subscribers.keys()].map((id) => [id, polledFrom.get(id) ?? { attempt: 0, seq: 0 }])))
       .then(deliver)
       .catch(() => {
         // The database is unreachable: the next tick tries again.

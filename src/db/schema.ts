@@ -185,11 +185,15 @@ export interface RunnersTable {
   compilers: Json<Record<string, string> | null>;
   /** The runner's process id on its host (migration 0008); null for rows written before. */
   pid: number | null;
+  /** Claims this runner made under an account share (migration 0052; src/queue/claim.ts). */
+  claim_turns: Generated<string>;
 }
 
 /** Live output of WebSocket runs, for replay after a lost notification (migration 0008). */
 export interface SubmissionOutputTable {
   submission_id: string;
+  /** The run's attempt whose runner wrote the chunk (migration 0053); seq counts within it. */
+  attempt: Generated<number>;
   seq: number;
   stream: 'stdout' | 'stderr' | null;
   data: string;

@@ -15,6 +15,9 @@ import { retryOnConflict } from './retry.js';
 //     take an account's last slot;
 //  4. only the picks whose account's slots were taken move to 'running' under this
 //     runner's lease.
+// With an account share, a claim that picked jobs also takes the runner's turn (turnCte)
+// before the account slots, so that the share is counted on a snapshot no other claim of
+// that runner has overtaken.
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -38,18 +41,48 @@ export function accountSlots(slots: number, reserved: number): number {
 }
 
 /**
+ * The `turn` and `pick` CTEs over `picked` (the jobs picked and locked): when any was
+ * picked, moves the runner's claim_turns on by one, only from the value this statement's
+ * snapshot saw, and `pick` is `picked` only if it did. The share is counted on that
+ * snapshot, which cannot show a claim of the same runner still in flight; a row lock
+ * alone would not help, since the snapshot was taken before the statement waited. Of two
+ * claims of one runner at the same instant, the second to take the row finds the value
+ * moved (Postgres re-reads the row it waited for) and claims nothing, and its caller
+ * claims again on a fresh snapshot. A claim that picks nothing writes nothing (every
+ * admission wakes every listening runner). A runner with no row (never heart-beaten)
+ * gets no turn.
+ */
+function turnCtes(runnerId: string): RawBuilder<unknown> {
+  return sql`
+    turn AS (
+      UPDATE runners rn SET claim_turns = rn.claim_turns + 1
+      WHERE rn.id = ${runnerId} AND rn.claim_turns = (SELECT seen.claim_turns FROM runners seen WHERE seen.id = ${runnerId})
+        AND EXISTS (SELECT 1 FROM picked)
+      RETURNING rn.id
+    ),
+    pick AS (SELECT * FROM picked WHERE EXISTS (SELECT 1 FROM turn))`;
+}
+
+/** 1 when the statement picked jobs but another claim of the runner took its turn first (never without a share): a column for the callers' answers. */
+export function lostTurnColumn(share?: AccountShare): RawBuilder<unknown> {
+  return share ? sql`(EXISTS (SELECT 1 FROM picked) AND NOT EXISTS (SELECT 1 FROM turn))::int` : sql`0`;
+}
+
+/**
  * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
  * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
  * (account_id) rows whose slots this same statement gives back (each row one slot),
  * which the snapshot's running_now does not show yet. With `share`, an account's jobs
- * running on that runner (less what `freed` gives back there) stay below its share.
+ * running on that runner (less what `freed` gives back there) stay below its share,
+ * and `pick` holds the picks only if the runner's turn was taken (turnCtes).
  */
 export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
     ? sql`(SELECT count(*) FROM ${sql.table(freed)} f WHERE f.account_id = a.id)::int`
     : sql`0`;
-  // The snapshot's count: two of the runner's slots claiming at the same moment may take
-  // one job over the share between them, until one of those ends.
+  // With a share the picks are `picked`, and `pick` what the runner's turn lets through.
+  const picks = share ? sql`picked` : sql`pick`;
+  const turn = share ? sql`,${turnCtes(share.runnerId)}` : sql``;
   const onRunner = share
     ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
     : sql`0`;
@@ -68,12 +101,12 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
     // on past jobs other claimers are taking, so the pick never comes back empty while
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
     return sql`
-    pick AS (
+    ${picks} AS (
       SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
-    ),
-    cand AS (SELECT id FROM pick)`;
+    )${turn},
+    cand AS (SELECT id FROM ${picks})`;
   }
   // Several jobs: the account's free slots bound how many of its jobs one statement
   // takes, which needs the candidates before locking. Only the picks are locked: a
@@ -91,7 +124,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
       ) r
       WHERE r.nth <= r.free
     ),
-    pick AS (
+    ${picks} AS (
       -- Still queued on the latest row version, and not being claimed by another.
       SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
       FROM submissions s JOIN eligible e ON e.id = s.id
@@ -99,7 +132,7 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
       ORDER BY e.priority, e.run_at, e.created_at
       LIMIT ${n}
       FOR UPDATE OF s SKIP LOCKED
-    )`;
+    )${turn}`;
 }
 
 /**
@@ -142,12 +175,12 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
 }
 
 const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
-  executePrepared(db, 'runbox_claim', sql<{ candidates: number; picked: number; jobs: ClaimedJob[] }>`
+  executePrepared(db, 'runbox_claim', sql<{ lost_turn: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
     ${claimedCte(runnerId, leaseSeconds)}
-    SELECT (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
+    SELECT ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
   `);
@@ -174,9 +207,10 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));
     const allTaken = row.picked === 0 && row.candidates >= candidates;
-    if (row.jobs.length < row.picked || allTaken) {
-      // Lost a race for an account's last slot, or every candidate was being taken by
-      // concurrent claimers (more may be queued behind them): look again with a fresh snapshot.
+    if (row.lost_turn === 1 || row.jobs.length < row.picked || allTaken) {
+      // Lost the runner's turn to another of its slots, or a race for an account's last
+      // slot, or every candidate was being taken by concurrent claimers (more may be
+      // queued behind them): look again with a fresh snapshot.
       if (--racesLeft <= 0) break;
       if (allTaken) widen *= 2;
     } else if (row.candidates < candidates) {

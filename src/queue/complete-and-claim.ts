@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { RunResult } from '../result.js';
-import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes } from './claim.js';
+import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes, lostTurnColumn } from './claim.js';
 import { doneCte, notifyDone } from './complete.js';
 import type { ClaimedJob, JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
@@ -23,9 +23,14 @@ export async function completeAndClaim(
   leaseSeconds: number,
   /** The runner's share for one account (claim()'s). */
   share?: AccountShare,
-): Promise<{ completed: boolean; next: ClaimedJob | null; /** A job was picked but its account's slot went to another runner first. */ lostRace: boolean }> {
+): Promise<{
+  completed: boolean;
+  next: ClaimedJob | null;
+  /** A job was picked but its account's slot went to another runner first, or another slot of this runner claimed at the same instant. */
+  lostRace: boolean;
+}> {
   const { rows } = await retryOnConflict(() =>
-    executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; picked: number; next: ClaimedJob | null }>`
+    executePrepared(db, 'runbox_complete_claim', sql<{ completed: number; lost_turn: number; picked: number; next: ClaimedJob | null }>`
       WITH ${doneCte(ref, runnerId, result)},
       ${pickCtes(1, 'done', undefined, share)},
       delta AS (
@@ -36,10 +41,10 @@ export async function completeAndClaim(
       ${slotCtes()},
       ${claimedCte(runnerId, leaseSeconds)}
       SELECT (SELECT count(*) FROM done)::int AS completed, ${notifyDone} AS told,
-             (SELECT count(*) FROM pick)::int AS picked,
+             ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM pick)::int AS picked,
              (SELECT to_jsonb(claimed) FROM claimed) AS next
     `),
   );
   const row = rows[0]!;
-  return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.picked > 0 && !row.next };
+  return { completed: row.completed === 1, next: row.next ? normalizeJob(row.next) : null, lostRace: row.lost_turn === 1 || (row.picked > 0 && !row.next) };
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import { splitOutput, type OutputMessage } from '../queue/output-channel.js';
+import { splitOutput, type OutputBody } from '../queue/output-channel.js';
 import { publishOutput } from '../queue/output-store.js';
 
 // Publishes a WebSocket run's output as it is written (only the kept bytes: the
@@ -7,6 +7,7 @@ import { publishOutput } from '../queue/output-store.js';
 // way are merged into the next one, so a chatty program costs few round trips; the
 // messages go out one at a time, in order. Each is written under the runner's claim of
 // the run: once one is refused (the lease is gone) nothing more is sent, and `onLost` says so.
+// Messages are numbered from 0 within the claim's attempt (publishOutput puts it on).
 
 export interface OutputPublisher {
   push(stream: 'stdout' | 'stderr', chunk: Buffer): void;
@@ -33,7 +34,7 @@ export function createOutputPublisher(db: Db, claim: OutputClaim, onError: (err:
   let lost = false;
 
   // Stored as well as notified: an API host that missed a notification replays it.
-  const notify = async (m: OutputMessage) => {
+  const notify = async (m: OutputBody) => {
     if (lost) return;
     if (await publishOutput(db, claim.runnerId, claim.attempt, m)) return;
     lost = true;

@@ -89,11 +89,20 @@ describe('scripts/install', function () {
     writeFileSync(env, 'RUNBOX_DATABASE_URL=postgresql://db.internal/runbox\n');
     const stale = join(root, 'opt/runbox/dist/src/stale.js');
     writeFileSync(stale, '');
+    // An editor file of the release installed before (a page may hold the loader naming it), and a bundle no build makes.
+    const earlierEditor = join(root, 'opt/runbox/dist/browser/editor/chunk-EARLIER1.js');
+    writeFileSync(earlierEditor, 'export {};\n');
+    const staleBundle = join(root, 'opt/runbox/dist/browser/gone.js');
+    writeFileSync(staleBundle, '');
     const again = install(['--prefix', root]);
     expect(again.status, again.out).to.equal(0);
     expect(again.out).to.match(/exists; left as it is/);
     expect(readFileSync(env, 'utf8')).to.equal('RUNBOX_DATABASE_URL=postgresql://db.internal/runbox\n');
     expect(existsSync(stale)).to.equal(false);
+    expect(existsSync(staleBundle)).to.equal(false);
+    expect(readFileSync(earlierEditor, 'utf8')).to.equal('export {};\n');
+    const superseded = JSON.parse(readFileSync(join(root, 'opt/runbox/dist/browser/editor/superseded.json'), 'utf8')) as Record<string, string>;
+    expect(Object.keys(superseded)).to.deep.equal(['chunk-EARLIER1.js']);
   });
 
   it('--dry-run prints the steps and writes nothing', () => {

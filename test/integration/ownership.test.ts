@@ -110,8 +110,8 @@ describe('ownership of a run: late writes of a runner that lost its claim are re
     expect(during.lease_expires_at!.getTime()).to.equal(leaseOfB);
     expect(await deliveries(id)).to.have.length(0);
 
-    // B streams from the start and finishes.
-    expect(await publishOutput(t.db, 'runner-b', 2, { i: id, n: 1, s: 'stdout', d: 'b1\n' })).to.equal(true);
+    // B streams from the start (chunk 0 of its attempt) and finishes.
+    expect(await publishOutput(t.db, 'runner-b', 2, { i: id, n: 0, s: 'stdout', d: 'b0\n' })).to.equal(true);
     expect(await complete(t.db, 'runner-b', { id, attempt: 2 }, resultFor(id, 'from b\n'))).to.equal(true);
     // Late again, after B's end: still refused.
     expect(await complete(t.db, 'runner-a', { id, attempt: 1 }, resultFor(id, 'from a\n'))).to.equal(false);
@@ -120,11 +120,15 @@ describe('ownership of a run: late writes of a runner that lost its claim are re
     const row = await stateOf(t.db, id);
     expect(row).to.include({ state: 'finished', locked_by: 'runner-b', refunded: false });
     expect((row.result as RunResult).output).to.equal('from b\n');
-    // A WebSocket run has no callback; its stored and notified output holds none of A's late chunks.
+    // A WebSocket run has no callback; its notified output holds none of A's late chunks,
+    // each chunk says its attempt, and a replay gives the latest attempt's only.
     expect(await deliveries(id)).to.have.length(0);
     const stored = await storedOutput(t.db, [id]);
-    expect(stored.map((m) => ('d' in m ? m.d : 'end'))).to.deep.equal(['a0\n', 'b1\n']);
-    expect(heard.map((p) => (JSON.parse(p) as { d?: string }).d)).to.deep.equal(['a0\n', 'b1\n']);
+    expect(stored).to.deep.equal([{ i: id, a: 2, n: 0, s: 'stdout', d: 'b0\n' }]);
+    expect(heard.map((p) => JSON.parse(p) as { a: number; n: number; d?: string })).to.deep.equal([
+      { i: id, a: 1, n: 0, s: 'stdout', d: 'a0\n' },
+      { i: id, a: 2, n: 0, s: 'stdout', d: 'b0\n' },
+    ]);
     expect(await accountUsage(t.db, account)).to.equal(2);
     expect(await keyUsage(t.db, key)).to.equal(2);
   });

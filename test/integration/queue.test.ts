@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { connect } from '../../src/db/connect.js';
 import { clientConfig } from '../../src/db/url.js';
 import { claim, complete, completeAndClaim, createDoneWatcher, createWaker, DONE_CHANNEL, fail, heartbeat, JOBS_CHANNEL, reapExpired, release } from '../../src/queue/index.js';
 import type { RunResult } from '../../src/result.js';
@@ -186,6 +187,8 @@ describe('queue', function () {
     for (let i = 0; i < 4; i++) h.push(await enqueue(t.db, hog, { createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) }));
     const o = await enqueue(t.db, other, { createdAt: new Date(Date.UTC(2026, 0, 2)) });
     const share = { runnerId: 'r-share', accountSlots: 2 };
+    // Claims under a share take the runner's row in turn: the runners are registered first, as a daemon does.
+    for (const id of ['r-share', 'r-other']) await heartbeat(t.db, { id, hostname: 'share', slots: 3, accountSlots: id === 'r-share' ? 2 : 1, launcher: 'bwrap' }, LEASE, []);
     const batch = await claim(t.db, 'r-share', 3, LEASE, share);
     // Two of the first account's, and the other account's behind them.
     expect(batch.map((j) => j.id).sort()).to.deep.equal([h[0]!, h[1]!, o].sort());
@@ -199,6 +202,66 @@ describe('queue', function () {
     const next = await completeAndClaim(t.db, 'r-share', { id: h[0]!, attempt: 1 }, resultFor(h[0]!), LEASE, share);
     expect(next.next?.id).to.equal(h[3]);
     for (const [id, runner] of [[h[1]!, 'r-share'], [h[2]!, 'r-other'], [h[3]!, 'r-share']] as const) expect(await complete(t.db, runner, { id, attempt: 1 }, resultFor(id))).to.equal(true);
+  });
+
+  it("holds a runner's share exactly when two of its slots claim at the same instant (separate connections, claim and turn-over)", async () => {
+    // Runner r-race: three slots, one account may hold one of them.
+    const runner = { id: 'r-race', hostname: 'race', slots: 3, accountSlots: 1, launcher: 'bwrap' };
+    await heartbeat(t.db, runner, LEASE, []);
+    const share = { runnerId: runner.id, accountSlots: runner.accountSlots };
+    const hog = await makeAccount(t.db, { running: 10 });
+    const others = [await makeAccount(t.db, { running: 10 }), await makeAccount(t.db, { running: 10 })];
+    // Each slot has a connection of its own, as two runner processes' claims would.
+    const slots = [connect(t.url, { max: 1, applicationName: 'runbox-test-slot-a' }), connect(t.url, { max: 1, applicationName: 'runbox-test-slot-b' })];
+    const barrier = new pg.Client(clientConfig(t.url));
+    await barrier.connect();
+    const hogOnRunner = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM submissions WHERE locked_by = ${runner.id} AND state = 'running' AND account_id = ${hog}`.execute(t.db)).rows[0]!.n;
+    // Both claims start while the hog account's row is held, so both have read the queue
+    // before either can commit: the moment two slots' claims overlap.
+    const together = async <T>(fire: () => Promise<T>[], held: boolean): Promise<T[]> => {
+      if (!held) return Promise.all(fire());
+      await barrier.query('BEGIN');
+      await barrier.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [hog]);
+      const claims = Promise.all(fire());
+      // Polled from outside the barrier's transaction, which would see one snapshot of pg_stat_activity.
+      while ((await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'runbox-test-slot-%'`.execute(t.db)).rows[0]!.n < 2) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await barrier.query('COMMIT');
+      return claims;
+    };
+    try {
+      for (let round = 0; round < 40; round++) {
+        const held = round % 2 === 0;
+        for (let i = 0; i < 4; i++) await enqueue(t.db, hog);
+        // Two free slots claim at once.
+        const claimed = (await together(() => slots.map((s) => claim(s.db, runner.id, 1, LEASE, share)), held)).flat();
+        expect(await hogOnRunner(), `round ${round}: claims`).to.equal(1);
+        expect(claimed).to.have.length(1);
+        // Two slots busy with other accounts' runs end at once, each claiming its next.
+        const mine = await Promise.all(others.map((acct) => enqueue(t.db, acct, { priority: -1 })));
+        const held2 = await claim(t.db, runner.id, 2, LEASE, share);
+        expect(held2.map((j) => j.id).sort()).to.deep.equal([...mine].sort());
+        await complete(t.db, runner.id, { id: claimed[0]!.id, attempt: claimed[0]!.attempts }, resultFor(claimed[0]!.id));
+        const turned = await together(() => held2.map((j, i) => completeAndClaim(slots[i]!.db, runner.id, { id: j.id, attempt: j.attempts }, resultFor(j.id), LEASE, share)), held);
+        expect(turned.map((r) => r.completed)).to.deep.equal([true, true]);
+        expect(await hogOnRunner(), `round ${round}: turn-overs`).to.equal(1);
+        expect(turned.filter((r) => r.next)).to.have.length(1);
+        const next = turned.find((r) => r.next)!.next!;
+        await complete(t.db, runner.id, { id: next.id, attempt: next.attempts }, resultFor(next.id));
+        await sql`DELETE FROM submissions WHERE state = 'queued'`.execute(t.db);
+      }
+      // A claim that finds nothing to pick writes nothing, the runner's row included.
+      const turns = async () => (await sql<{ n: string }>`SELECT claim_turns::text AS n FROM runners WHERE id = ${runner.id}`.execute(t.db)).rows[0]!.n;
+      const before = await turns();
+      expect(await claim(slots[0]!.db, runner.id, 2, LEASE, share)).to.deep.equal([]);
+      expect(await turns()).to.equal(before);
+    } finally {
+      await barrier.end();
+      await Promise.all(slots.map((s) => s.close()));
+    }
   });
 
   it('claims past jobs other claimers are taking: one job straight away, a batch by looking further down the queue', async () => {

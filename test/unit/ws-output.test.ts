@@ -18,8 +18,10 @@ describe('WebSocket output messages', () => {
   });
 
   it('parse only well-formed channel messages', () => {
-    expect(parseOutputMessage('{"i":"a","n":0,"s":"stderr","d":"x"}')).to.deep.equal({ i: 'a', n: 0, s: 'stderr', d: 'x' });
-    expect(parseOutputMessage('{"i":"a","n":3,"end":true}')).to.deep.equal({ i: 'a', n: 3, end: true });
+    expect(parseOutputMessage('{"i":"a","a":2,"n":0,"s":"stderr","d":"x"}')).to.deep.equal({ i: 'a', a: 2, n: 0, s: 'stderr', d: 'x' });
+    expect(parseOutputMessage('{"i":"a","a":2,"n":3,"end":true}')).to.deep.equal({ i: 'a', a: 2, n: 3, end: true });
+    // A runner of an earlier release says no attempt: its first.
+    expect(parseOutputMessage('{"i":"a","n":0,"s":"stdout","d":"x"}')).to.deep.equal({ i: 'a', a: 1, n: 0, s: 'stdout', d: 'x' });
     expect(parseOutputMessage('{"i":"a","n":0,"s":"stdin","d":"x"}')).to.equal(null);
     expect(parseOutputMessage('nope')).to.equal(null);
   });

@@ -4,14 +4,18 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type Koa from 'koa';
 import { distBrowserDir } from '../../util/paths.js';
+import { LOADER_MAX_AGE_SECONDS } from '../../util/superseded-assets.js';
 import { ApiError } from '../errors.js';
 
 // The browser bundles other sites load (the widget: /widget/v1.js, and the editor it
 // may fetch). Answered ahead of
 // the API's Accept rules, since a browser asks for a script with its own Accept
-// header. Any origin may load them (a module script from another origin needs CORS),
-// and a versioned path never changes its content, so caches keep it for a year.
-// Each file is read (and gzipped) once, on its first request.
+// header. Any origin may load them (a module script from another origin needs CORS).
+// The editor's files are named by their content's hash, so caches keep them for a
+// year; the loader (v1.js) changes with each release and is kept a day, and the editor
+// files an earlier loader names stay served a week after a build stopped naming them
+// (src/util/superseded-assets.ts). Each file is read (and gzipped) once, on its first
+// request.
 
 export const BROWSER_ASSETS: Record<string, string> = {
   '/widget/v1.js': 'widget.js',
@@ -38,6 +42,8 @@ interface Asset {
 }
 
 const CACHE_FOREVER = 'public, max-age=31536000, immutable';
+/** The loader: asked for again after a day (usually a 304, by its ETag), so a release reaches the pages in a day. */
+const CACHE_LOADER = `public, max-age=${LOADER_MAX_AGE_SECONDS}`;
 
 export function browserAssets(dir: string = distBrowserDir()): Koa.Middleware {
   const loaded = new Map<string, Asset>();
@@ -64,7 +70,7 @@ export function browserAssets(dir: string = distBrowserDir()): Koa.Middleware {
     } catch {
       throw new ApiError(404, 'not_found', `${ctx.path} is not built on this server (npm run build)`);
     }
-    ctx.set('Cache-Control', CACHE_FOREVER);
+    ctx.set('Cache-Control', file.startsWith('editor/') ? CACHE_FOREVER : CACHE_LOADER);
     ctx.set('ETag', asset.etag);
     ctx.set('Vary', 'Accept-Encoding');
     ctx.type = 'text/javascript; charset=utf-8';

@@ -11,8 +11,8 @@ export const wsRoute: RouteDef = {
   summary: 'WebSocket execution: send run messages, receive output as it is written, then the result.',
   description: [
     'Upgrade to a WebSocket; the key goes in Authorization or, from browsers, in ?key=.',
-    'Send {"type":"run","id","code","input","compiler"}; receive {"type":"output","id","seq","stream","data"} messages while the',
-    'program writes (seq counts from 0 within the run, no gaps), then {"type":"result","id",...result,"submission_id"}. At most one run per second per connection;',
+    'Send {"type":"run","id","code","input","compiler"}; receive {"type":"output","id","attempt","seq","stream","data"} messages while the',
+    'program writes (seq counts from 0 within the attempt, no gaps; a later attempt, the run taken over by another runner, voids what came of an earlier one), then {"type":"result","id",...result,"submission_id"}. At most one run per second per connection;',
     'refusals come as {"type":"error","id","code","message"} (codes: bad_request, rate_limited, the 429 codes of run-code-sync',
     'including too_many_running and capacity, codeoutput for any refusal of a run through a widget key, with a message for the page\'s reader).',
     'A widget key works only here, and only from a browser whose Origin is one of the key\'s allowed origins: any other',

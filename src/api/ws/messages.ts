@@ -10,7 +10,7 @@ import { ProgramFields } from '../../program/fields.js';
 
 // The WebSocket protocol, client to server: {"type":"run","id","code" or "files",…the program's fields,"input","compiler","interactive"}
 // and, for an interactive run, {"type":"stdin","id","data"} / {"type":"stdin","id","eof":true}.
-// Server to client: {"type":"output","id","seq","stream","data"} as the program writes,
+// Server to client: {"type":"output","id","attempt","seq","stream","data"} as the program writes,
 // then {"type":"result","id",...result,"submission_id"}; or {"type":"error","id","code","message"}.
 
 /** The client's own id for a run, echoed in every message about it. */
@@ -102,7 +102,11 @@ const ServerRunId = Type.Union([Type.String(), Type.Null()], { description: "The
 export const WsOutputMessage = Type.Object({
   type: Type.Literal('output'),
   id: Type.String(),
-  seq: Type.Integer({ minimum: 0, description: 'Counts from 0 within the run, no gaps.' }),
+  attempt: Type.Integer({
+    minimum: 1,
+    description: "The run's attempt that wrote it. A run taken over by another runner streams again from seq 0 under a later attempt: what was shown of an earlier attempt is void.",
+  }),
+  seq: Type.Integer({ minimum: 0, description: 'Counts from 0 within the attempt, no gaps.' }),
   stream: Type.Enum(['stdout', 'stderr']),
   data: Type.String(),
 });

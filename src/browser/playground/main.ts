@@ -1,4 +1,5 @@
 import { isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
+import { Attempts } from '../shared/attempts.js';
 import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
 import { filesView } from '../shared/files.js';
 import { stdinLine } from '../shared/stdin-line.js';
@@ -20,6 +21,7 @@ import { EDITING_HINT } from '../../portal/verdicts.js';
 interface Message {
   type: string;
   id?: string | null;
+  attempt?: number;
   stream?: string;
   data?: string;
   message?: string;
@@ -298,7 +300,8 @@ if (form) {
   /** A run over the WebSocket: output as it comes, then the verdict and the files. */
   const stream = (p: PlaygroundProgram) => {
     const id = `pg-${++seq}`;
-    const streamed = { stdout: false, stderr: false };
+    let streamed = { stdout: false, stderr: false };
+    const attempts = new Attempts();
     begin();
     const keyId = $<HTMLSelectElement>('pg-key').value;
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -324,6 +327,13 @@ if (form) {
       }
       if (msg.id !== id && msg.id !== null) return;
       if (msg.type === 'output') {
+        const step = attempts.step(msg.attempt);
+        if (step === 'stale') return;
+        if (step === 'restart') {
+          // The run was taken over and runs again from the start: its earlier output is void.
+          output.textContent = '';
+          streamed = { stdout: false, stderr: false };
+        }
         const s = msg.stream === 'stderr' ? 'stderr' : 'stdout';
         streamed[s] = true;
         write(msg.data ?? '', s === 'stderr' ? 'stderr' : undefined);

@@ -2,6 +2,7 @@ import { Connection, type ServerMessage } from './connection.js';
 import { attachEditing, dedent } from './editing.js';
 import { programArgs, sourcesOf, type Source } from './sources.js';
 import { STYLES } from './styles.js';
+import { Attempts } from '../shared/attempts.js';
 import { diffView } from '../shared/diff-view.js';
 import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
 import { filesView } from '../shared/files.js';
@@ -53,7 +54,7 @@ export class RunboxWidget extends HTMLElement {
   private line: StdinLine | null = null;
   private status!: HTMLSpanElement;
   private output!: HTMLPreElement;
-  private current: { id: string; streamed: { stdout: boolean; stderr: boolean } } | null = null;
+  private current: { id: string; streamed: { stdout: boolean; stderr: boolean }; attempts: Attempts } | null = null;
   private runs = 0;
 
   connectedCallback(): void {
@@ -205,7 +206,7 @@ export class RunboxWidget extends HTMLElement {
   private async start(): Promise<void> {
     if (this.current) return;
     const id = `run-${++this.runs}`;
-    this.current = { id, streamed: { stdout: false, stderr: false } };
+    this.current = { id, streamed: { stdout: false, stderr: false }, attempts: new Attempts() };
     this.button.setAttribute('aria-disabled', 'true');
     this.status.textContent = 'Running…';
     this.output.replaceChildren();
@@ -257,6 +258,13 @@ export class RunboxWidget extends HTMLElement {
     }
     if (!run || m.id !== run.id) return;
     if (m.type === 'output') {
+      const step = run.attempts.step(m['attempt']);
+      if (step === 'stale') return;
+      if (step === 'restart') {
+        // The run was taken over and runs again from the start: its earlier output is void.
+        this.output.replaceChildren();
+        run.streamed = { stdout: false, stderr: false };
+      }
       const stream = m['stream'] === 'stderr' ? 'stderr' : 'stdout';
       run.streamed[stream] = true;
       this.write(String(m['data'] ?? ''), stream);

@@ -20,6 +20,8 @@ import * as m0021 from './0021_runner_account_share.js';
 import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
 import * as m0051 from './0051_problem_writes.js';
+import * as m0052 from './0052_runner_claim_turns.js';
+import * as m0053 from './0053_output_attempts.js';
 import * as m0060 from './0060_jobe_files.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
@@ -45,5 +47,7 @@ export const migrations: Record<string, Migration> = {
   '0030_retention': m0030,
   '0050_problems': m0050,
   '0051_problem_writes': m0051,
+  '0052_runner_claim_turns': m0052,
+  '0053_output_attempts': m0053,
   '0060_jobe_files': m0060,
 };
