@@ -5,7 +5,10 @@ import { execa } from 'execa';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 
 // The previous release, built from this repository's history: the code just before the
-// newest change of the schema (the parent of the newest commit that added a migration),
+// newest change of the schema (the parent of the newest commit that added a migration,
+// along the first parents: a merge that brings migrations counts as adding them, and a
+// branch's own intermediate commits, whose migrations may have been renumbered at the
+// merge, are never taken for a release),
 // or the commit RUNBOX_PREVIOUS_RELEASE names. It is exported with `git archive` into a
 // directory of the temporary directory named by its commit, reuses this checkout's
 // node_modules when its dependencies are the same (else `npm ci` there), and is built
@@ -29,7 +32,7 @@ export async function previousReleaseCommit(): Promise<{ commit: string } | { mi
   try {
     const named = process.env.RUNBOX_PREVIOUS_RELEASE;
     if (named) return { commit: await git('rev-parse', '--verify', `${named}^{commit}`) };
-    const newest = await git('log', '-1', '--format=%H', '--diff-filter=A', '--', 'src/db/migrations/');
+    const newest = await git('log', '-1', '--first-parent', '--format=%H', '--diff-filter=A', '--', 'src/db/migrations/');
     if (!newest) return { missing: 'no commit in this history added a migration' };
     return { commit: await git('rev-parse', '--verify', `${newest}^`) };
   } catch (err) {
