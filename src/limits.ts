@@ -125,6 +125,9 @@ export const RETURN_FILES_LIMITS = {
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
   checkerMessageMaxBytes: 4 * KiB,
+  /** Arguments a checker or validator is given after its own (Kattis' validator flags), and the bytes of one. */
+  validatorArgsMax: 64,
+  validatorArgMaxBytes: 256,
 } as const;
 
 /**

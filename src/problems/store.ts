@@ -93,7 +93,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       version = current.version + 1;
     }
     // Each file read, hashed and stored in turn: a package is never in memory whole.
-    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean }[] = [];
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null }[] = [];
     const sizes = new Map<string, number>();
     for (const t of draft.tests) {
       const input = await t.input.read();
@@ -102,7 +102,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       const answerHash = await putTestData(trx, answer);
       sizes.set(inputHash.toString('hex'), input.length);
       sizes.set(answerHash.toString('hex'), answer.length);
-      tests.push({ name: t.name, input: inputHash, answer: answerHash, inputSize: input.length, answerSize: answer.length, weight: t.weight, sample: t.sample });
+      tests.push({ name: t.name, input: inputHash, answer: answerHash, inputSize: input.length, answerSize: answer.length, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
@@ -125,7 +125,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       .execute();
     await trx
       .insertInto('problem_tests')
-      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample })))
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs })))
       .execute();
     const storage = await accountStorage(trx, accountId);
     if (storage.used_bytes > storage.limit_bytes) {
@@ -270,6 +270,8 @@ export interface StoredTest {
   inputSize: number;
   answerSize: number;
   weight: number;
+  /** Its output validator's arguments (a Kattis package's group's); none when absent. */
+  validatorArgs?: string[];
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
@@ -283,13 +285,13 @@ export async function versionForRun(db: Db, problemId: string, version: number):
   if (!row) return undefined;
   const tests = await db
     .selectFrom('problem_tests')
-    .select(['name', 'input_hash', 'answer_hash', 'input_size', 'answer_size', 'weight'])
+    .select(['name', 'input_hash', 'answer_hash', 'input_size', 'answer_size', 'weight', 'validator_args'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .orderBy('ordinal')
     .execute();
   return {
     ...forRun(row),
-    testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight })),
+    testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

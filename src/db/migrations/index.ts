@@ -19,6 +19,7 @@ import * as m0020 from './0020_job_notifications_per_commit.js';
 import * as m0021 from './0021_runner_account_share.js';
 import * as m0030 from './0030_retention.js';
 import * as m0050 from './0050_problems.js';
+import * as m0051 from './0051_problem_test_validator_args.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0021_runner_account_share': m0021,
   '0030_retention': m0030,
   '0050_problems': m0050,
+  '0051_problem_test_validator_args': m0051,
 };

@@ -1,0 +1,236 @@
+import { equalIgnoringCase, isSpace, lowerAscii as lower } from './text.js';
+import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
+
+// `kattis`: the default output validator of the Kattis / ICPC problem package format, as
+// problemtools' default_validator.cc judges (DOMjudge's compare.cc is the same program).
+// Its flags: case_sensitive, space_change_sensitive, float_absolute_tolerance ε,
+// float_relative_tolerance ε, float_tolerance ε (both). Tokens are split on C's six
+// whitespace bytes and compared case-insensitively (ASCII) unless case_sensitive; with
+// space_change_sensitive every whitespace byte, leading and trailing too, must be the
+// answer's. Once a tolerance is given, an answer token that sscanf's "%lf" reads whole
+// (hex floats, "1e" and "5." included; inf and nan not) is a number, the output's token
+// must be one too, within the absolute or the relative tolerance, no slack. The program
+// compares tokens as C strings: a NUL byte ends a token for the comparison, as there.
+
+export class ValidatorFlagsError extends Error {}
+
+export interface KattisOptions {
+  caseSensitive: boolean;
+  spaceChangeSensitive: boolean;
+  /** A tolerance the flags did not give is -1, as there: no tolerance of that kind. */
+  absolute: number;
+  relative: number;
+}
+
+export const KATTIS_FLAGS = ['case_sensitive', 'space_change_sensitive', 'float_absolute_tolerance', 'float_relative_tolerance', 'float_tolerance'] as const;
+
+const USAGE = 'Usage: default_validator judge_in judge_ans feedback_dir [options] < user_out';
+
+/** The default validator's flags, read as it reads its argv; throws ValidatorFlagsError where it stops with its usage. */
+export function kattisOptions(flags: readonly string[]): KattisOptions {
+  const o: KattisOptions = { caseSensitive: false, spaceChangeSensitive: false, absolute: -1, relative: -1 };
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i]!;
+    if (flag === 'case_sensitive') o.caseSensitive = true;
+    else if (flag === 'space_change_sensitive') o.spaceChangeSensitive = true;
+    else if (flag === 'float_absolute_tolerance' || flag === 'float_relative_tolerance' || flag === 'float_tolerance') {
+      const value = i + 1 < flags.length ? cFloat(Buffer.from(flags[i + 1]!, 'latin1')) : null;
+      if (value === null) throw new ValidatorFlagsError(`the default validator's ${flag} needs a number after it (${USAGE})`);
+      i++;
+      if (flag !== 'float_absolute_tolerance') o.relative = value;
+      if (flag !== 'float_relative_tolerance') o.absolute = value;
+    } else {
+      throw new ValidatorFlagsError(`${JSON.stringify(flag)} is not a flag of the default validator (${KATTIS_FLAGS.join(', ')}; ${USAGE})`);
+    }
+  }
+  return o;
+}
+
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+const isHex = (c: number | undefined) => c !== undefined && (isDigit(c) || (lower(c) >= 0x61 && lower(c) <= 0x66));
+
+/** Whether `s` from `at` spells `word` (lower case), ignoring ASCII case. */
+function spells(s: Buffer, at: number, word: string): boolean {
+  if (at + word.length > s.length) return false;
+  for (let i = 0; i < word.length; i++) if (lower(s[at + i]!) !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * A token as default_validator.cc's isfloat reads it: `sscanf(s, "%lf%10s")` must convert
+ * one number and leave nothing, and the number must be finite. glibc's scanf reads the
+ * longest prefix that could start a number (an exponent mark or its sign without digits
+ * is read and ignored: "1e" is 1), and strtod's value of what it read. Null when it is not a float.
+ */
+export function cFloat(token: Buffer): number | null {
+  const s = token.indexOf(0) === -1 ? token : token.subarray(0, token.indexOf(0));
+  let at = 0;
+  const negative = s[at] === 0x2d;
+  if (s[at] === 0x2b || s[at] === 0x2d) at++;
+  // inf, infinity and nan (any case) are read, and are not floats to it.
+  if (spells(s, at, 'inf') || spells(s, at, 'nan')) return null;
+  let value: number;
+  if (s[at] === 0x30 && lower(s[at + 1] ?? 0) === 0x78) {
+    at += 2;
+    let mantissa = 0n;
+    let digits = 0;
+    let exponent = 0;
+    for (; isHex(s[at]); at++, digits++) mantissa = mantissa * 16n + BigInt(parseInt(String.fromCharCode(s[at]!), 16));
+    if (s[at] === 0x2e) {
+      at++;
+      for (; isHex(s[at]); at++, digits++, exponent -= 4) mantissa = mantissa * 16n + BigInt(parseInt(String.fromCharCode(s[at]!), 16));
+    }
+    // glibc reads "0x." alone as 0 (and nothing else without a hex digit).
+    if (digits === 0) return at === s.length && s[at - 1] === 0x2e ? (negative ? -0 : 0) : null;
+    if (lower(s[at] ?? 0) === 0x70) {
+      at++;
+      let sign = 1;
+      if (s[at] === 0x2b || s[at] === 0x2d) sign = s[at++] === 0x2d ? -1 : 1;
+      let e = 0;
+      for (; isDigit(s[at]); at++) e = Math.min(e * 10 + s[at]! - 0x30, 1e6);
+      exponent += sign * e;
+    }
+    value = binaryValue(mantissa, exponent);
+  } else {
+    const start = at;
+    let digits = 0;
+    for (; isDigit(s[at]); at++) digits++;
+    if (s[at] === 0x2e) for (at++; isDigit(s[at]); at++) digits++;
+    if (digits === 0) return null;
+    let text = s.subarray(start, at).toString('latin1');
+    if (lower(s[at] ?? 0) === 0x65) {
+      at++;
+      const signAt = at;
+      if (s[at] === 0x2b || s[at] === 0x2d) at++;
+      const digitsAt = at;
+      for (; isDigit(s[at]); at++);
+      if (at > digitsAt) text += `e${s.subarray(signAt, at).toString('latin1')}`;
+    }
+    value = Number(text);
+  }
+  if (at !== s.length || !Number.isFinite(value)) return null;
+  return negative ? -value : value;
+}
+
+/** mantissa × 2^exponent as the nearest double (ties to even), subnormals rounded once, as strtod does. */
+function binaryValue(mantissa: bigint, exponent: number): number {
+  if (mantissa === 0n) return 0;
+  const bits = mantissa.toString(2).length;
+  // Below 2^-1074 a bit is lost: round at that place, once.
+  const shift = -1074 - exponent;
+  if (shift > 0 && bits + exponent - 1 < -1022) {
+    if (shift > bits + 1) return 0;
+    const kept = mantissa >> BigInt(shift);
+    const rest = mantissa - (kept << BigInt(shift));
+    const half = 1n << BigInt(shift - 1);
+    const up = rest > half || (rest === half && (kept & 1n) === 1n);
+    return Number(kept + (up ? 1n : 0n)) * 2 ** -1074;
+  }
+  // Number(bigint) rounds to 53 bits; scaling by a power of two is then exact (or overflows).
+  let v = Number(mantissa);
+  let e = exponent;
+  while (e > 0) {
+    const step = Math.min(e, 1000);
+    v *= 2 ** step;
+    e -= step;
+  }
+  while (e < 0) {
+    const step = Math.min(-e, 1000);
+    v /= 2 ** step;
+    e += step;
+  }
+  return v;
+}
+
+/** A token as a C string sees it: up to its first NUL. */
+const cString = (t: Buffer) => (t.indexOf(0) === -1 ? t : t.subarray(0, t.indexOf(0)));
+
+/** Its message's cut of a long token (30 bytes, not inside a UTF-8 character, and "..."). */
+function truncate(t: Buffer, limit = 30): Buffer {
+  if (t.length <= limit + 5) return t;
+  let cut = limit;
+  while (cut < t.length && cut < limit + 4 && (t[cut]! & 0xc0) === 0x80) cut++;
+  return Buffer.concat([t.subarray(0, cut), Buffer.from('...')]);
+}
+
+/** Two tokens cut around where they differ: their common start, then each one's rest. */
+function truncatePair(a: Buffer, b: Buffer): [Buffer, Buffer] {
+  let d = 0;
+  while (d < a.length && d < b.length && a[d] === b[d]) d++;
+  const prefix = truncate(a.subarray(0, d), 15);
+  return [Buffer.concat([prefix, truncate(a.subarray(d), 15)]), Buffer.concat([prefix, truncate(b.subarray(d), 15)])];
+}
+
+/** printf's %le. */
+function cExp(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
+  return x.toExponential(6).replace(/e([+-])(\d)$/, 'e$10$2');
+}
+
+/** A piece of a message, printed as C prints a string (to its first NUL). */
+const str = (b: Buffer) => cString(b).toString('utf8');
+
+export function kattis(data: CheckData, o: KattisOptions): CheckResult {
+  const ans = data.answer;
+  const out = data.output;
+  const useFloats = o.absolute >= 0 || o.relative >= 0;
+  let a = 0;
+  let u = 0;
+  let ansLine = 1;
+  let outLine = 1;
+  const wrong = (detail: string) => wrongAnswer(`Wrong answer on line ${outLine} of output (corresponding to line ${ansLine} in answer file)\n${detail}`);
+  for (let token = 0; ; token++) {
+    while (a < ans.length && isSpace(ans[a]!)) {
+      const c = ans[a]!;
+      if (o.spaceChangeSensitive) {
+        const d = u < out.length ? out[u]! : -1;
+        if (c !== d) return wrong(`Space change error: got ${d} expected ${c}`);
+        if (d === 0x0a) outLine++;
+        u++;
+      }
+      if (c === 0x0a) ansLine++;
+      a++;
+    }
+    while (u < out.length && isSpace(out[u]!)) {
+      if (o.spaceChangeSensitive) return wrong(`Space change error: judge out of space, got ${out[u]} from user`);
+      if (out[u] === 0x0a) outLine++;
+      u++;
+    }
+    if (a >= ans.length) break;
+    const aStart = a;
+    while (a < ans.length && !isSpace(ans[a]!)) a++;
+    const judge = ans.subarray(aStart, a);
+    if (u >= out.length) {
+      const next = `(Next judge token: ${str(truncate(judge))})`;
+      if (token > 0) return wrong(`User EOF while judge had more output\n${next}`);
+      return wrong(`User EOF while judge had more output; user output ${u === 0 ? 'was empty' : 'contained only whitespace'}.\n${next}`);
+    }
+    const uStart = u;
+    while (u < out.length && !isSpace(out[u]!)) u++;
+    const team = out.subarray(uStart, u);
+    const want = useFloats ? cFloat(judge) : null;
+    if (want !== null) {
+      const got = cFloat(team);
+      if (got === null) return wrong(`Expected float, got: ${str(truncate(team))}`);
+      const diff = Math.abs(want - got);
+      if (!(diff <= o.absolute) && !(diff <= o.relative * Math.abs(want))) {
+        const relative = want === 0 ? `undefined, judge value is 0 (rel tolerance ${cExp(o.relative)})` : `${cExp(diff / Math.abs(want))} (rel tolerance ${cExp(o.relative)})`;
+        return wrong(`Too large difference.\n Judge: ${str(truncate(judge))}\n User:  ${str(truncate(team))}\n Absolute error: ${cExp(diff)} (abs tolerance ${cExp(o.absolute)})\n Relative error: ${relative}`);
+      }
+    } else {
+      const j = cString(judge);
+      const t = cString(team);
+      if (!(o.caseSensitive ? j.equals(t) : equalIgnoringCase(j, t))) {
+        const [jt, tt] = truncatePair(judge, team);
+        return wrong(`String tokens mismatch\nJudge: "${str(jt)}"\nUser: "${str(tt)}"`);
+      }
+    }
+  }
+  while (u < out.length && isSpace(out[u]!)) u++;
+  if (u < out.length) {
+    const start = u;
+    while (u < out.length && !isSpace(out[u]!)) u++;
+    return wrong(`Trailing output:\n${str(truncate(out.subarray(start, u)))}`);
+  }
+  return accepted();
+}
