@@ -32,17 +32,19 @@ export const CHECK_FILES = {
 } as const;
 
 const inWorkspace = (name: string) => `${SANDBOX_LAYOUT.workspace}/${name}`;
+/** feedback_dir as Kattis gives it: ending in a slash, so that a validator appends a file's name to it. */
+const feedbackDirArgument = () => `${inWorkspace(CHECK_FILES.feedbackDir)}/`;
 
 /** The checker's arguments (after its run command) and whether the output goes to its stdin. */
 export function checkerArguments(convention: Convention): { args: string[]; outputOnStdin: boolean } {
   if (convention === 'testlib') return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.output), inWorkspace(CHECK_FILES.answer)], outputOnStdin: false };
-  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)], outputOnStdin: true };
+  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), feedbackDirArgument()], outputOnStdin: true };
 }
 
 /** The interactor's arguments (after its run command). */
 export function interactorArguments(convention: Convention): string[] {
   if (convention === 'testlib') return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.interactorOutput)];
-  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)];
+  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), feedbackDirArgument()];
 }
 
 /** The directories a checker or interactor stage starts with, and the paths it brings back (Kattis' feedback_dir). */

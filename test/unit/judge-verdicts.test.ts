@@ -57,11 +57,11 @@ describe('judge: verdicts', () => {
 });
 
 describe('judge: checker conventions', () => {
-  it('testlib: input output answer; Kattis: input answer feedback_dir with the output on stdin', () => {
+  it('testlib: input output answer; Kattis: input answer feedback_dir (ending in a slash, as Kattis gives it) with the output on stdin', () => {
     expect(checkerArguments('testlib')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-output', '/box/judge-answer'], outputOnStdin: false });
-    expect(checkerArguments('kattis')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-answer', '/box/judge-feedback'], outputOnStdin: true });
+    expect(checkerArguments('kattis')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-answer', '/box/judge-feedback/'], outputOnStdin: true });
     expect(interactorArguments('testlib')).to.deep.equal(['/box/judge-input', '/box/judge-interactor-output']);
-    expect(interactorArguments('kattis')).to.deep.equal(['/box/judge-input', '/box/judge-answer', '/box/judge-feedback']);
+    expect(interactorArguments('kattis')).to.deep.equal(['/box/judge-input', '/box/judge-answer', '/box/judge-feedback/']);
   });
 
   it('testlib exit codes: 0 ok, 1 wrong answer, 2 presentation error, 3 failure, 7 points', () => {
