@@ -35,6 +35,7 @@ export const builtinMembers = [
   ),
   Type.Object({ type: Type.Literal('unordered_lines') }, { additionalProperties: false }),
   Type.Object({ type: Type.Literal('kattis'), flags: Type.Optional(ValidatorFlags) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('domjudge'), flags: Type.Optional(ValidatorFlags) }, { additionalProperties: false }),
 ] as const;
 
 const programFields = {
@@ -52,7 +53,7 @@ export const CheckerProgramSchema = Type.Object(
 
 export const CheckerSchema = Type.Union([...builtinMembers, CheckerProgramSchema], {
   description:
-    'How an output is compared with the expected one: a built-in comparison, lines (the default: each line without trailing whitespace, trailing empty lines ignored), exact, tokens, floats (tokens; numbers within an absolute or relative tolerance), unordered_lines, kattis (Kattis\' default output validator with its flags); or a checker program.',
+    'How an output is compared with the expected one: a built-in comparison, lines (the default: each line without trailing whitespace, trailing empty lines ignored), exact, tokens, floats (tokens; numbers within an absolute or relative tolerance), unordered_lines, kattis (Kattis\' default output validator with its flags), domjudge (DOMjudge\'s compare, the same with its float rules); or a checker program.',
 });
 export type CheckerRequest = Static<typeof CheckerSchema>;
 
@@ -116,9 +117,9 @@ export function programSource(req: InteractorRequest, field: string): ProgramSou
 export function checkerSetting(req: CheckerRequest | undefined, field = 'checker'): CheckerSetting {
   if (!req) return { type: DEFAULT_CHECKER };
   if (req.type === 'program') return { type: 'program', ...programSource(req, field) };
-  if (req.type === 'kattis') {
+  if (req.type === 'kattis' || req.type === 'domjudge') {
     try {
-      kattisOptions(req.flags ?? []);
+      kattisOptions(req.flags ?? [], req.type);
     } catch (err) {
       if (err instanceof ValidatorFlagsError) throw new JudgeSettingsError(`${field}.flags: ${err.message}`);
       throw err;

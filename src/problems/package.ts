@@ -68,7 +68,9 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
 
   const validatorDir = kattis ? validatorDirectory(files) : null;
   const flags = validatorFlags(yaml);
-  let checker: CheckerSetting = kattis || flags.length > 0 ? { type: 'kattis', flags } : { type: DEFAULT_CHECKER };
+  // A DOMjudge package is judged by DOMjudge's compare, a Kattis one by Kattis' default validator.
+  const dialect = files.has('domjudge-problem.ini') ? 'domjudge' : 'kattis';
+  let checker: CheckerSetting = kattis || flags.length > 0 ? { type: dialect, flags } : { type: DEFAULT_CHECKER };
   let interactor: ProgramSource | null = null;
   if (kattis) {
     const { custom, interactive } = validationOf(yaml, validatorDir !== null);
@@ -173,9 +175,9 @@ function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { c
 }
 
 /**
- * A DOMjudge package (domjudge-problem.ini) judged by DOMjudge's default compare, which
- * is Kattis' default validator: one whose special_compare names another of the DOMjudge
- * server's executables cannot be judged here unless it brings its validator.
+ * A DOMjudge package (domjudge-problem.ini) is judged by DOMjudge's default compare: one
+ * whose special_compare names another of the DOMjudge server's executables cannot be
+ * judged here unless it brings its validator.
  */
 async function domjudgeCompare(files: Map<string, ZipFileEntry>, custom: boolean): Promise<void> {
   const ini = files.get('domjudge-problem.ini');
@@ -250,16 +252,17 @@ async function groupArguments(files: Map<string, ZipFileEntry>, tests: DraftTest
 
 /** Validator arguments within bounds, and flags the default validator knows (problemtools' check runs it: a usage error is a judge error there). */
 function checkValidatorArguments(checker: CheckerSetting, interactor: ProgramSource | null, tests: DraftTest[]): void {
-  const own = checker.type === 'kattis' ? (checker.flags ?? []) : ((interactor ?? (checker.type === 'program' ? checker : null))?.args ?? []);
+  const builtin = checker.type === 'kattis' || checker.type === 'domjudge';
+  const own = builtin ? (checker.flags ?? []) : ((interactor ?? (checker.type === 'program' ? checker : null))?.args ?? []);
   for (const t of [{ name: 'problem.yaml', validatorArgs: [] as string[] }, ...tests]) {
     const args = [...own, ...(t.validatorArgs ?? [])];
     const where = t.name === 'problem.yaml' ? 'problem.yaml' : `test ${t.name}`;
     if (args.length > JUDGE_LIMITS.validatorArgsMax) throw bad(`${where}: ${args.length} validator arguments; at most ${JUDGE_LIMITS.validatorArgsMax}`);
     const long = args.find((a) => Buffer.byteLength(a) > JUDGE_LIMITS.validatorArgMaxBytes);
     if (long !== undefined) throw bad(`${where}: a validator argument is longer than ${JUDGE_LIMITS.validatorArgMaxBytes} bytes`);
-    if (checker.type === 'kattis' && !interactor) {
+    if (builtin && !interactor) {
       try {
-        kattisOptions(args);
+        kattisOptions(args, checker.type);
       } catch (err) {
         if (err instanceof ValidatorFlagsError) throw bad(`${where}: ${err.message}`);
         throw err;

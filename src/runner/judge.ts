@@ -206,8 +206,8 @@ export interface JudgeRun {
 
 /** The default validator's flags: the problem's, then the test's group's, as Kattis gives them. */
 function withTestFlags(checker: BuiltinChecker, t: JudgeTest): BuiltinChecker {
-  if (checker.type !== 'kattis' || !t.validatorArgs?.length) return checker;
-  return { type: 'kattis', flags: [...(checker.flags ?? []), ...t.validatorArgs] };
+  if ((checker.type !== 'kattis' && checker.type !== 'domjudge') || !t.validatorArgs?.length) return checker;
+  return { type: checker.type, flags: [...(checker.flags ?? []), ...t.validatorArgs] };
 }
 
 const skippedTest = (name: string | undefined): TestResult => ({ ...(name !== undefined ? { name } : {}), ...notRun('skipped'), ...SKIPPED });

@@ -11,8 +11,8 @@ const check = (checker: BuiltinChecker, output: string | Buffer, answer: string 
 const verdict = (checker: BuiltinChecker, output: string | Buffer, answer: string | Buffer) => check(checker, output, answer).verdict;
 
 describe('judge: built-in checkers', () => {
-  it('are lines, exact, tokens, floats, unordered_lines, kattis', () => {
-    expect(BUILTIN_CHECKER_TYPES).to.deep.equal(['lines', 'exact', 'tokens', 'floats', 'unordered_lines', 'kattis']);
+  it('are lines, exact, tokens, floats, unordered_lines, kattis, domjudge', () => {
+    expect(BUILTIN_CHECKER_TYPES).to.deep.equal(['lines', 'exact', 'tokens', 'floats', 'unordered_lines', 'kattis', 'domjudge']);
   });
 
   describe('case_sensitive on tokens and floats', () => {

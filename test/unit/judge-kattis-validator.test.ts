@@ -173,8 +173,8 @@ describe('judge: the kattis comparison (Kattis\' default validator)', () => {
 
   describe('flags', () => {
     it('are read as the validator reads its argv', () => {
-      expect(kattisOptions([])).to.deep.equal({ caseSensitive: false, spaceChangeSensitive: false, absolute: -1, relative: -1 });
-      expect(kattisOptions(['float_tolerance', '1e-4', 'case_sensitive'])).to.deep.equal({ caseSensitive: true, spaceChangeSensitive: false, absolute: 1e-4, relative: 1e-4 });
+      expect(kattisOptions([])).to.deep.equal({ dialect: 'kattis', caseSensitive: false, spaceChangeSensitive: false, absolute: -1, relative: -1 });
+      expect(kattisOptions(['float_tolerance', '1e-4', 'case_sensitive'])).to.deep.equal({ dialect: 'kattis', caseSensitive: true, spaceChangeSensitive: false, absolute: 1e-4, relative: 1e-4 });
       expect(kattisOptions(['float_absolute_tolerance', '0x1p-2', 'space_change_sensitive'])).to.include({ absolute: 0.25, relative: -1, spaceChangeSensitive: true });
       // A later flag overrides an earlier one.
       expect(kattisOptions(['float_tolerance', '1', 'float_relative_tolerance', '2'])).to.include({ absolute: 1, relative: 2 });
@@ -197,5 +197,41 @@ describe('judge: the kattis comparison (Kattis\' default validator)', () => {
     expect(verdict(answer.toUpperCase(), answer)).to.equal('accepted');
     const changed = `${answer.slice(0, answer.lastIndexOf('599999 '))}599999 0\n`;
     expect(judge(changed, answer, TOL).message).to.match(/^Wrong answer on line 600000 of output/);
+  });
+
+  describe("domjudge: DOMjudge's compare.cc", () => {
+    const dj = (output: string | Buffer, answer: string | Buffer, flags: string[] = []) =>
+      checkBuiltin({ type: 'domjudge', flags }, { input: Buffer.alloc(0), output: Buffer.from(output), answer: Buffer.from(answer) });
+    it('tokens, case and whitespace as Kattis', () => {
+      expect(dj('Hello World!', 'Hello world!').verdict).to.equal('accepted');
+      expect(dj('Hello World!', 'Hello world!', ['case_sensitive']).verdict).to.equal('wrong_answer');
+      expect(dj('1  2', '1 2', ['space_change_sensitive']).message).to.equal('Wrong answer on line 1 of output (corresponding to line 1 in answer file)\nSpace change error: judge out of space, got 32 from team');
+    });
+    it('with a tolerance, nan matches nan and inf an inf of its sign, in any spelling', () => {
+      expect(dj('-nan', 'nan', TOL).verdict).to.equal('accepted');
+      expect(dj('Infinity', 'inf', TOL).verdict).to.equal('accepted');
+      expect(dj('-inf', 'inf', TOL).message).to.equal('Wrong answer on line 1 of output (corresponding to line 1 in answer file)\nExpected float inf, got: -inf');
+      expect(dj('1', 'nan', TOL).verdict).to.equal('wrong_answer');
+      // Kattis reads them as words.
+      expect(verdict('-nan', 'nan', TOL)).to.equal('wrong_answer');
+      expect(verdict('Infinity', 'inf', TOL)).to.equal('wrong_answer');
+    });
+    it('its messages: Team, %Lg figures, tokens whole', () => {
+      expect(dj('1.1', '1', TOL).message).to.equal(
+        'Wrong answer on line 1 of output (corresponding to line 1 in answer file)\nToo large difference.\n Judge: 1\n Team: 1.1\n' +
+          ' Absolute difference: 0.1 (tolerance: 1e-06)\n Relative difference: 0.1 (tolerance: 1e-06)',
+      );
+      expect(dj('2', '1', ['float_relative_tolerance', '0.5']).message).to.contain('\n Relative difference: 1 (tolerance: 0.5)');
+      expect(dj('a', 'b').message).to.equal('Wrong answer on line 1 of output (corresponding to line 1 in answer file)\nString tokens mismatch\nJudge: "b"\nTeam: "a"');
+      expect(dj('a\u0001', 'b').message).to.match(/\nNote: team token contains non-printable characters$/);
+      expect(dj('', '1').message).to.match(/User EOF while judge had more output\n\(Next judge token: 1\)$/);
+    });
+    it('a NUL byte is part of a token it compares', () => {
+      expect(dj(Buffer.from('abc\u0000def'), 'abc').verdict).to.equal('wrong_answer');
+    });
+    it('tolerance flags may be inf', () => {
+      expect(dj('5', '1', ['float_absolute_tolerance', 'inf']).verdict).to.equal('accepted');
+      expect(() => kattisOptions(['float_tolerance', 'inf'])).to.throw(ValidatorFlagsError);
+    });
   });
 });

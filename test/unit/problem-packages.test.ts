@@ -146,10 +146,10 @@ describe('problems: packages', () => {
     expect(modern.checker).to.deep.include({ type: 'program', convention: 'kattis' });
   });
 
-  it('DOMjudge: a package with domjudge-problem.ini and no special_compare is judged by the default validator; another compare is refused', async () => {
+  it("DOMjudge: a package with domjudge-problem.ini and no special_compare is judged by DOMjudge's compare, with its flags; another compare is refused", async () => {
     const data = [{ name: 'data/secret/a.in', content: '1' }, { name: 'data/secret/a.ans', content: '1' }];
-    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: "name='Sum'\nspecial_compare=''\ntimelimit='2'\n" }])).checker).to.deep.equal({ type: 'kattis', flags: [] });
-    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: 'name=Sum\n' }])).checker).to.deep.equal({ type: 'kattis', flags: [] });
+    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: "name='Sum'\nspecial_compare=''\ntimelimit='2'\n" }])).checker).to.deep.equal({ type: 'domjudge', flags: [] });
+    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: 'name=Sum\n' }, { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-6\n' }])).checker).to.deep.equal({ type: 'domjudge', flags: ['float_tolerance', '1e-6'] });
     expect((await refusal([...data, { name: 'domjudge-problem.ini', content: "special_compare='float_compare'\n" }])).message).to.match(/special_compare names "float_compare"/);
   });
 

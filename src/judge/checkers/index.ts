@@ -13,7 +13,7 @@ import { unorderedLines } from './unordered-lines.js';
 export type { CheckData, CheckResult, CheckVerdict } from './types.js';
 export { CHECK_VERDICTS } from './types.js';
 export { FLOATS_DEFAULT_TOLERANCE } from './floats.js';
-export { KATTIS_FLAGS, kattisOptions, ValidatorFlagsError } from './kattis.js';
+export { KATTIS_FLAGS, kattisOptions, ValidatorFlagsError, type Dialect } from './kattis.js';
 
 export const BUILTIN_CHECKERS = {
   lines: (data: CheckData) => lines(data),
@@ -22,6 +22,7 @@ export const BUILTIN_CHECKERS = {
   floats: (data: CheckData, options: FloatsOptions) => floats(data, options),
   unordered_lines: (data: CheckData) => unorderedLines(data),
   kattis: (data: CheckData, flags: readonly string[]) => kattis(data, kattisOptions(flags)),
+  domjudge: (data: CheckData, flags: readonly string[]) => kattis(data, kattisOptions(flags, 'domjudge')),
 } as const;
 
 export type BuiltinCheckerType = keyof typeof BUILTIN_CHECKERS;
@@ -34,7 +35,7 @@ export type BuiltinChecker =
   | { type: 'lines' | 'exact' | 'unordered_lines' }
   | { type: 'tokens'; case_sensitive?: boolean }
   | ({ type: 'floats'; case_sensitive?: boolean } & FloatsOptions)
-  | { type: 'kattis'; flags?: string[] };
+  | { type: 'kattis' | 'domjudge'; flags?: string[] };
 
 export function checkBuiltin(checker: BuiltinChecker, data: CheckData): CheckResult {
   switch (checker.type) {
@@ -43,8 +44,9 @@ export function checkBuiltin(checker: BuiltinChecker, data: CheckData): CheckRes
     case 'floats':
       return BUILTIN_CHECKERS.floats(data, { absolute: checker.absolute, relative: checker.relative, caseSensitive: checker.case_sensitive ?? true });
     case 'kattis':
+    case 'domjudge':
       try {
-        return BUILTIN_CHECKERS.kattis(data, checker.flags ?? []);
+        return BUILTIN_CHECKERS[checker.type](data, checker.flags ?? []);
       } catch (err) {
         // Flags are checked when a request or package gives them; one kept from before is the checker's failure.
         if (err instanceof ValidatorFlagsError) return { verdict: 'checker_error', score: 0, message: err.message };

@@ -2,7 +2,11 @@ import { equalIgnoringCase, isSpace, lowerAscii as lower } from './text.js';
 import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
 
 // `kattis`: the default output validator of the Kattis / ICPC problem package format, as
-// problemtools' default_validator.cc judges (DOMjudge's compare.cc is the same program).
+// problemtools' default_validator.cc judges; `domjudge`: DOMjudge's compare.cc, the same
+// program changed in its floats (inf and nan are floats: nan matches nan, inf an inf of
+// its sign; the relative error is |o - a| / |a|) and its strings (compared whole, NUL
+// bytes too), with its own messages. compare.cc computes in long double; here doubles
+// are used, which can differ within an ulp of a tolerance and past 1.8e308.
 // Its flags: case_sensitive, space_change_sensitive, float_absolute_tolerance ε,
 // float_relative_tolerance ε, float_tolerance ε (both). Tokens are split on C's six
 // whitespace bytes and compared case-insensitively (ASCII) unless case_sensitive; with
@@ -14,7 +18,10 @@ import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types
 
 export class ValidatorFlagsError extends Error {}
 
+export type Dialect = 'kattis' | 'domjudge';
+
 export interface KattisOptions {
+  dialect: Dialect;
   caseSensitive: boolean;
   spaceChangeSensitive: boolean;
   /** A tolerance the flags did not give is -1, as there: no tolerance of that kind. */
@@ -27,14 +34,14 @@ export const KATTIS_FLAGS = ['case_sensitive', 'space_change_sensitive', 'float_
 const USAGE = 'Usage: default_validator judge_in judge_ans feedback_dir [options] < user_out';
 
 /** The default validator's flags, read as it reads its argv; throws ValidatorFlagsError where it stops with its usage. */
-export function kattisOptions(flags: readonly string[]): KattisOptions {
-  const o: KattisOptions = { caseSensitive: false, spaceChangeSensitive: false, absolute: -1, relative: -1 };
+export function kattisOptions(flags: readonly string[], dialect: Dialect = 'kattis'): KattisOptions {
+  const o: KattisOptions = { dialect, caseSensitive: false, spaceChangeSensitive: false, absolute: -1, relative: -1 };
   for (let i = 0; i < flags.length; i++) {
     const flag = flags[i]!;
     if (flag === 'case_sensitive') o.caseSensitive = true;
     else if (flag === 'space_change_sensitive') o.spaceChangeSensitive = true;
     else if (flag === 'float_absolute_tolerance' || flag === 'float_relative_tolerance' || flag === 'float_tolerance') {
-      const value = i + 1 < flags.length ? cFloat(Buffer.from(flags[i + 1]!, 'latin1')) : null;
+      const value = i + 1 < flags.length ? cFloat(Buffer.from(flags[i + 1]!, 'latin1'), dialect === 'domjudge') : null;
       if (value === null) throw new ValidatorFlagsError(`the default validator's ${flag} needs a number after it (${USAGE})`);
       i++;
       if (flag !== 'float_absolute_tolerance') o.relative = value;
@@ -62,13 +69,19 @@ function spells(s: Buffer, at: number, word: string): boolean {
  * longest prefix that could start a number (an exponent mark or its sign without digits
  * is read and ignored: "1e" is 1), and strtod's value of what it read. Null when it is not a float.
  */
-export function cFloat(token: Buffer): number | null {
+export function cFloat(token: Buffer, special = false): number | null {
   const s = token.indexOf(0) === -1 ? token : token.subarray(0, token.indexOf(0));
   let at = 0;
   const negative = s[at] === 0x2d;
   if (s[at] === 0x2b || s[at] === 0x2d) at++;
-  // inf, infinity and nan (any case) are read, and are not floats to it.
-  if (spells(s, at, 'inf') || spells(s, at, 'nan')) return null;
+  // inf, infinity and nan (any case) are read; compare.cc takes them (`special`), default_validator.cc does not.
+  if (spells(s, at, 'inf') || spells(s, at, 'nan')) {
+    if (!special) return null;
+    const rest = s.subarray(at).toString('latin1').toLowerCase();
+    if (rest === 'nan') return negative ? -NaN : NaN;
+    if (rest === 'inf' || rest === 'infinity') return negative ? -Infinity : Infinity;
+    return null;
+  }
   let value: number;
   if (s[at] === 0x30 && lower(s[at + 1] ?? 0) === 0x78) {
     at += 2;
@@ -108,7 +121,7 @@ export function cFloat(token: Buffer): number | null {
     }
     value = Number(text);
   }
-  if (at !== s.length || !Number.isFinite(value)) return null;
+  if (at !== s.length || (!special && !Number.isFinite(value))) return null;
   return negative ? -value : value;
 }
 
@@ -170,15 +183,59 @@ function cExp(x: number): string {
 /** A piece of a message, printed as C prints a string (to its first NUL). */
 const str = (b: Buffer) => cString(b).toString('utf8');
 
+/** printf's %Lg: six significant digits, trailing zeros dropped, an exponent below 1e-4 or from 1e6. */
+function cG(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  const [mantissa, e] = x.toExponential(5).split('e') as [string, string];
+  const exp = Number(e);
+  const trim = (t: string) => (t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
+  if (exp < -4 || exp >= 6) return `${trim(mantissa)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return trim(x.toFixed(Math.max(0, 5 - exp)));
+}
+
+/** compare.cc's note on a token with a byte C's isprint refuses. */
+function nonPrintable(judge: Buffer, team: Buffer): string {
+  const bad = (t: Buffer) => t.some((c) => c < 0x20 || c > 0x7e);
+  const who = [...(bad(judge) ? ['judge'] : []), ...(bad(team) ? ['team'] : [])];
+  return who.length === 0 ? '' : `\nNote: ${who.join(',')} token contains non-printable characters`;
+}
+
+/** compare.cc's float comparison: null when the output's float matches, else what is wrong. */
+function domjudgeFloats(judge: Buffer, team: Buffer, want: number, got: number, o: KattisOptions, note: string): string | null {
+  if (Number.isFinite(want) && Number.isFinite(got)) {
+    const absdiff = Math.abs(got - want);
+    const reldiff = Math.abs((got - want) / want);
+    const head = `Too large difference.\n Judge: ${str(judge)}\n Team: ${str(team)}\n`;
+    if (o.absolute >= 0 && o.relative >= 0) {
+      if (absdiff > o.absolute && reldiff > o.relative) {
+        return `${head} Absolute difference: ${cG(absdiff)} (tolerance: ${cG(o.absolute)})\n Relative difference: ${cG(reldiff)} (tolerance: ${cG(o.relative)})${note}`;
+      }
+    } else if (o.absolute >= 0) {
+      if (absdiff > o.absolute) return `${head} Absolute difference: ${cG(absdiff)} (tolerance: ${cG(o.absolute)})${note}`;
+    } else if (o.relative >= 0) {
+      if (reldiff > o.relative) return `${head} Relative difference: ${cG(reldiff)} (tolerance: ${cG(o.relative)})${note}`;
+    }
+    return null;
+  }
+  if (Number.isNaN(want) && Number.isNaN(got)) return null;
+  if (!Number.isFinite(want) && !Number.isNaN(want) && !Number.isFinite(got) && !Number.isNaN(got) && want === got) return null;
+  return `Expected float ${str(judge)}, got: ${str(team)}${note}`;
+}
+
 export function kattis(data: CheckData, o: KattisOptions): CheckResult {
   const ans = data.answer;
   const out = data.output;
+  const dj = o.dialect === 'domjudge';
+  const user = dj ? 'team' : 'user';
   const useFloats = o.absolute >= 0 || o.relative >= 0;
   let a = 0;
   let u = 0;
   let ansLine = 1;
   let outLine = 1;
   const wrong = (detail: string) => wrongAnswer(`Wrong answer on line ${outLine} of output (corresponding to line ${ansLine} in answer file)\n${detail}`);
+  // DOMjudge prints tokens whole; Kattis cuts long ones.
+  const cut = (t: Buffer) => (dj ? t : truncate(t));
   for (let token = 0; ; token++) {
     while (a < ans.length && isSpace(ans[a]!)) {
       const c = ans[a]!;
@@ -192,7 +249,7 @@ export function kattis(data: CheckData, o: KattisOptions): CheckResult {
       a++;
     }
     while (u < out.length && isSpace(out[u]!)) {
-      if (o.spaceChangeSensitive) return wrong(`Space change error: judge out of space, got ${out[u]} from user`);
+      if (o.spaceChangeSensitive) return wrong(`Space change error: judge out of space, got ${out[u]} from ${user}`);
       if (out[u] === 0x0a) outLine++;
       u++;
     }
@@ -201,28 +258,35 @@ export function kattis(data: CheckData, o: KattisOptions): CheckResult {
     while (a < ans.length && !isSpace(ans[a]!)) a++;
     const judge = ans.subarray(aStart, a);
     if (u >= out.length) {
-      const next = `(Next judge token: ${str(truncate(judge))})`;
-      if (token > 0) return wrong(`User EOF while judge had more output\n${next}`);
+      const next = `(Next judge token: ${str(cut(judge))})`;
+      if (token > 0 || dj) return wrong(`User EOF while judge had more output\n${next}`);
       return wrong(`User EOF while judge had more output; user output ${u === 0 ? 'was empty' : 'contained only whitespace'}.\n${next}`);
     }
     const uStart = u;
     while (u < out.length && !isSpace(out[u]!)) u++;
     const team = out.subarray(uStart, u);
-    const want = useFloats ? cFloat(judge) : null;
+    const note = dj ? nonPrintable(judge, team) : '';
+    const want = useFloats ? cFloat(judge, dj) : null;
     if (want !== null) {
-      const got = cFloat(team);
-      if (got === null) return wrong(`Expected float, got: ${str(truncate(team))}`);
+      const got = cFloat(team, dj);
+      if (got === null) return wrong(`Expected float, got: ${str(cut(team))}${note}`);
+      if (dj) {
+        const problem = domjudgeFloats(judge, team, want, got, o, note);
+        if (problem !== null) return wrong(problem);
+        continue;
+      }
       const diff = Math.abs(want - got);
       if (!(diff <= o.absolute) && !(diff <= o.relative * Math.abs(want))) {
         const relative = want === 0 ? `undefined, judge value is 0 (rel tolerance ${cExp(o.relative)})` : `${cExp(diff / Math.abs(want))} (rel tolerance ${cExp(o.relative)})`;
         return wrong(`Too large difference.\n Judge: ${str(truncate(judge))}\n User:  ${str(truncate(team))}\n Absolute error: ${cExp(diff)} (abs tolerance ${cExp(o.absolute)})\n Relative error: ${relative}`);
       }
     } else {
-      const j = cString(judge);
-      const t = cString(team);
+      // Kattis compares C strings (to a NUL), DOMjudge std::strings (whole).
+      const j = dj ? judge : cString(judge);
+      const t = dj ? team : cString(team);
       if (!(o.caseSensitive ? j.equals(t) : equalIgnoringCase(j, t))) {
-        const [jt, tt] = truncatePair(judge, team);
-        return wrong(`String tokens mismatch\nJudge: "${str(jt)}"\nUser: "${str(tt)}"`);
+        const [jt, tt] = dj ? [judge, team] : truncatePair(judge, team);
+        return wrong(`String tokens mismatch\nJudge: "${str(jt)}"\n${dj ? 'Team' : 'User'}: "${str(tt)}"${note}`);
       }
     }
   }
@@ -230,7 +294,7 @@ export function kattis(data: CheckData, o: KattisOptions): CheckResult {
   if (u < out.length) {
     const start = u;
     while (u < out.length && !isSpace(out[u]!)) u++;
-    return wrong(`Trailing output:\n${str(truncate(out.subarray(start, u)))}`);
+    return wrong(`Trailing output:\n${str(cut(out.subarray(start, u)))}`);
   }
   return accepted();
 }
