@@ -165,6 +165,12 @@ describe('judge: the kattis comparison (Kattis\' default validator)', () => {
         expect(cFloat(Buffer.from(t)), t).to.equal(null);
       }
     });
+    it('long tokens cost linear time: a hex float of megabytes of digits, an exponent of trillions', () => {
+      expect(cFloat(Buffer.from(`0x1${'0'.repeat(2_000_000)}p-8000000`))).to.equal(1);
+      expect(cFloat(Buffer.from('0x1p99999999999999'))).to.equal(null);
+      expect(cFloat(Buffer.from('0x1p-99999999999999'))).to.equal(0);
+      expect(cFloat(Buffer.from(`1${'0'.repeat(2_000_000)}e-2000000`))).to.equal(1);
+    });
     it('a NUL ends a token for it, as a C string', () => {
       expect(cFloat(Buffer.from('1\u0000x'))).to.equal(1);
       expect(verdict(Buffer.from('abc\u0000def'), 'abc')).to.equal('accepted');
