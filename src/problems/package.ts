@@ -16,8 +16,9 @@ import { listZip, type ZipFileEntry } from './zip.js';
 //   data/secret/**.in + .ans, their groups' testdata.yaml output_validator_flags or
 //   test_group.yaml output_validator_args, and output_validators/<name>/ (or
 //   output_validator/) with the checker's or interactor's files. Without one, Kattis'
-//   default validator judges, with the flags; a validator of the package gets them as
-//   its arguments after feedback_dir, as Kattis gives them;
+//   default validator judges (DOMjudge's compare for a package with
+//   domjudge-problem.ini), with the flags; a validator of the package gets them as its
+//   arguments after feedback_dir, as Kattis gives them;
 // - a plain archive: tests/NAME.in + tests/NAME.out, with an optional problem.yaml and
 //   checker/ or interactor/ directory.
 // A package may sit in one top-level directory. A checker program's convention is
