@@ -235,6 +235,17 @@ describe('judge: the kattis comparison (Kattis\' default validator)', () => {
     it('a NUL byte is part of a token it compares', () => {
       expect(dj(Buffer.from('abc\u0000def'), 'abc').verdict).to.equal('wrong_answer');
     });
+    it('in long double, as compare.cc computes: 1.000001 against 1 is past float_tolerance 1e-6 there (and within it in double, as Kattis computes)', () => {
+      expect(dj('1.000001', '1', TOL).verdict).to.equal('wrong_answer');
+      expect(verdict('1.000001', '1', TOL)).to.equal('accepted');
+      expect(dj('1.0000009', '1', TOL).verdict).to.equal('accepted');
+      expect(dj('0.1000001', '0.1', ['float_absolute_tolerance', '1e-7']).verdict).to.equal('accepted');
+      expect(verdict('0.1000001', '0.1', ['float_absolute_tolerance', '1e-7'])).to.equal('accepted');
+      // Past double's range, still finite in long double: compared, with its figures.
+      expect(dj('1e400', '1.0000001e400', TOL).verdict).to.equal('accepted');
+      expect(dj('2', '1e400', ['float_absolute_tolerance', '1']).message).to.contain('Absolute difference: 1e+400 (tolerance: 1)');
+      expect(dj('1e5000', '1e5000', ['float_absolute_tolerance', '1']).verdict).to.equal('accepted');
+    });
     it('tolerance flags may be inf', () => {
       expect(dj('5', '1', ['float_absolute_tolerance', 'inf']).verdict).to.equal('accepted');
       expect(() => kattisOptions(['float_tolerance', 'inf'])).to.throw(ValidatorFlagsError);

@@ -1,12 +1,13 @@
 import { equalIgnoringCase, firstDifference, isSpace, lowerAscii as lower } from './text.js';
+import { absQuotient, type Extended, formatG, fromBinary, fromDecimal, greater, minus, ZERO } from './extended.js';
 import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
 
 // `kattis`: the default output validator of the Kattis / ICPC problem package format, as
 // problemtools' default_validator.cc judges; `domjudge`: DOMjudge's compare.cc, the same
 // program changed in its floats (inf and nan are floats: nan matches nan, inf an inf of
 // its sign; the relative error is |o - a| / |a|) and its strings (compared whole, NUL
-// bytes too), with its own messages. compare.cc computes in long double; here doubles
-// are used, which can differ within an ulp of a tolerance and past 1.8e308.
+// bytes too), with its own messages, in long double (extended.ts) where doubles could
+// answer otherwise.
 // Its flags: case_sensitive, space_change_sensitive, float_absolute_tolerance ε,
 // float_relative_tolerance ε, float_tolerance ε (both). Tokens are split on C's six
 // whitespace bytes and compared case-insensitively (ASCII) unless case_sensitive; with
@@ -27,6 +28,9 @@ export interface KattisOptions {
   /** A tolerance the flags did not give is -1, as there: no tolerance of that kind. */
   absolute: number;
   relative: number;
+  /** domjudge: the tolerances as compare.cc reads them, in long double. */
+  absoluteExtended?: Extended;
+  relativeExtended?: Extended;
 }
 
 export const KATTIS_FLAGS = ['case_sensitive', 'space_change_sensitive', 'float_absolute_tolerance', 'float_relative_tolerance', 'float_tolerance'] as const;
@@ -41,11 +45,18 @@ export function kattisOptions(flags: readonly string[], dialect: Dialect = 'katt
     if (flag === 'case_sensitive') o.caseSensitive = true;
     else if (flag === 'space_change_sensitive') o.spaceChangeSensitive = true;
     else if (flag === 'float_absolute_tolerance' || flag === 'float_relative_tolerance' || flag === 'float_tolerance') {
-      const value = i + 1 < flags.length ? cFloat(Buffer.from(flags[i + 1]!, 'latin1'), dialect === 'domjudge') : null;
-      if (value === null) throw new ValidatorFlagsError(`the default validator's ${flag} needs a number after it (${USAGE})`);
+      const scanned = i + 1 < flags.length ? scanFloat(Buffer.from(flags[i + 1]!, 'latin1'), dialect === 'domjudge') : null;
+      if (scanned === null) throw new ValidatorFlagsError(`the default validator's ${flag} needs a number after it (${USAGE})`);
       i++;
-      if (flag !== 'float_absolute_tolerance') o.relative = value;
-      if (flag !== 'float_relative_tolerance') o.absolute = value;
+      const extended = dialect === 'domjudge' ? scanned.extended() : undefined;
+      if (flag !== 'float_absolute_tolerance') {
+        o.relative = scanned.value;
+        if (extended) o.relativeExtended = extended;
+      }
+      if (flag !== 'float_relative_tolerance') {
+        o.absolute = scanned.value;
+        if (extended) o.absoluteExtended = extended;
+      }
     } else {
       throw new ValidatorFlagsError(`${JSON.stringify(flag)} is not a flag of the default validator (${KATTIS_FLAGS.join(', ')}; ${USAGE})`);
     }
@@ -66,13 +77,24 @@ function spells(s: Buffer, at: number, word: string): boolean {
   return true;
 }
 
+/** A float token as scanf read it: its double, and how to get its exact long double. */
+interface Scanned {
+  value: number;
+  extended(): Extended;
+}
+
 /**
  * A token as default_validator.cc's isfloat reads it: `sscanf(s, "%lf%10s")` must convert
  * one number and leave nothing, and the number must be finite. glibc's scanf reads the
  * longest prefix that could start a number (an exponent mark or its sign without digits
  * is read and ignored: "1e" is 1), and strtod's value of what it read. Null when it is not a float.
+ * `special`: compare.cc's isfloat, where inf, infinity and nan are floats.
  */
 export function cFloat(token: Buffer, special = false): number | null {
+  return scanFloat(token, special)?.value ?? null;
+}
+
+function scanFloat(token: Buffer, special: boolean): Scanned | null {
   const s = token.indexOf(0) === -1 ? token : token.subarray(0, token.indexOf(0));
   let at = 0;
   const negative = s[at] === 0x2d;
@@ -81,11 +103,12 @@ export function cFloat(token: Buffer, special = false): number | null {
   if (spells(s, at, 'inf') || spells(s, at, 'nan')) {
     if (!special) return null;
     const rest = s.subarray(at).toString('latin1').toLowerCase();
-    if (rest === 'nan') return negative ? -NaN : NaN;
-    if (rest === 'inf' || rest === 'infinity') return negative ? -Infinity : Infinity;
+    if (rest === 'nan') return { value: NaN, extended: () => ({ kind: 'nan' }) };
+    if (rest === 'inf' || rest === 'infinity') return { value: negative ? -Infinity : Infinity, extended: () => ({ kind: 'inf', negative }) };
     return null;
   }
   let value: number;
+  let extended: () => Extended;
   if (s[at] === 0x30 && lower(s[at + 1] ?? 0) === 0x78) {
     at += 2;
     // The first HEX_KEPT significant digits make the mantissa; a nonzero one past them is a
@@ -116,7 +139,7 @@ export function cFloat(token: Buffer, special = false): number | null {
       exponent -= 1;
     }
     // glibc reads "0x." alone as 0 (and nothing else without a hex digit).
-    if (digits === 0) return at === s.length && s[at - 1] === 0x2e ? (negative ? -0 : 0) : null;
+    if (digits === 0) return at === s.length && s[at - 1] === 0x2e ? { value: negative ? -0 : 0, extended: () => ({ ...ZERO, negative }) } : null;
     if (lower(s[at] ?? 0) === 0x70) {
       at++;
       let sign = 1;
@@ -126,25 +149,35 @@ export function cFloat(token: Buffer, special = false): number | null {
       exponent += sign * e;
     }
     value = binaryValue(mantissa, exponent);
+    extended = () => fromBinary(negative, mantissa, exponent);
   } else {
     const start = at;
     let digits = 0;
     for (; isDigit(s[at]); at++) digits++;
-    if (s[at] === 0x2e) for (at++; isDigit(s[at]); at++) digits++;
+    const point = at;
+    let fraction = 0;
+    if (s[at] === 0x2e) for (at++; isDigit(s[at]); at++, fraction++) digits++;
     if (digits === 0) return null;
     let text = s.subarray(start, at).toString('latin1');
+    let exponent = 0;
     if (lower(s[at] ?? 0) === 0x65) {
       at++;
       const signAt = at;
       if (s[at] === 0x2b || s[at] === 0x2d) at++;
       const digitsAt = at;
-      for (; isDigit(s[at]); at++);
+      for (; isDigit(s[at]); at++) exponent = Math.min(exponent * 10 + s[at]! - 0x30, 1e12);
+      if (s[signAt] === 0x2d) exponent = -exponent;
       if (at > digitsAt) text += `e${s.subarray(signAt, at).toString('latin1')}`;
+      else exponent = 0;
     }
     value = Number(text);
+    const all = s.subarray(start, point).toString('latin1') + s.subarray(point + 1, point + 1 + fraction).toString('latin1');
+    const exp10 = exponent - fraction;
+    extended = () => fromDecimal(negative, all, exp10);
   }
   if (at !== s.length || (!special && !Number.isFinite(value))) return null;
-  return negative ? -value : value;
+  let once: Extended | undefined;
+  return { value: negative ? -value : value, extended: () => (once ??= extended()) };
 }
 
 /** mantissa × 2^exponent as the nearest double (ties to even), subnormals rounded once, as strtod does. */
@@ -208,17 +241,6 @@ function cExp(x: number): string {
 /** A piece of a message, printed as C prints a string (to its first NUL). */
 const str = (b: Buffer) => cString(b).toString('utf8');
 
-/** printf's %Lg: six significant digits, trailing zeros dropped, an exponent below 1e-4 or from 1e6. */
-function cG(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  const [mantissa, e] = x.toExponential(5).split('e') as [string, string];
-  const exp = Number(e);
-  const trim = (t: string) => (t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
-  if (exp < -4 || exp >= 6) return `${trim(mantissa)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return trim(x.toFixed(Math.max(0, 5 - exp)));
-}
-
 /** compare.cc's note on a token with a byte C's isprint refuses. */
 function nonPrintable(judge: Buffer, team: Buffer): string {
   const bad = (t: Buffer) => t.some((c) => c < 0x20 || c > 0x7e);
@@ -226,25 +248,57 @@ function nonPrintable(judge: Buffer, team: Buffer): string {
   return who.length === 0 ? '' : `\nNote: ${who.join(',')} token contains non-printable characters`;
 }
 
-/** compare.cc's float comparison: null when the output's float matches, else what is wrong. */
-function domjudgeFloats(judge: Buffer, team: Buffer, want: number, got: number, o: KattisOptions, note: string): string | null {
-  if (Number.isFinite(want) && Number.isFinite(got)) {
-    const absdiff = Math.abs(got - want);
-    const reldiff = Math.abs((got - want) / want);
-    const head = `Too large difference.\n Judge: ${str(judge)}\n Team: ${str(team)}\n`;
-    if (o.absolute >= 0 && o.relative >= 0) {
-      if (absdiff > o.absolute && reldiff > o.relative) {
-        return `${head} Absolute difference: ${cG(absdiff)} (tolerance: ${cG(o.absolute)})\n Relative difference: ${cG(reldiff)} (tolerance: ${cG(o.relative)})${note}`;
-      }
-    } else if (o.absolute >= 0) {
-      if (absdiff > o.absolute) return `${head} Absolute difference: ${cG(absdiff)} (tolerance: ${cG(o.absolute)})${note}`;
-    } else if (o.relative >= 0) {
-      if (reldiff > o.relative) return `${head} Relative difference: ${cG(reldiff)} (tolerance: ${cG(o.relative)})${note}`;
+/** Within double's range, where a double holds a long double's value to 1 part in 2^53. */
+const safe = (v: number) => v === 0 || (Math.abs(v) >= 1e-290 && Math.abs(v) <= 1e290);
+/** Doubles tell `x > y` as long doubles would unless the two are this close (their errors are some 1e-16). */
+const near = (x: number, y: number, scale: number) => Math.abs(x - y) <= 1e-12 * scale;
+const NEGATIVE_ONE = fromDecimal(true, '1', 0);
+
+/**
+ * compare.cc's float comparison, in its long doubles: null when the output's float
+ * matches, else what is wrong. Doubles decide unless a value is past their range or a
+ * difference is within 1e-12 of a tolerance; then the exact long double values do.
+ */
+function domjudgeFloats(judge: Buffer, team: Buffer, want: Scanned, got: Scanned, o: KattisOptions, note: string): string | null {
+  const kind = (x: Scanned) => (Number.isFinite(x.value) ? 'finite' : x.extended().kind);
+  const wk = kind(want);
+  const gk = kind(got);
+  if (wk === 'finite' && gk === 'finite') {
+    const useAbs = o.absolute >= 0;
+    const useRel = o.relative >= 0;
+    const w = want.value;
+    const g = got.value;
+    const absdiff = Math.abs(g - w);
+    const reldiff = Math.abs((g - w) / w);
+    const scale = Math.abs(w) + Math.abs(g);
+    const exact =
+      !safe(w) || !safe(g) || !Number.isFinite(absdiff) ||
+      (useAbs && (!safe(o.absolute) || near(absdiff, o.absolute, scale + o.absolute))) ||
+      (useRel && (!safe(o.relative) || (w !== 0 && near(reldiff, o.relative, scale / Math.abs(w) + o.relative))));
+    let failsAbs = absdiff > o.absolute;
+    let failsRel = reldiff > o.relative;
+    const figures = () => {
+      const d = minus(got.extended() as Extended & { kind: 'finite' }, want.extended() as Extended & { kind: 'finite' });
+      const abs: Extended = d.kind === 'finite' ? { ...d, negative: false } : { kind: 'inf', negative: false };
+      const rel = d.kind === 'finite' ? absQuotient(d, want.extended() as Extended & { kind: 'finite' }) : ({ kind: 'inf', negative: false } as Extended);
+      return { abs, rel };
+    };
+    if (exact) {
+      const f = figures();
+      failsAbs = greater(f.abs, o.absoluteExtended ?? NEGATIVE_ONE);
+      failsRel = greater(f.rel, o.relativeExtended ?? NEGATIVE_ONE);
     }
-    return null;
+    const fails = useAbs && useRel ? failsAbs && failsRel : useAbs ? failsAbs : useRel ? failsRel : false;
+    if (!fails) return null;
+    const f = figures();
+    const head = `Too large difference.\n Judge: ${str(judge)}\n Team: ${str(team)}\n`;
+    const absText = ` Absolute difference: ${formatG(f.abs)} (tolerance: ${formatG(o.absoluteExtended ?? NEGATIVE_ONE)})`;
+    const relText = ` Relative difference: ${formatG(f.rel)} (tolerance: ${formatG(o.relativeExtended ?? NEGATIVE_ONE)})`;
+    if (useAbs && useRel) return `${head}${absText}\n${relText}${note}`;
+    return `${head}${useAbs ? absText : relText}${note}`;
   }
-  if (Number.isNaN(want) && Number.isNaN(got)) return null;
-  if (!Number.isFinite(want) && !Number.isNaN(want) && !Number.isFinite(got) && !Number.isNaN(got) && want === got) return null;
+  if (wk === 'nan' && gk === 'nan') return null;
+  if (wk === 'inf' && gk === 'inf' && (want.extended() as { negative: boolean }).negative === (got.extended() as { negative: boolean }).negative) return null;
   return `Expected float ${str(judge)}, got: ${str(team)}${note}`;
 }
 
@@ -300,15 +354,17 @@ export function kattis(data: CheckData, o: KattisOptions): CheckResult {
     while (u < out.length && !isSpace(out[u]!)) u++;
     const team = out.subarray(uStart, u);
     const note = dj ? nonPrintable(judge, team) : '';
-    const want = useFloats ? cFloat(judge, dj) : null;
-    if (want !== null) {
-      const got = cFloat(team, dj);
-      if (got === null) return wrong(`Expected float, got: ${str(cut(team))}${note}`);
+    const scanned = useFloats ? scanFloat(judge, dj) : null;
+    if (scanned !== null) {
+      const other = scanFloat(team, dj);
+      if (other === null) return wrong(`Expected float, got: ${str(cut(team))}${note}`);
       if (dj) {
-        const problem = domjudgeFloats(judge, team, want, got, o, note);
+        const problem = domjudgeFloats(judge, team, scanned, other, o, note);
         if (problem !== null) return wrong(problem);
         continue;
       }
+      const want = scanned.value;
+      const got = other.value;
       const diff = Math.abs(want - got);
       if (!(diff <= o.absolute) && !(diff <= o.relative * Math.abs(want))) {
         const relative = want === 0 ? `undefined, judge value is 0 (rel tolerance ${cExp(o.relative)})` : `${cExp(diff / Math.abs(want))} (rel tolerance ${cExp(o.relative)})`;
