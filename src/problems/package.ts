@@ -164,7 +164,9 @@ function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { c
   const version = String(yaml.problem_format_version ?? 'legacy').trim();
   if (version !== 'legacy' && version !== 'legacy-icpc') {
     const types = Array.isArray(yaml.type) ? yaml.type.map(String) : String(yaml.type ?? 'pass-fail').trim().split(/\s+/);
-    return { custom: hasValidator, interactive: types.includes('interactive') };
+    const interactive = types.includes('interactive');
+    if (interactive && !hasValidator) throw bad('problem.yaml says type: interactive, but the package has no output_validator/ directory');
+    return { custom: hasValidator, interactive };
   }
   const validation = String(yaml.validation ?? 'default').trim();
   const words = validation.split(/\s+/);

@@ -144,6 +144,14 @@ describe('problems: packages', () => {
       { name: 'output_validator/validator.py', content: 'import sys\n' },
     ]);
     expect(modern.checker).to.deep.include({ type: 'program', convention: 'kattis' });
+    const interactive = await draftOf([
+      { name: 'problem.yaml', content: 'problem_format_version: 2023-07-draft\ntype: [pass-fail, interactive]\n' },
+      { name: 'data/secret/a.in', content: '' },
+      { name: 'data/secret/a.ans', content: '' },
+      { name: 'output_validator/interactor.py', content: 'import sys\n' },
+    ]);
+    expect(interactive.interactor).to.deep.include({ convention: 'kattis' });
+    expect((await refusal([{ name: 'problem.yaml', content: 'problem_format_version: 2025-09\ntype: interactive\n' }, { name: 'data/secret/a.in', content: '' }, { name: 'data/secret/a.ans', content: '' }])).message).to.match(/type: interactive, but the package has no output_validator/);
   });
 
   it("DOMjudge: a package with domjudge-problem.ini and no special_compare is judged by DOMjudge's compare, with its flags; another compare is refused", async () => {
