@@ -186,6 +186,9 @@ export const JOBE_SLOT_WAIT = { waitMs: 10_000, retryMs: 250 } as const;
 export const JUDGE_LIMITS = {
   /** A checker's or interactor's message kept in a test's result. */
   checkerMessageMaxBytes: 4 * KiB,
+  /** Arguments a checker or validator is given after its own (Kattis' validator flags), and the bytes of one. */
+  validatorArgsMax: 64,
+  validatorArgMaxBytes: 256,
 } as const;
 
 /** An interactor's wall-clock limit beyond its program's: the time it has to give its

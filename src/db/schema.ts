@@ -356,6 +356,8 @@ export interface ProblemTestsTable {
   answer_size: number;
   weight: number;
   sample: boolean;
+  /** Its output validator's arguments (migration 0054); null: none. */
+  validator_args: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 
 /** A submission the retention purge deleted (migration 0030): its lookup answers 410. */

@@ -7,7 +7,9 @@ import { verdictForScore } from './verdict.js';
 // - testlib (Codeforces, Polygon): a checker gets `input output answer`, an interactor
 //   `input output` (output: a file it may write for a checker); exit 0 ok, 1 wrong
 //   answer, 2 presentation error, 3 failure of the checker itself, 7 points (the score
-//   is the first number of its message); the message on stderr as testlib writes it.
+//   is the first word of its message after "points"), 8 unexpected end of the output (a
+//   presentation error), and _pc(n) (exit n or 50 + n, "partially correct (n)": n
+//   percent); the message on stderr as testlib writes it.
 // - Kattis / ICPC output validators: `input answer feedback_dir`, the program's output
 //   on stdin (an interactor: the program's output on stdin, its stdout to the program);
 //   exit 42 accepted, 43 wrong answer; the message in feedback_dir/judgemessage.txt, a
@@ -30,17 +32,19 @@ export const CHECK_FILES = {
 } as const;
 
 const inWorkspace = (name: string) => `${SANDBOX_LAYOUT.workspace}/${name}`;
+/** feedback_dir as Kattis gives it: ending in a slash, so that a validator appends a file's name to it. */
+const feedbackDirArgument = () => `${inWorkspace(CHECK_FILES.feedbackDir)}/`;
 
 /** The checker's arguments (after its run command) and whether the output goes to its stdin. */
 export function checkerArguments(convention: Convention): { args: string[]; outputOnStdin: boolean } {
   if (convention === 'testlib') return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.output), inWorkspace(CHECK_FILES.answer)], outputOnStdin: false };
-  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)], outputOnStdin: true };
+  return { args: [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), feedbackDirArgument()], outputOnStdin: true };
 }
 
 /** The interactor's arguments (after its run command). */
 export function interactorArguments(convention: Convention): string[] {
   if (convention === 'testlib') return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.interactorOutput)];
-  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), inWorkspace(CHECK_FILES.feedbackDir)];
+  return [inWorkspace(CHECK_FILES.input), inWorkspace(CHECK_FILES.answer), feedbackDirArgument()];
 }
 
 /** The directories a checker or interactor stage starts with, and the paths it brings back (Kattis' feedback_dir). */
@@ -65,13 +69,35 @@ export interface ConventionOutcome {
   feedback: Record<string, Buffer>;
 }
 
-const TESTLIB = { ok: 0, wrongAnswer: 1, presentationError: 2, fail: 3, points: 7 } as const;
+const TESTLIB = { ok: 0, wrongAnswer: 1, presentationError: 2, fail: 3, points: 7, unexpectedEof: 8 } as const;
 const KATTIS = { accepted: 42, wrongAnswer: 43 } as const;
 
-/** The first number of a message ("points 0.75 three of four", "0.5"). */
-export function firstNumber(text: string): number | null {
-  const m = /[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/.exec(text);
-  return m ? Number(m[0]) : null;
+/** A number written whole, as testlib writes points (%.10f trimmed, or %d) and a score file holds one. */
+const NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
+
+/** `text` as a number when it is one whole, else null. */
+export function wholeNumber(text: string): number | null {
+  return NUMBER.test(text) ? Number(text) : null;
+}
+
+/**
+ * testlib's points (exit 7): its message is "points " and then the points as the first
+ * token (quitp writes `points 0.5 message`). quitpi's `points_info=…` is no score.
+ */
+export function testlibPoints(stderr: string): number | null {
+  return wholeNumber(stderr.replace(/^points\s+/, '').split(/\s/, 1)[0]!);
+}
+
+/**
+ * testlib's partially correct, quitf(_pc(n), …): it exits PC_BASE_EXIT_CODE + n (0 + n,
+ * or 50 + n built for testsys) and its message begins "partially correct (n)". The
+ * message tells it from an exit code of the same number; n is read as percent of the test.
+ */
+export function testlibPartial(exitCode: number | null, stderr: string): number | null {
+  const m = /^partially correct \((\d+)\)/.exec(stderr);
+  if (!m || exitCode === null) return null;
+  const n = Number(m[1]);
+  return exitCode === n || exitCode === 50 + n ? n : null;
 }
 
 function failed(what: string, o: ConventionOutcome, message: string): CheckResult {
@@ -87,16 +113,19 @@ export function conventionVerdict(convention: Convention, o: ConventionOutcome, 
   const stderr = o.stderr.toString('utf8').trim();
   if (convention === 'testlib') {
     if (o.how !== 'exited') return failed(what, o, stderr);
+    const partial = testlibPartial(o.exitCode, stderr);
+    if (partial !== null) return { ...verdictForScore(partial / 100), message: stderr };
     switch (o.exitCode) {
       case TESTLIB.ok:
         return { verdict: 'accepted', score: 1, message: stderr };
       case TESTLIB.wrongAnswer:
         return { verdict: 'wrong_answer', score: 0, message: stderr };
       case TESTLIB.presentationError:
+      case TESTLIB.unexpectedEof:
         return { verdict: 'presentation_error', score: 0, message: stderr };
       case TESTLIB.points: {
-        const points = firstNumber(stderr.replace(/^points\s+/, ''));
-        if (points === null) return failed(what, o, `no score in its message (${stderr || 'empty'})`);
+        const points = testlibPoints(stderr);
+        if (points === null) return failed(what, o, `no score as the first word of its message (testlib writes "points 0.5 …"; quitpi's points_info is not one): ${stderr || 'empty'}`);
         return { ...verdictForScore(points), message: stderr };
       }
       default:
@@ -110,7 +139,7 @@ export function conventionVerdict(convention: Convention, o: ConventionOutcome, 
   if (o.exitCode !== KATTIS.accepted) return failed(what, o, message);
   const scoreText = o.feedback[CHECK_FILES.score]?.toString('utf8').trim();
   if (scoreText === undefined || scoreText === '') return { verdict: 'accepted', score: 1, message };
-  const score = firstNumber(scoreText);
-  if (score === null) return failed(what, o, `${CHECK_FILES.score} holds no number (${JSON.stringify(scoreText.slice(0, 40))})`);
+  const score = wholeNumber(scoreText);
+  if (score === null) return failed(what, o, `${CHECK_FILES.score} does not hold a number (${JSON.stringify(scoreText.slice(0, 40))})`);
   return { ...verdictForScore(score), message };
 }

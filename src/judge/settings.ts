@@ -2,7 +2,8 @@ import Type, { type Static } from 'typebox';
 import type { RunOptions } from '../db/schema.js';
 import { ProgramFields } from '../program/fields.js';
 import { asProgramText, decodeFiles, ProgramError, programOfFiles, type Program } from '../program/program.js';
-import { DEFAULT_CHECKER, type BuiltinChecker } from './checkers/index.js';
+import { DEFAULT_CHECKER, KATTIS_FLAGS, kattisOptions, ValidatorFlagsError, type BuiltinChecker } from './checkers/index.js';
+import { JUDGE_LIMITS } from '../limits.js';
 import { CONVENTIONS, type Convention } from './conventions.js';
 
 // How a request (or a stored problem) asks to be judged: the comparison (a built-in
@@ -15,13 +16,26 @@ const CompilerId = Type.Unsafe<string>({ type: 'string', description: 'Compiler 
 const Tolerance = (which: string) =>
   Type.Number({ minimum: 0, description: `${which} tolerance (default 1e-6; 0 turns it off). A number is accepted within either tolerance.` });
 
+const CaseSensitive = Type.Optional(Type.Boolean({ description: 'false: letters compare without their case (ASCII A-Z as a-z). Default true.' }));
+
+/** The flags of Kattis' default validator, as a package's validator_flags give them. */
+export const ValidatorFlags = Type.Array(Type.String({ maxLength: JUDGE_LIMITS.validatorArgMaxBytes }), {
+  maxItems: JUDGE_LIMITS.validatorArgsMax,
+  description: `Kattis' default validator's flags, one a string: ${KATTIS_FLAGS.join(', ')} (the float ones followed by their tolerance). Default none.`,
+});
+
 /** One schema per built-in checker (a unit test holds them to BUILTIN_CHECKER_TYPES). */
 export const builtinMembers = [
   Type.Object({ type: Type.Literal('lines') }, { additionalProperties: false }),
   Type.Object({ type: Type.Literal('exact') }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('tokens') }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('floats'), absolute: Type.Optional(Tolerance('Absolute')), relative: Type.Optional(Tolerance('Relative')) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('tokens'), case_sensitive: CaseSensitive }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('floats'), absolute: Type.Optional(Tolerance('Absolute')), relative: Type.Optional(Tolerance('Relative')), case_sensitive: CaseSensitive },
+    { additionalProperties: false },
+  ),
   Type.Object({ type: Type.Literal('unordered_lines') }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('kattis'), flags: Type.Optional(ValidatorFlags) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('domjudge'), flags: Type.Optional(ValidatorFlags) }, { additionalProperties: false }),
 ] as const;
 
 const programFields = {
@@ -39,7 +53,7 @@ export const CheckerProgramSchema = Type.Object(
 
 export const CheckerSchema = Type.Union([...builtinMembers, CheckerProgramSchema], {
   description:
-    'How an output is compared with the expected one: a built-in comparison, lines (the default: each line without trailing whitespace, trailing empty lines ignored), exact, tokens, floats (tokens; numbers within an absolute or relative tolerance), unordered_lines; or a checker program.',
+    'How an output is compared with the expected one: a built-in comparison, lines (the default: each line without trailing whitespace, trailing empty lines ignored), exact, tokens, floats (tokens; numbers within an absolute or relative tolerance), unordered_lines, kattis (Kattis\' default output validator with its flags), domjudge (DOMjudge\'s compare, the same with its float rules); or a checker program.',
 });
 export type CheckerRequest = Static<typeof CheckerSchema>;
 
@@ -56,6 +70,8 @@ export interface ProgramSource {
   code: string;
   options: Pick<RunOptions, 'main' | 'files'>;
   convention: Convention;
+  /** Arguments after its convention's (a Kattis package's validator_flags); a test's own follow them. */
+  args?: string[];
 }
 
 export type CheckerSetting = BuiltinChecker | ({ type: 'program' } & ProgramSource);
@@ -101,6 +117,14 @@ export function programSource(req: InteractorRequest, field: string): ProgramSou
 export function checkerSetting(req: CheckerRequest | undefined, field = 'checker'): CheckerSetting {
   if (!req) return { type: DEFAULT_CHECKER };
   if (req.type === 'program') return { type: 'program', ...programSource(req, field) };
+  if (req.type === 'kattis' || req.type === 'domjudge') {
+    try {
+      kattisOptions(req.flags ?? [], req.type);
+    } catch (err) {
+      if (err instanceof ValidatorFlagsError) throw new JudgeSettingsError(`${field}.flags: ${err.message}`);
+      throw err;
+    }
+  }
   return req;
 }
 

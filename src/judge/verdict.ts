@@ -53,12 +53,13 @@ export function verdictForScore(score: number): { verdict: 'accepted' | 'wrong_a
 
 /**
  * A test's verdict: the run's own status when it did not succeed (it is not compared),
- * else the comparison's.
+ * else the comparison's, its score exactly as the checker gave it (testlib's points
+ * 0.00000001 is not 0).
  */
 export function testVerdict(status: Exclude<RunStatus, 'compile_error' | 'internal_error' | 'cancelled'>, check: CheckResult | null): Judged {
   if (status !== 'success') return { verdict: status, score: 0, checker_message: null };
   if (!check) throw new Error('a successful run is compared before its verdict is given');
-  return { verdict: check.verdict, score: check.verdict === 'accepted' ? 1 : round(check.score), checker_message: checkerMessage(check.message) };
+  return { verdict: check.verdict, score: check.verdict === 'accepted' ? 1 : check.score, checker_message: checkerMessage(check.message) };
 }
 
 export const SKIPPED: Judged = { verdict: 'skipped', score: 0, checker_message: null };
@@ -77,12 +78,7 @@ export function overallVerdict(tests: readonly (Judged & { weight?: number })[])
     weights += w;
     sum += w * t.score;
   }
-  return { verdict: failed ? (failed.verdict as ResultVerdict) : 'accepted', score: weights > 0 ? round(sum / weights) : 0 };
-}
-
-/** Scores to the millionth: 0.666667, not 0.6666666666666666. */
-function round(score: number): number {
-  return Math.round(score * 1e6) / 1e6;
+  return { verdict: failed ? (failed.verdict as ResultVerdict) : 'accepted', score: weights > 0 ? sum / weights : 0 };
 }
 
 /**

@@ -34,6 +34,8 @@ export interface DraftTest {
   answer: DataSource;
   weight: number;
   sample: boolean;
+  /** Its group's arguments for the output validator (a Kattis package's); none when absent. */
+  validatorArgs?: string[];
 }
 
 /** A problem's limits as a request gives them: CPU seconds and KB, as the result reports time and memory. */

@@ -1,8 +1,8 @@
-import { DEFAULT_CHECKER, type BuiltinChecker } from '../judge/checkers/index.js';
+import { firstLine, type Dialect } from '../compilers/languages.js';
+import { DEFAULT_CHECKER, kattisOptions, ValidatorFlagsError } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { firstLine, type Dialect } from '../compilers/languages.js';
-import { PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
+import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
@@ -10,11 +10,16 @@ import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
 // A problem package (a zip) as a problem draft. Two layouts:
-// - the ICPC/Kattis problem package: problem.yaml (name, limits.time_limit in seconds or
-//   a .timelimit file, limits.memory in MiB, validation: default | custom | custom
-//   interactive, validator_flags), data/sample/**.in + .ans (samples), data/secret/**.in +
-//   .ans, and output_validators/<name>/ (or output_validator/) with the checker's or
-//   interactor's files;
+// - the ICPC/Kattis problem package (DOMjudge's too): problem.yaml (name,
+//   limits.time_limit in seconds or a .timelimit file, limits.memory in MiB, validation:
+//   default | custom | custom interactive, or from 2023-07 on a validator when there is
+//   one and type: interactive; validator_flags), data/sample/**.in + .ans (samples),
+//   data/secret/**.in + .ans, their groups' testdata.yaml output_validator_flags or
+//   test_group.yaml output_validator_args, and output_validators/<name>/ (or
+//   output_validator/) with the checker's or interactor's files. Without one, Kattis'
+//   default validator judges (DOMjudge's compare for a package with
+//   domjudge-problem.ini), with the flags; a validator of the package gets them as its
+//   arguments after feedback_dir, as Kattis gives them;
 // - a plain archive: tests/NAME.in + tests/NAME.out, with an optional problem.yaml and
 //   checker/ or interactor/ directory.
 // A package may sit in one top-level directory. A checker program's convention is
@@ -67,23 +72,28 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   const dialect: Dialect | undefined = files.has('domjudge-problem.ini') ? 'domjudge' : kattis ? 'kattis' : undefined;
   const compilerFor = (file: { name: string; firstLine: string }) => options.compilerFor(file, dialect);
 
-  const validation = String(yaml.validation ?? 'default').trim();
   const validatorDir = kattis ? validatorDirectory(files) : null;
-  let checker: CheckerSetting = defaultChecker(yaml, kattis ? 'tokens' : DEFAULT_CHECKER);
+  const flags = validatorFlags(yaml);
+  // A DOMjudge package is judged by DOMjudge's compare, a Kattis one by Kattis' default validator.
+  const defaultValidator = dialect === 'domjudge' ? 'domjudge' : 'kattis';
+  let checker: CheckerSetting = kattis || flags.length > 0 ? { type: defaultValidator, flags } : { type: DEFAULT_CHECKER };
   let interactor: ProgramSource | null = null;
   if (kattis) {
-    if (validation === 'custom' || validation === 'custom interactive' || validation === 'custom score' || validation === 'custom interactive score') {
-      if (!validatorDir) throw bad(`problem.yaml says validation: ${validation}, but the package has no output_validators/<name>/ directory`);
-      const program = await programFrom(files, validatorDir, compilerFor);
-      if (validation.includes('interactive')) interactor = program;
+    const { custom, interactive } = validationOf(yaml, validatorDir !== null);
+    await domjudgeCompare(files, custom);
+    if (custom) {
+      if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
+      // A custom validator's flags are its own: Kattis passes them on as they are.
+      const program = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
+      if (interactive) interactor = program;
       else checker = { type: 'program', ...program };
-    } else if (validation !== 'default') {
-      throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
     }
+    await groupArguments(files, tests);
   } else {
     if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
     if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
   }
+  checkValidatorArguments(checker, interactor, tests);
   return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
 }
 
@@ -141,35 +151,127 @@ async function limitsFrom(yaml: Record<string, unknown>, files: Map<string, ZipF
   return limits;
 }
 
+/** problem.yaml's validator_flags (the legacy format's; later ones give arguments per test group only). */
+function validatorFlags(yaml: Record<string, unknown>): string[] {
+  const flags = yaml.validator_flags;
+  if (flags === undefined || flags === null) return [];
+  if (typeof flags !== 'string' && typeof flags !== 'number') throw bad('problem.yaml: validator_flags must be a string of space-separated flags');
+  return String(flags).trim().split(/\s+/).filter(Boolean);
+}
+
 /**
- * The built-in comparison problem.yaml's validator_flags ask for, as Kattis' default
- * validator reads them (which compares tokens; a plain archive's default is runbox's).
+ * Whether a Kattis package's output is judged by its own validator, and interactively:
+ * the legacy format says so in `validation` (default, custom, custom interactive, with
+ * score); from 2023-07 on a package has a validator when output_validator/ holds one,
+ * and `type` says interactive.
  */
-function defaultChecker(yaml: Record<string, unknown>, plain: 'tokens' | typeof DEFAULT_CHECKER): BuiltinChecker {
-  const flags = yaml.validator_flags === undefined ? [] : String(yaml.validator_flags).trim().split(/\s+/).filter(Boolean);
-  if (flags.length === 0) return { type: plain };
-  let absolute: number | undefined;
-  let relative: number | undefined;
-  let exact = false;
-  for (let i = 0; i < flags.length; i++) {
-    const flag = flags[i]!;
-    const value = () => {
-      const v = Number(flags[++i]);
-      if (!Number.isFinite(v) || v < 0) throw bad(`problem.yaml: validator_flags ${flag} needs a tolerance`);
-      return v;
-    };
-    if (flag === 'float_tolerance') absolute = relative = value();
-    else if (flag === 'float_absolute_tolerance') absolute = value();
-    else if (flag === 'float_relative_tolerance') relative = value();
-    else if (flag === 'space_change_sensitive') exact = true;
-    else if (flag === 'case_sensitive') continue;
-    else throw bad(`problem.yaml: validator flag ${JSON.stringify(flag)} is not one runbox knows (float_tolerance, float_absolute_tolerance, float_relative_tolerance, space_change_sensitive, case_sensitive)`);
+function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean } {
+  const version = String(yaml.problem_format_version ?? 'legacy').trim();
+  if (version !== 'legacy' && version !== 'legacy-icpc') {
+    const types = Array.isArray(yaml.type) ? yaml.type.map(String) : String(yaml.type ?? 'pass-fail').trim().split(/\s+/);
+    const interactive = types.includes('interactive');
+    if (interactive && !hasValidator) throw bad('problem.yaml says type: interactive, but the package has no output_validator/ directory');
+    return { custom: hasValidator, interactive };
   }
-  if (absolute !== undefined || relative !== undefined) {
-    // Kattis: a flag not given is no tolerance of that kind.
-    return { type: 'floats', absolute: absolute ?? 0, relative: relative ?? 0 };
+  const validation = String(yaml.validation ?? 'default').trim();
+  const words = validation.split(/\s+/);
+  if (validation === 'default') return { custom: false, interactive: false };
+  if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score') && new Set(words).size === words.length) {
+    return { custom: true, interactive: words.includes('interactive') };
   }
-  return { type: exact ? 'exact' : plain };
+  throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
+}
+
+/**
+ * A DOMjudge package (domjudge-problem.ini) is judged by DOMjudge's default compare: one
+ * whose special_compare names another of the DOMjudge server's executables cannot be
+ * judged here unless it brings its validator.
+ */
+async function domjudgeCompare(files: Map<string, ZipFileEntry>, custom: boolean): Promise<void> {
+  const ini = files.get('domjudge-problem.ini');
+  if (!ini || custom) return;
+  if (ini.size > 64 * 1024) throw bad('domjudge-problem.ini is larger than 64 KiB');
+  const line = /^\s*special_compare\s*=\s*['"]?([^'"\r\n]*?)['"]?\s*$/m.exec((await ini.read()).toString('utf8'));
+  const compare = line?.[1]?.trim() ?? '';
+  if (compare !== '' && compare !== 'compare') {
+    throw bad(`domjudge-problem.ini's special_compare names ${JSON.stringify(compare)}, an executable of the DOMjudge server that is not in the package: include it as output_validators/<name>/ with validation: custom in problem.yaml`);
+  }
+}
+
+/** A YAML file of a package's test data (testdata.yaml, test_group.yaml, a test's NAME.yaml): a mapping, or null when absent. */
+async function dataYaml(files: Map<string, ZipFileEntry>, path: string): Promise<Record<string, unknown> | null> {
+  const file = files.get(path);
+  if (!file) return null;
+  // Bounded in size and depth before it is parsed, as problem.yaml is (src/problems/yaml.ts).
+  const value = parsePackageYaml(await metadataFile(file, path), path);
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${path} must be a mapping`);
+  return value as Record<string, unknown>;
+}
+
+/** The validator arguments a test data YAML file gives, or undefined when it gives none. */
+function argumentsIn(config: Record<string, unknown>, path: string): string[] | undefined {
+  // Legacy: output_validator_flags, a string (or {name, flags}), split as problemtools splits it.
+  let flags = config.output_validator_flags;
+  if (flags !== undefined) {
+    if (flags !== null && typeof flags === 'object' && !Array.isArray(flags)) flags = (flags as Record<string, unknown>).flags ?? '';
+    if (flags === null) return [];
+    if (typeof flags !== 'string' && typeof flags !== 'number') throw bad(`${path}: output_validator_flags must be a string of space-separated flags`);
+    return String(flags).trim().split(/\s+/).filter(Boolean);
+  }
+  // 2025-09: output_validator_args, a sequence of strings.
+  const args = config.output_validator_args;
+  if (args === undefined) return undefined;
+  if (args === null) return [];
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' || typeof a === 'number')) throw bad(`${path}: output_validator_args must be a sequence of strings`);
+  return args.map(String);
+}
+
+/**
+ * Each test's validator arguments: those of its own NAME.yaml (2025-09), else of the
+ * nearest testdata.yaml or test_group.yaml from its directory up to data/ that gives any
+ * (a group inherits its parent's).
+ */
+async function groupArguments(files: Map<string, ZipFileEntry>, tests: DraftTest[]): Promise<void> {
+  const byDir = new Map<string, string[] | undefined>();
+  const ofDir = async (dir: string): Promise<string[] | undefined> => {
+    if (byDir.has(dir)) return byDir.get(dir);
+    let found: string[] | undefined;
+    for (const name of ['testdata.yaml', 'test_group.yaml']) {
+      const config = await dataYaml(files, `${dir}/${name}`);
+      if (config) found ??= argumentsIn(config, `${dir}/${name}`);
+    }
+    if (found === undefined && dir.includes('/')) found = await ofDir(dir.slice(0, dir.lastIndexOf('/')));
+    byDir.set(dir, found);
+    return found;
+  };
+  for (const t of tests) {
+    const path = `data/${t.name}`;
+    const own = await dataYaml(files, `${path}.yaml`);
+    const args = (own && argumentsIn(own, `${path}.yaml`)) ?? (await ofDir(path.slice(0, path.lastIndexOf('/'))));
+    if (args && args.length > 0) t.validatorArgs = args;
+  }
+}
+
+/** Validator arguments within bounds, and flags the default validator knows (problemtools' check runs it: a usage error is a judge error there). */
+function checkValidatorArguments(checker: CheckerSetting, interactor: ProgramSource | null, tests: DraftTest[]): void {
+  const builtin = checker.type === 'kattis' || checker.type === 'domjudge';
+  const own = builtin ? (checker.flags ?? []) : ((interactor ?? (checker.type === 'program' ? checker : null))?.args ?? []);
+  for (const t of [{ name: 'problem.yaml', validatorArgs: [] as string[] }, ...tests]) {
+    const args = [...own, ...(t.validatorArgs ?? [])];
+    const where = t.name === 'problem.yaml' ? 'problem.yaml' : `test ${t.name}`;
+    if (args.length > JUDGE_LIMITS.validatorArgsMax) throw bad(`${where}: ${args.length} validator arguments; at most ${JUDGE_LIMITS.validatorArgsMax}`);
+    const long = args.find((a) => Buffer.byteLength(a) > JUDGE_LIMITS.validatorArgMaxBytes);
+    if (long !== undefined) throw bad(`${where}: a validator argument is longer than ${JUDGE_LIMITS.validatorArgMaxBytes} bytes`);
+    if (builtin && !interactor) {
+      try {
+        kattisOptions(args, checker.type);
+      } catch (err) {
+        if (err instanceof ValidatorFlagsError) throw bad(`${where}: ${err.message}`);
+        throw err;
+      }
+    }
+  }
 }
 
 /** Tests of data/sample (samples first) and data/secret, each .in with its .ans, in path order. */

@@ -91,7 +91,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
-    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean }[] = [];
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null }[] = [];
     const sizes = new Map<string, number>();
     const store = async (source: DataSource) => {
       const content = await source.read();
@@ -104,7 +104,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     for (const t of draft.tests) {
       const input = await store(t.input);
       const answer = await store(t.answer);
-      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample });
+      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
@@ -127,7 +127,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       .execute();
     await trx
       .insertInto('problem_tests')
-      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample })))
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs })))
       .execute();
     // The account's total as stored, the checks above notwithstanding.
     const storage = await accountStorage(trx, accountId);
@@ -268,6 +268,8 @@ export interface StoredTest {
   inputSize: number;
   answerSize: number;
   weight: number;
+  /** Its output validator's arguments (a Kattis package's group's); none when absent. */
+  validatorArgs?: string[];
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
@@ -281,13 +283,13 @@ export async function versionForRun(db: Db, problemId: string, version: number):
   if (!row) return undefined;
   const tests = await db
     .selectFrom('problem_tests')
-    .select(['name', 'input_hash', 'answer_hash', 'input_size', 'answer_size', 'weight'])
+    .select(['name', 'input_hash', 'answer_hash', 'input_size', 'answer_size', 'weight', 'validator_args'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .orderBy('ordinal')
     .execute();
   return {
     ...forRun(row),
-    testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight })),
+    testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

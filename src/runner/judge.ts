@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { imageRootfs } from '../compilers/availability.js';
 import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
-import type { CheckData, CheckResult } from '../judge/checkers/index.js';
+import type { BuiltinChecker, CheckData, CheckResult } from '../judge/checkers/index.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
@@ -36,6 +36,8 @@ export interface JudgeDeps {
 interface JudgeTest {
   name?: string;
   weight: number;
+  /** Its output validator's arguments, after the checker's own (a stored Kattis package's group's). */
+  validatorArgs?: string[];
   input(): Promise<Buffer>;
   answer(): Promise<Buffer>;
 }
@@ -46,6 +48,8 @@ interface Helper {
   rootfs: string;
   run: StagePlan;
   convention: Convention;
+  /** Arguments after its convention's, before a test's (a Kattis package's validator_flags). */
+  args: string[];
 }
 
 export interface Judging {
@@ -80,6 +84,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     tests = stored.testList.map((t: StoredTest) => ({
       name: t.name,
       weight: t.weight,
+      ...(t.validatorArgs?.length ? { validatorArgs: t.validatorArgs } : {}),
       input: () => data.get(t.inputHash, t.inputSize),
       answer: () => data.get(t.answerHash, t.answerSize),
     }));
@@ -129,7 +134,7 @@ async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor'
   const stored = { code: source.code, run_options: source.options };
   const key = keyOf(entry, rootfs, stored);
   const cached = deps.judge?.built.get(key);
-  if (cached) return { entry, rootfs, run: cached, convention: source.convention };
+  if (cached) return { entry, rootfs, run: cached, convention: source.convention, args: source.args ?? [] };
   const plan = planProgram(entry, stored);
   const built = await buildProgram(plan, (planned) => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
@@ -140,7 +145,7 @@ async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor'
   });
   if (!built.ok) throw new HelperNotBuilt(what, built);
   deps.judge?.built.put(key, built.run);
-  return { entry, rootfs, run: built.run, convention: source.convention };
+  return { entry, rootfs, run: built.run, convention: source.convention, args: source.args ?? [] };
 }
 
 function keyOf(entry: CompilerEntry, rootfs: string, program: { code: string; run_options: ProgramSource['options'] }): string {
@@ -153,13 +158,16 @@ function keyOf(entry: CompilerEntry, rootfs: string, program: { code: string; ru
   return BuiltCache.key([entry.id, entry.version, image, program.code, program.run_options.main ?? null, program.run_options.files ?? []]);
 }
 
-/** A checker's or interactor's stage: its built run with `args` after its command and the
- *  test's files `given` (read-only) in its workspace, its feedback directory (Kattis). */
-function helperSpec(j: Judging, h: Helper, args: string[], given: Record<string, Buffer>): SandboxSpec {
+/** A checker's or interactor's stage: its built run with `args` after its command (then,
+ *  for a Kattis validator, its own and the test's validator arguments, as Kattis passes
+ *  them; a testlib checker would read them as its result file) and the test's files
+ *  `given` (read-only) in its workspace, its feedback directory (Kattis). */
+function helperSpec(j: Judging, h: Helper, args: string[], given: Record<string, Buffer>, t: JudgeTest): SandboxSpec {
   const feedback = feedbackPaths(h.convention);
+  const extra = h.convention === 'kattis' ? [...h.args, ...(t.validatorArgs ?? [])] : [];
   const spec: SandboxSpec = {
     rootfs: h.rootfs,
-    argv: [...h.run.argv, ...args],
+    argv: [...h.run.argv, ...args, ...extra],
     files: [...h.run.files, ...Object.entries(given).map(([name, content]): StageFile => ({ name, mode: 0o444, content }))],
     dirs: [...h.run.dirs, ...feedback.dirs],
     slot: j.deps.slot,
@@ -177,9 +185,9 @@ function helperVerdict(h: Helper, ended: SandboxOutcome, what: 'checker' | 'inte
 }
 
 /** A checker program's verdict on one output: its stage, by its convention. */
-async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<CheckResult> {
+async function runChecker(j: Judging, h: Helper, t: JudgeTest, data: CheckData): Promise<CheckResult> {
   const { args, outputOnStdin } = checkerArguments(h.convention);
-  const spec = helperSpec(j, h, args, { [CHECK_FILES.input]: data.input, [CHECK_FILES.output]: data.output, [CHECK_FILES.answer]: data.answer });
+  const spec = helperSpec(j, h, args, { [CHECK_FILES.input]: data.input, [CHECK_FILES.output]: data.output, [CHECK_FILES.answer]: data.answer }, t);
   spec.stdin = outputOnStdin ? data.output : '';
   if (j.limits) spec.limits = j.limits;
   return helperVerdict(h, await j.sandbox.run(spec), 'checker');
@@ -196,9 +204,9 @@ async function runChecker(j: Judging, h: Helper, data: CheckData): Promise<Check
  * (each program's as its runbox-init reaped it, before its output closed: a partner
  * that ended on reading that end always ended later).
  */
-async function interact(j: Judging, h: Helper, r: JudgeRun, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
+async function interact(j: Judging, h: Helper, r: JudgeRun, t: JudgeTest, input: Buffer, answer: Buffer): Promise<{ outcome: SandboxOutcome; judged: Judged }> {
   const link = new StageLink();
-  const spec = helperSpec(j, h, interactorArguments(h.convention), { [CHECK_FILES.input]: input, [CHECK_FILES.answer]: answer });
+  const spec = helperSpec(j, h, interactorArguments(h.convention), { [CHECK_FILES.input]: input, [CHECK_FILES.answer]: answer }, t);
   spec.lane = 1;
   spec.link = link.side(1);
   spec.limits = { timeoutMs: interactorTimeoutMs(j.limits?.timeoutMs) };
@@ -214,6 +222,12 @@ export interface JudgeRun {
   returnFiles: boolean;
   /** The program's run stage with this stdin, its whole stdout kept; or joined to an interactor's stage. */
   run(input: Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
+}
+
+/** The default validator's flags: the problem's, then the test's group's, as Kattis gives them. */
+function withTestFlags(checker: BuiltinChecker, t: JudgeTest): BuiltinChecker {
+  if ((checker.type !== 'kattis' && checker.type !== 'domjudge') || !t.validatorArgs?.length) return checker;
+  return { type: checker.type, flags: [...(checker.flags ?? []), ...t.validatorArgs] };
 }
 
 const skippedTest = (name: string | undefined): TestResult => ({ ...(name !== undefined ? { name } : {}), ...notRun('skipped'), ...SKIPPED });
@@ -232,7 +246,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     const input = await t.input();
     const answer = await t.answer();
     if (j.interactor) {
-      const { outcome, judged } = await interact(j, j.interactor, r, input, answer);
+      const { outcome, judged } = await interact(j, j.interactor, r, t, input, answer);
       results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...executionFields(outcome), ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
       outcomes.push(outcome);
       if (j.settings.stop_on_failure && judged.verdict !== 'accepted') stopped = true;
@@ -247,7 +261,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     else {
       const data: CheckData = { input, output: outcome.wholeStdout ?? outcome.stdout, answer };
       const checker = j.settings.checker;
-      judged = testVerdict('success', j.checker ? await runChecker(j, j.checker, data) : checker.type === 'program' ? null : await compare(checker, data));
+      judged = testVerdict('success', j.checker ? await runChecker(j, j.checker, t, data) : checker.type === 'program' ? null : await compare(withTestFlags(checker, t), data));
     }
     results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...fields, ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
     outcomes.push(outcome);

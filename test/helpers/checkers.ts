@@ -141,3 +141,35 @@ export const GUESS_LINEAR = 'g = 1\nwhile True:\n    print(g, flush=True)\n    i
 export const GUESS_ONCE = 'print(500000, flush=True)\n';
 /** Makes one guess, then never reads again and never ends. */
 export const GUESS_STALL = 'import time\nprint(500000, flush=True)\ntime.sleep(60)\n';
+
+/**
+ * A checker that ends as testlib's partial-credit calls end (written out, runbox ships no
+ * testlib): the answer file's word chooses. "tiny": quitp(0.00000001, …), exit 7 and
+ * "points 0.00000001 …"; "info": quitpi("1.0", …), exit 7 and "points points_info=1.0 …"
+ * (no score); "pc": quitf(_pc(13), …), exit 13 (PC_BASE_EXIT_CODE 0 + 13) and
+ * "partially correct (13) …".
+ */
+export const TESTLIB_PARTIAL_CHECKER = String.raw`
+#include <cstdio>
+#include <cstring>
+int main(int argc, char** argv) {
+  if (argc < 4) { fprintf(stderr, "FAIL usage: checker input output answer\n"); return 3; }
+  FILE* ans = fopen(argv[3], "r");
+  char word[16] = "";
+  if (!ans || fscanf(ans, "%15s", word) != 1) { fprintf(stderr, "FAIL no answer\n"); return 3; }
+  if (!strcmp(word, "tiny")) { fprintf(stderr, "points 0.00000001 almost nothing\n"); return 7; }
+  if (!strcmp(word, "info")) { fprintf(stderr, "points points_info=1.0 answer 5 is wrong\n"); return 7; }
+  if (!strcmp(word, "pc")) { fprintf(stderr, "partially correct (13) result=13\n"); return 13; }
+  fprintf(stderr, "FAIL unknown answer\n");
+  return 3;
+}
+`;
+
+/** A Kattis output validator (Python) that accepts and says its arguments after feedback_dir, and how feedback_dir ends. */
+export const KATTIS_ARGUMENTS_VALIDATOR = [
+  'import sys',
+  "with open(sys.argv[3] + 'judgemessage.txt', 'w') as f:",
+  "    f.write('args: ' + ' '.join(sys.argv[4:]))",
+  'sys.exit(42)',
+  '',
+].join('\n');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { SandboxSpec } from '../../src/sandbox/spec.js';
-import { KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H } from '../helpers/checkers.js';
+import { KATTIS_ARGUMENTS_VALIDATOR, KATTIS_VALIDATOR, POLYGON_CHECKER, SUM_PROGRAM, TESTLIB_CHECKER, TESTLIB_H, TESTLIB_PARTIAL_CHECKER } from '../helpers/checkers.js';
 import { billedSubmissions, keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { SPECS_ATTACK } from '../helpers/specs-attack.js';
 import { makeZip } from '../helpers/zip.js';
@@ -51,6 +51,42 @@ describe('judged runs (checker programs)', function () {
     stages.length = 0;
     await sync(key.key, { code: SUM_PROGRAM, compiler: PY, checker, tests: sumTests.slice(0, 1) });
     expect(stages.filter((st) => st.collect && st.argv.some((a) => a.includes('g++')))).to.have.length(0);
+  });
+
+  it("testlib's partial credit as testlib ends: quitp's points exactly (0.00000001 is not 0), quitpi's points_info no score, _pc(13) exit 13", async () => {
+    const { key } = await keyFor(s.db);
+    const checker = { type: 'program', compiler: GXX, code: TESTLIB_PARTIAL_CHECKER, convention: 'testlib' };
+    const r = await sync(key.key, { code: 'print(5)', compiler: PY, checker, tests: ['tiny', 'info', 'pc'].map((answer) => ({ input: '', expected_output: answer })) });
+    expect(r.tests!.map((t) => [t.verdict, t.score])).to.deep.equal([
+      ['partial', 1e-8],
+      ['checker_error', 0],
+      ['partial', 0.13],
+    ]);
+    expect(r.tests![0]!.checker_message).to.equal('points 0.00000001 almost nothing');
+    expect(r.tests![1]!.checker_message).to.match(/^the checker exited with code 7: no score .*points points_info=1\.0 answer 5 is wrong$/);
+    expect(r.tests![2]!.checker_message).to.equal('partially correct (13) result=13');
+  });
+
+  it("a Kattis package's custom validator gets problem.yaml's validator_flags and its group's output_validator_flags as its arguments", async () => {
+    const { key } = await keyFor(s.db);
+    const zip = makeZip([
+      { name: 'problem.yaml', content: 'validation: custom\nvalidator_flags: --mode strict 3\n' },
+      { name: 'data/sample/1.in', content: '1\n' },
+      { name: 'data/sample/1.ans', content: '1\n' },
+      { name: 'data/secret/g/testdata.yaml', content: 'output_validator_flags: float_tolerance 1e-6 my_own_flag\n' },
+      { name: 'data/secret/g/1.in', content: '1\n' },
+      { name: 'data/secret/g/1.ans', content: '1\n' },
+      { name: 'output_validators/args/validator.py', content: KATTIS_ARGUMENTS_VALIDATOR },
+    ]);
+    const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+    expect(up.status, await up.clone().text()).to.equal(201);
+    const problem = (await up.json()) as { id: string };
+    const r = await sync(key.key, { code: 'print(1)', compiler: PY, problem: problem.id });
+    // feedback_dir ends in a slash (the validator appends judgemessage.txt to it), then the flags, as Kattis passes them.
+    expect(r.tests!.map((t) => [t.name, t.verdict, t.checker_message])).to.deep.equal([
+      ['sample/1', 'accepted', 'args: --mode strict 3'],
+      ['secret/g/1', 'accepted', 'args: --mode strict 3 float_tolerance 1e-6 my_own_flag'],
+    ]);
   });
 
   it("a checker's own failure is checker_error: exit 3, or a crash", async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { judgedTests } from '../../src/judge/submission-tests.js';
 import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { WsClient } from '../helpers/ws-client.js';
+import { makeZip } from '../helpers/zip.js';
 
 // Judged runs end to end with the built-in comparisons: expected outputs in a request,
 // each verdict a test can get and the request's, weights, stop_on_failure and what it
@@ -73,7 +74,7 @@ describe('judged runs (built-in checkers)', function () {
     expect(r.tests![1]!.checker_message).to.equal('line 1: expected "5", found "4"');
     expect(Object.keys(r.tests![0]!).slice(0, 5)).to.deep.equal(['name', 'status', 'verdict', 'score', 'checker_message']);
     // The top is the first test not accepted; the score weighs test one three times.
-    expect(r).to.include({ verdict: 'wrong_answer', status: 'success', output: '4\n', score: 0.428571, checker_message: 'line 1: expected "5", found "4"' });
+    expect(r).to.include({ verdict: 'wrong_answer', status: 'success', output: '4\n', score: 3 / 7, checker_message: 'line 1: expected "5", found "4"' });
   });
 
   it('floats within and past the tolerance, unordered lines, tokens across line breaks, exact', async () => {
@@ -91,6 +92,37 @@ describe('judged runs (built-in checkers)', function () {
     expect(tokens.verdict).to.equal('accepted');
     const exact = await sync(key.key, { code: 'print("1 2")', compiler: PY, checker: { type: 'exact' }, expected_output: '1 2' });
     expect(exact).to.include({ verdict: 'presentation_error' });
+  });
+
+  it("kattis: Kattis' default validator by name, its flags; tokens and floats with case_sensitive false", async () => {
+    const { key } = await keyFor(s.db);
+    const hello = await sync(key.key, {
+      code: 'print("Hello World!")\nprint("NaN")',
+      compiler: PY,
+      checker: { type: 'kattis' },
+      tests: [{ input: '', expected_output: 'Hello world!\nnan\n' }, { input: '', expected_output: 'Hello world! inf' }],
+    });
+    expect(hello.tests!.map((t) => t.verdict)).to.deep.equal(['accepted', 'wrong_answer']);
+    expect(hello.tests![1]!.checker_message).to.equal('Wrong answer on line 2 of output (corresponding to line 1 in answer file)\nString tokens mismatch\nJudge: "inf"\nUser: "NaN"');
+    const sensitive = await sync(key.key, { code: 'print("Hello World!")', compiler: PY, checker: { type: 'kattis', flags: ['case_sensitive'] }, expected_output: 'Hello world!' });
+    expect(sensitive.verdict).to.equal('wrong_answer');
+    const floats = await sync(key.key, {
+      code: 'print("3.14000000e-2 0x1p-1 YES")',
+      compiler: PY,
+      checker: { type: 'kattis', flags: ['float_relative_tolerance', '1e-9'] },
+      expected_output: '0.0314 0.5 yes\n',
+    });
+    expect(floats).to.include({ verdict: 'accepted', score: 1 });
+    const spaces = await sync(key.key, { code: 'print("1  2")', compiler: PY, checker: { type: 'kattis', flags: ['space_change_sensitive'] }, expected_output: '1 2\n' });
+    expect(spaces.verdict).to.equal('wrong_answer');
+    const tokens = await sync(key.key, { code: 'print("Hello World!")', compiler: PY, checker: { type: 'tokens', case_sensitive: false }, expected_output: 'hello world!' });
+    expect(tokens.verdict).to.equal('accepted');
+    const strict = await sync(key.key, { code: 'print("Hello World!")', compiler: PY, checker: { type: 'tokens' }, expected_output: 'hello world!' });
+    expect(strict.verdict).to.equal('wrong_answer');
+    // A flag the default validator does not know is refused before anything runs.
+    const bad = await postJson(`${s.url}/api/v2/run-code-sync/`, key.key, { code: 'print(1)', compiler: PY, expected_output: '1', checker: { type: 'kattis', flags: ['ignore_case'] } });
+    expect(bad.status).to.equal(400);
+    expect(((await bad.json()) as { error: { code: string; message: string } }).error.message).to.match(/checker\.flags: "ignore_case" is not a flag of the default validator/);
   });
 
   it('stop_on_failure: the tests after the first failure are skipped, not counted and not billed', async () => {
@@ -275,6 +307,47 @@ describe('judged runs (built-in checkers)', function () {
       const run = await postJson(`${s.url}/api/v2/run-code-sync/`, small.key.key, { code: 'print(1)', compiler: PY, problem: id });
       expect(run.status).to.equal(400);
       expect(((await run.json()) as { error: { code: string } }).error.code).to.equal('too_many_tests');
+    });
+  });
+
+  // After the stored problems' tests, whose runner caches must hold theirs alone.
+  describe('Kattis packages', () => {
+    it("a Kattis package without a validator: the default validator, problem.yaml's validator_flags and each group's testdata.yaml flags", async () => {
+      const { key } = await keyFor(s.db);
+      const zip = makeZip([
+        { name: 'p/problem.yaml', content: 'name: Greeting\nvalidator_flags: float_absolute_tolerance 0.01\n' },
+        { name: 'p/data/sample/1.in', content: 'hello 1\n' },
+        { name: 'p/data/sample/1.ans', content: 'Hello world! 0.5\n' },
+        { name: 'p/data/secret/strict/testdata.yaml', content: 'output_validator_flags: case_sensitive\n' },
+        { name: 'p/data/secret/strict/1.in', content: 'hello 1\n' },
+        { name: 'p/data/secret/strict/1.ans', content: 'Hello world! 0.5\n' },
+      ]);
+      const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+      expect(up.status, await up.clone().text()).to.equal(201);
+      const problem = (await up.json()) as { id: string; checker: object };
+      expect(problem.checker).to.deep.equal({ type: 'kattis', flags: ['float_absolute_tolerance', '0.01'] });
+      const r = await sync(key.key, { code: 'input()\nprint("Hello World! 5.001e-1")', compiler: PY, problem: problem.id });
+      expect(r.tests!.map((t) => [t.name, t.verdict])).to.deep.equal([['sample/1', 'accepted'], ['secret/strict/1', 'wrong_answer']]);
+      expect(r.tests![1]!.checker_message).to.match(/String tokens mismatch\nJudge: "world!"\nUser: "World!"/);
+    });
+
+    it("a DOMjudge package (domjudge-problem.ini) without a validator: DOMjudge's compare, where nan matches -nan", async () => {
+      const { key } = await keyFor(s.db);
+      const zip = makeZip([
+        { name: 'domjudge-problem.ini', content: "name='Roots'\nspecial_compare=''\n" },
+        { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-6\n' },
+        { name: 'data/secret/1.in', content: '-1\n' },
+        { name: 'data/secret/1.ans', content: 'nan\n' },
+        { name: 'data/secret/2.in', content: '2\n' },
+        { name: 'data/secret/2.ans', content: '1.41421356\n' },
+      ]);
+      const up = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/zip' }, body: new Uint8Array(zip) });
+      expect(up.status, await up.clone().text()).to.equal(201);
+      const problem = (await up.json()) as { id: string; checker: object };
+      expect(problem.checker).to.deep.equal({ type: 'domjudge', flags: ['float_tolerance', '1e-6'] });
+      // glibc's printf writes a negative NaN as -nan.
+      const r = await sync(key.key, { code: 'import math\nx = float(input())\nprint("-nan" if x < 0 else math.sqrt(x))', compiler: PY, problem: problem.id });
+      expect(r.tests!.map((t) => t.verdict)).to.deep.equal(['accepted', 'accepted']);
     });
   });
 });

@@ -11,8 +11,24 @@ const check = (checker: BuiltinChecker, output: string | Buffer, answer: string 
 const verdict = (checker: BuiltinChecker, output: string | Buffer, answer: string | Buffer) => check(checker, output, answer).verdict;
 
 describe('judge: built-in checkers', () => {
-  it('are lines, exact, tokens, floats, unordered_lines', () => {
-    expect(BUILTIN_CHECKER_TYPES).to.deep.equal(['lines', 'exact', 'tokens', 'floats', 'unordered_lines']);
+  it('are lines, exact, tokens, floats, unordered_lines, kattis, domjudge', () => {
+    expect(BUILTIN_CHECKER_TYPES).to.deep.equal(['lines', 'exact', 'tokens', 'floats', 'unordered_lines', 'kattis', 'domjudge']);
+  });
+
+  describe('case_sensitive on tokens and floats', () => {
+    it('is true unless given: case counts, as before', () => {
+      expect(verdict({ type: 'tokens' }, 'Hello World!', 'Hello world!')).to.equal('wrong_answer');
+      expect(verdict({ type: 'floats' }, 'NaN 1.0', 'nan 1')).to.equal('wrong_answer');
+    });
+    it('false: ASCII letters compare without their case; other bytes and the tokens themselves still count', () => {
+      expect(verdict({ type: 'tokens', case_sensitive: false }, 'Hello World!', 'hello world!')).to.equal('accepted');
+      expect(verdict({ type: 'tokens', case_sensitive: false }, 'YES\n', 'yes')).to.equal('accepted');
+      expect(verdict({ type: 'tokens', case_sensitive: false }, 'É', 'é')).to.equal('wrong_answer');
+      expect(check({ type: 'tokens', case_sensitive: false }, 'yes no', 'yes yes').message).to.equal('token 2 (line 1): expected "yes", found "no"');
+      expect(verdict({ type: 'floats', case_sensitive: false }, 'NaN 1.0000001', 'nan 1')).to.equal('accepted');
+      expect(verdict({ type: 'floats', case_sensitive: false }, 'NaN 1.1', 'nan 1')).to.equal('wrong_answer');
+      expect(verdict({ type: 'tokens', case_sensitive: true }, 'A', 'a')).to.equal('wrong_answer');
+    });
   });
 
   describe('firstDifference', () => {

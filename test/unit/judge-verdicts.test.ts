@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { checkerArguments, conventionVerdict, firstNumber, interactorArguments, type ConventionOutcome } from '../../src/judge/conventions.js';
+import { checkerArguments, conventionVerdict, interactorArguments, testlibPoints, wholeNumber, type ConventionOutcome } from '../../src/judge/conventions.js';
 import { checkerMessage, interactiveVerdict, overallVerdict, RESULT_VERDICTS, SKIPPED, testVerdict } from '../../src/judge/verdict.js';
 import { judge0StatusOfVerdict, VERDICT_NAMES } from '../../src/compat/judge0/statuses.js';
 import { firstLineDiff } from '../../src/judge/diff.js';
@@ -25,7 +25,9 @@ describe('judge: verdicts', () => {
 
   it("a successful run takes the comparison's verdict, score and message (at most 4 KB, whole characters)", () => {
     expect(testVerdict('success', { verdict: 'accepted', score: 1, message: '' })).to.deep.equal({ verdict: 'accepted', score: 1, checker_message: null });
-    expect(testVerdict('success', { verdict: 'partial', score: 2 / 3, message: 'two of three\n' })).to.deep.equal({ verdict: 'partial', score: 0.666667, checker_message: 'two of three' });
+    expect(testVerdict('success', { verdict: 'partial', score: 2 / 3, message: 'two of three\n' })).to.deep.equal({ verdict: 'partial', score: 2 / 3, checker_message: 'two of three' });
+    // Exactly as the checker gave it: not rounded to 0.
+    expect(testVerdict('success', { verdict: 'partial', score: 1e-8, message: 'points 0.00000001' })).to.include({ verdict: 'partial', score: 1e-8 });
     const long = checkerMessage('é'.repeat(3000))!;
     expect(Buffer.byteLength(long)).to.equal(4096);
     expect(checkerMessage('ab\u0000')).to.equal('ab\uFFFD');
@@ -35,7 +37,8 @@ describe('judge: verdicts', () => {
     const ac = { verdict: 'accepted' as const, score: 1, checker_message: null };
     const wa = { verdict: 'wrong_answer' as const, score: 0, checker_message: 'x' };
     expect(overallVerdict([ac, ac])).to.deep.equal({ verdict: 'accepted', score: 1 });
-    expect(overallVerdict([ac, wa, { ...SKIPPED }])).to.deep.equal({ verdict: 'wrong_answer', score: 0.333333 });
+    expect(overallVerdict([ac, wa, { ...SKIPPED }])).to.deep.equal({ verdict: 'wrong_answer', score: 1 / 3 });
+    expect(overallVerdict([{ verdict: 'partial', score: 1e-8, checker_message: null }])).to.deep.equal({ verdict: 'partial', score: 1e-8 });
     expect(overallVerdict([{ ...ac, weight: 3 }, { ...wa, weight: 1 }])).to.deep.equal({ verdict: 'wrong_answer', score: 0.75 });
     expect(overallVerdict([{ ...ac, weight: 0 }, { ...ac, weight: 0 }])).to.deep.equal({ verdict: 'accepted', score: 0 });
     expect(overallVerdict([{ verdict: 'partial', score: 0.5, checker_message: null }, ac])).to.deep.equal({ verdict: 'partial', score: 0.75 });
@@ -66,11 +69,11 @@ describe('judge: verdicts', () => {
 });
 
 describe('judge: checker conventions', () => {
-  it('testlib: input output answer; Kattis: input answer feedback_dir with the output on stdin', () => {
+  it('testlib: input output answer; Kattis: input answer feedback_dir (ending in a slash, as Kattis gives it) with the output on stdin', () => {
     expect(checkerArguments('testlib')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-output', '/box/judge-answer'], outputOnStdin: false });
-    expect(checkerArguments('kattis')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-answer', '/box/judge-feedback'], outputOnStdin: true });
+    expect(checkerArguments('kattis')).to.deep.equal({ args: ['/box/judge-input', '/box/judge-answer', '/box/judge-feedback/'], outputOnStdin: true });
     expect(interactorArguments('testlib')).to.deep.equal(['/box/judge-input', '/box/judge-interactor-output']);
-    expect(interactorArguments('kattis')).to.deep.equal(['/box/judge-input', '/box/judge-answer', '/box/judge-feedback']);
+    expect(interactorArguments('kattis')).to.deep.equal(['/box/judge-input', '/box/judge-answer', '/box/judge-feedback/']);
   });
 
   it('testlib exit codes: 0 ok, 1 wrong answer, 2 presentation error, 3 failure, 7 points', () => {
@@ -100,11 +103,48 @@ describe('judge: checker conventions', () => {
     expect(conventionVerdict('kattis', exited(0)).message).to.equal('the checker exited with code 0');
   });
 
-  it('firstNumber reads signs, points and exponents', () => {
-    expect(firstNumber('points 0.75 x')).to.equal(0.75);
-    expect(firstNumber('score: .5')).to.equal(0.5);
-    expect(firstNumber('1e-1')).to.equal(0.1);
-    expect(firstNumber('none')).to.equal(null);
+  it("testlib's points are the first word after \"points\", exactly as written (quitp's %.10f trimmed, or %d)", () => {
+    expect(conventionVerdict('testlib', exited(7, 'points 0.00000001 almost nothing\n'))).to.deep.equal({ verdict: 'partial', score: 1e-8, message: 'points 0.00000001 almost nothing' });
+    expect(conventionVerdict('testlib', exited(7, 'points 0.6666666667'))).to.include({ verdict: 'partial', score: 0.6666666667 });
+    expect(testlibPoints('points 1e-1 x')).to.equal(0.1);
+    expect(testlibPoints('points .5')).to.equal(0.5);
+    // A number later in the message is not the score.
+    expect(testlibPoints('points many, 3 of 4')).to.equal(null);
+    expect(conventionVerdict('testlib', exited(7, 'points ok 1 of 2')).verdict).to.equal('checker_error');
+  });
+
+  it("testlib's quitpi (exit 7, points_info=… and no score) is no score: not the first number of its message", () => {
+    // quitpi("1.0", "answer 5 is wrong") writes this; the 1.0 is information, not points.
+    const info = conventionVerdict('testlib', exited(7, 'points points_info=1.0 answer 5 is wrong'));
+    expect(info.verdict).to.equal('checker_error');
+    expect(info.message).to.match(/points_info/);
+    expect(conventionVerdict('testlib', exited(7, 'points points_info=0.5')).verdict).to.equal('checker_error');
+  });
+
+  it("testlib's _pc(n): exit n (or 50 + n, testsys) with \"partially correct (n)\": n percent of the test", () => {
+    expect(conventionVerdict('testlib', exited(13, 'partially correct (13) result=13'))).to.deep.equal({ verdict: 'partial', score: 0.13, message: 'partially correct (13) result=13' });
+    expect(conventionVerdict('testlib', exited(63, 'partially correct (13) result=13'))).to.include({ verdict: 'partial', score: 0.13 });
+    expect(conventionVerdict('testlib', exited(1, 'partially correct (1) close'))).to.include({ verdict: 'partial', score: 0.01 });
+    expect(conventionVerdict('testlib', exited(7, 'partially correct (7) x'))).to.include({ verdict: 'partial', score: 0.07 });
+    expect(conventionVerdict('testlib', exited(0, 'partially correct (0) nothing'))).to.include({ verdict: 'wrong_answer', score: 0 });
+    expect(conventionVerdict('testlib', exited(100, 'partially correct (100) all'))).to.include({ verdict: 'accepted', score: 1 });
+    // The message must agree with the exit code; a plain code 13 is still unknown.
+    expect(conventionVerdict('testlib', exited(13, 'partially correct (12)')).verdict).to.equal('checker_error');
+    expect(conventionVerdict('testlib', exited(13, 'whatever')).verdict).to.equal('checker_error');
+    // 1 without the message is a wrong answer, as always.
+    expect(conventionVerdict('testlib', exited(1, 'wrong answer (1) differs')).verdict).to.equal('wrong_answer');
+  });
+
+  it("testlib's unexpected end of file (exit 8, built with ENABLE_UNEXPECTED_EOF) is a presentation error", () => {
+    expect(conventionVerdict('testlib', exited(8, 'unexpected eof Unexpected end of file - int32 expected'))).to.include({ verdict: 'presentation_error', score: 0 });
+  });
+
+  it("Kattis' score.txt is one number, whole (as problemtools' float() reads it), not the first number in it", () => {
+    expect(conventionVerdict('kattis', exited(42, '', { 'score.txt': ' 0.00000001\n' }))).to.include({ verdict: 'partial', score: 1e-8 });
+    expect(conventionVerdict('kattis', exited(42, '', { 'score.txt': 'score 3 of 4' })).verdict).to.equal('checker_error');
+    expect(conventionVerdict('kattis', exited(42, '', { 'score.txt': '0.5 0.25' })).verdict).to.equal('checker_error');
+    expect(wholeNumber('2.5e-1')).to.equal(0.25);
+    expect(wholeNumber('0x10')).to.equal(null);
   });
 });
 

@@ -105,18 +105,90 @@ describe('problems: packages', () => {
     const checked = await draftOf([{ name: 'problem.yaml', content: 'validation: custom\n' }, ...base]);
     expect(checked.checker).to.deep.include({ type: 'program', compiler: 'python-3.9.7', convention: 'kattis', code: 'import sys\n' });
     const interactive = await draftOf([{ name: 'problem.yaml', content: 'validation: custom interactive\n' }, ...base]);
-    expect(interactive.checker).to.deep.equal({ type: 'tokens' });
+    expect(interactive.checker).to.deep.equal({ type: 'kattis', flags: [] });
     expect(interactive.interactor).to.deep.include({ compiler: 'python-3.9.7', convention: 'kattis' });
   });
 
-  it("Kattis: the default validator is tokens; validator_flags ask for floats or exact; .timelimit sets the time", async () => {
+  it("Kattis: the default validator is Kattis' own, with problem.yaml's validator_flags; .timelimit sets the time", async () => {
     const data = [{ name: 'data/secret/a.in', content: '1' }, { name: 'data/secret/a.ans', content: '1' }];
-    expect((await draftOf(data)).checker).to.deep.equal({ type: 'tokens' });
-    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-4\n' }])).checker).to.deep.equal({ type: 'floats', absolute: 1e-4, relative: 1e-4 });
-    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: float_relative_tolerance 0.01\n' }])).checker).to.deep.equal({ type: 'floats', absolute: 0, relative: 0.01 });
-    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: space_change_sensitive\n' }])).checker).to.deep.equal({ type: 'exact' });
+    expect((await draftOf(data)).checker).to.deep.equal({ type: 'kattis', flags: [] });
+    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-4\n' }])).checker).to.deep.equal({ type: 'kattis', flags: ['float_tolerance', '1e-4'] });
+    expect((await draftOf([...data, { name: 'problem.yaml', content: 'validator_flags: case_sensitive space_change_sensitive\n' }])).checker).to.deep.equal({ type: 'kattis', flags: ['case_sensitive', 'space_change_sensitive'] });
     expect((await draftOf([...data, { name: '.timelimit', content: '3\n' }])).limits).to.deep.equal({ time: 3 });
-    expect((await refusal([...data, { name: 'problem.yaml', content: 'validator_flags: ignore_case_and_everything\n' }])).message).to.match(/validator flag "ignore_case_and_everything"/);
+    // problemtools runs the default validator with them: a flag it does not know is its usage error, a judge error on every test.
+    expect((await refusal([...data, { name: 'problem.yaml', content: 'validator_flags: ignore_case_and_everything\n' }])).message).to.match(/problem\.yaml: "ignore_case_and_everything" is not a flag of the default validator/);
+    expect((await refusal([...data, { name: 'problem.yaml', content: 'validator_flags: float_tolerance tiny\n' }])).message).to.match(/float_tolerance needs a number/);
+  });
+
+  it("Kattis: a group's testdata.yaml output_validator_flags (inherited), 2025-09's test_group.yaml and a test's own output_validator_args", async () => {
+    const d = await draftOf([
+      { name: 'problem.yaml', content: 'validator_flags: case_sensitive\n' },
+      { name: 'data/sample/1.in', content: '' },
+      { name: 'data/sample/1.ans', content: '' },
+      { name: 'data/secret/testdata.yaml', content: 'output_validator_flags: float_tolerance 1e-3\n' },
+      { name: 'data/secret/g1/a.in', content: '' },
+      { name: 'data/secret/g1/a.ans', content: '' },
+      { name: 'data/secret/g2/testdata.yaml', content: 'output_validator_flags: space_change_sensitive\n' },
+      { name: 'data/secret/g2/b.in', content: '' },
+      { name: 'data/secret/g2/b.ans', content: '' },
+      { name: 'data/secret/g3/test_group.yaml', content: 'output_validator_args: [float_absolute_tolerance, 0.5]\n' },
+      { name: 'data/secret/g3/c.in', content: '' },
+      { name: 'data/secret/g3/c.ans', content: '' },
+      { name: 'data/secret/g3/d.in', content: '' },
+      { name: 'data/secret/g3/d.ans', content: '' },
+      { name: 'data/secret/g3/d.yaml', content: 'output_validator_args: [float_relative_tolerance, "1e-9"]\n' },
+    ]);
+    expect(d.checker).to.deep.equal({ type: 'kattis', flags: ['case_sensitive'] });
+    expect(d.tests.map((t) => [t.name, t.validatorArgs])).to.deep.equal([
+      ['sample/1', undefined],
+      ['secret/g1/a', ['float_tolerance', '1e-3']],
+      ['secret/g2/b', ['space_change_sensitive']],
+      ['secret/g3/c', ['float_absolute_tolerance', '0.5']],
+      ['secret/g3/d', ['float_relative_tolerance', '1e-9']],
+    ]);
+    // The default validator's flags are checked with each test's.
+    const bad = await refusal([
+      { name: 'data/secret/a.in', content: '' },
+      { name: 'data/secret/a.ans', content: '' },
+      { name: 'data/secret/testdata.yaml', content: 'output_validator_flags: --verbose\n' },
+    ]);
+    expect(bad.message).to.match(/test secret\/a: "--verbose" is not a flag of the default validator/);
+    expect((await refusal([{ name: 'data/secret/a.in', content: '' }, { name: 'data/secret/a.ans', content: '' }, { name: 'data/secret/test_group.yaml', content: 'output_validator_args: {a: 1}\n' }])).message).to.match(/output_validator_args must be a sequence of strings/);
+  });
+
+  it("Kattis: a custom validator's flags are its own: any flag, passed on as its arguments", async () => {
+    const d = await draftOf([
+      { name: 'problem.yaml', content: 'validation: custom\nvalidator_flags: --mode strict 3\n' },
+      { name: 'data/secret/testdata.yaml', content: 'output_validator_flags: group_flag\n' },
+      { name: 'data/secret/a.in', content: '' },
+      { name: 'data/secret/a.ans', content: '' },
+      { name: 'output_validators/v/validator.py', content: 'import sys\n' },
+    ]);
+    expect(d.checker).to.deep.include({ type: 'program', convention: 'kattis', args: ['--mode', 'strict', '3'] });
+    expect(d.tests[0]!.validatorArgs).to.deep.equal(['group_flag']);
+    // 2023-07 on: a validator in output_validator/ is used without `validation`.
+    const modern = await draftOf([
+      { name: 'problem.yaml', content: 'problem_format_version: 2025-09\ntype: pass-fail\n' },
+      { name: 'data/secret/a.in', content: '' },
+      { name: 'data/secret/a.ans', content: '' },
+      { name: 'output_validator/validator.py', content: 'import sys\n' },
+    ]);
+    expect(modern.checker).to.deep.include({ type: 'program', convention: 'kattis' });
+    const interactive = await draftOf([
+      { name: 'problem.yaml', content: 'problem_format_version: 2023-07-draft\ntype: [pass-fail, interactive]\n' },
+      { name: 'data/secret/a.in', content: '' },
+      { name: 'data/secret/a.ans', content: '' },
+      { name: 'output_validator/interactor.py', content: 'import sys\n' },
+    ]);
+    expect(interactive.interactor).to.deep.include({ convention: 'kattis' });
+    expect((await refusal([{ name: 'problem.yaml', content: 'problem_format_version: 2025-09\ntype: interactive\n' }, { name: 'data/secret/a.in', content: '' }, { name: 'data/secret/a.ans', content: '' }])).message).to.match(/type: interactive, but the package has no output_validator/);
+  });
+
+  it("DOMjudge: a package with domjudge-problem.ini and no special_compare is judged by DOMjudge's compare, with its flags; another compare is refused", async () => {
+    const data = [{ name: 'data/secret/a.in', content: '1' }, { name: 'data/secret/a.ans', content: '1' }];
+    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: "name='Sum'\nspecial_compare=''\ntimelimit='2'\n" }])).checker).to.deep.equal({ type: 'domjudge', flags: [] });
+    expect((await draftOf([...data, { name: 'domjudge-problem.ini', content: 'name=Sum\n' }, { name: 'problem.yaml', content: 'validator_flags: float_tolerance 1e-6\n' }])).checker).to.deep.equal({ type: 'domjudge', flags: ['float_tolerance', '1e-6'] });
+    expect((await refusal([...data, { name: 'domjudge-problem.ini', content: "special_compare='float_compare'\n" }])).message).to.match(/special_compare names "float_compare"/);
   });
 
   it('the plain layout: tests/NAME.in + tests/NAME.out, the lines comparison, a checker/ directory', async () => {

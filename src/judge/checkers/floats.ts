@@ -1,4 +1,4 @@
-import { quote } from './text.js';
+import { equalIgnoringCase, quote } from './text.js';
 import { describeTokenMismatch, firstTokenMismatch } from './tokens.js';
 import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
 
@@ -11,6 +11,8 @@ import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types
 export interface FloatsOptions {
   absolute?: number;
   relative?: number;
+  /** False: tokens that are not numbers compare without the case of their ASCII letters. */
+  caseSensitive?: boolean;
 }
 
 export const FLOATS_DEFAULT_TOLERANCE = 1e-6;
@@ -36,6 +38,7 @@ export function floats(data: CheckData, options: FloatsOptions = {}): CheckResul
   const relative = options.relative ?? FLOATS_DEFAULT_TOLERANCE;
   // Tokens that differ as text match when both are numbers within a tolerance.
   const close = (e: Buffer, f: Buffer) => {
+    if (options.caseSensitive === false && equalIgnoringCase(e, f)) return true;
     const want = numberOf(e);
     const got = want === null ? null : numberOf(f);
     if (want === null || got === null) return false;

@@ -7,6 +7,16 @@ export function isSpace(byte: number): boolean {
   return byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
 }
 
+/** An ASCII capital letter as its small one; any other byte as it is (C's tolower in the "C" locale). */
+export const lowerAscii = (byte: number) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte);
+
+/** Two tokens equal but for the case of their ASCII letters. */
+export function equalIgnoringCase(a: Buffer, b: Buffer): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (lowerAscii(a[i]!) !== lowerAscii(b[i]!)) return false;
+  return true;
+}
+
 const NEWLINE = 0x0a;
 /** Bytes compared per block (native memcmp) before the block that differs is scanned. */
 const BLOCK_BYTES = 64 * 1024;

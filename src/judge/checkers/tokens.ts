@@ -1,4 +1,4 @@
-import { firstDifference, quote, tokenRestart, TokenReader } from './text.js';
+import { equalIgnoringCase, firstDifference, quote, tokenRestart, TokenReader } from './text.js';
 import { accepted, type CheckData, type CheckResult, wrongAnswer } from './types.js';
 
 // `tokens`: the output and the answer as whitespace-separated tokens, compared one by
@@ -46,7 +46,12 @@ export function describeTokenMismatch(m: TokenMismatch): string {
   return `token ${m.index} (line ${m.line}): expected ${quote(m.expected)}, found ${quote(m.found)}`;
 }
 
-export function tokens(data: CheckData): CheckResult {
-  const mismatch = firstTokenMismatch(data.output, data.answer);
+export interface TokensOptions {
+  /** False: letters compare without their case (ASCII, as Kattis' default validator). */
+  caseSensitive?: boolean;
+}
+
+export function tokens(data: CheckData, options: TokensOptions = {}): CheckResult {
+  const mismatch = firstTokenMismatch(data.output, data.answer, undefined, options.caseSensitive === false ? equalIgnoringCase : undefined);
   return mismatch ? wrongAnswer(describeTokenMismatch(mismatch)) : accepted();
 }
