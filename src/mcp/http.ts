@@ -6,8 +6,8 @@ import type { MaintenanceFlag } from '../api/maintenance.js';
 import { runAdmitter } from '../api/middleware/admission.js';
 import { apiKeyContext, keyFromHeader } from '../api/middleware/authenticate.js';
 import { readJsonBody } from '../api/middleware/json-body.js';
-import { maintenanceGate } from '../api/middleware/maintenance.js';
-import type { ApiDeps, ApiState, RouteDef } from '../api/route.js';
+import { refuseInMaintenance } from '../api/middleware/maintenance.js';
+import type { ApiDeps, ApiState } from '../api/route.js';
 import { mcpServer } from './server.js';
 
 // POST /mcp: MCP's Streamable HTTP transport, stateless (a server and a transport for
@@ -21,13 +21,9 @@ export const MCP_PATH = '/mcp';
 
 export const isMcpPath = (path: string): boolean => path === MCP_PATH || path === `${MCP_PATH}/`;
 
-/** The maintenance flag's 503, as the run routes answer it, for the run tools. */
-const RUN_ROUTE = { maintenance: true } as RouteDef;
-
 export function mcpHttp(deps: ApiDeps, maintenance: MaintenanceFlag): Koa.Middleware<ApiState> {
   const admit = runAdmitter(deps);
   const available = availabilityCache(deps.db, deps.config);
-  const gate = maintenanceGate(RUN_ROUTE, maintenance);
   return async (ctx) => {
     if (ctx.method !== 'POST') {
       throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: POST (this MCP server keeps no sessions)`, { Allow: 'POST' });
@@ -41,7 +37,7 @@ export function mcpHttp(deps: ApiDeps, maintenance: MaintenanceFlag): Koa.Middle
       admit,
       res: ctx.res,
       available,
-      assertNotInMaintenance: () => gate(ctx, async () => {}) as Promise<void>,
+      assertNotInMaintenance: () => refuseInMaintenance(maintenance),
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.res.on('close', () => {

@@ -46,6 +46,12 @@ export function runContent(r: RunResult): Content[] {
   return [{ type: 'text', text }, ...images(r)];
 }
 
+/** Characters of a failing test's output shown: enough to see the mistake; get_submission has the rest. */
+const TEST_OUTPUT_SHOWN = 4000;
+
+const clipped = (text: string): string =>
+  text.length <= TEST_OUTPUT_SHOWN ? text : `${text.slice(0, TEST_OUTPUT_SHOWN)}\n… (the first ${TEST_OUTPUT_SHOWN} of ${text.length} characters; get_submission has all of it)`;
+
 function testLines(t: TestResult, n: number): string[] {
   const head = `test ${n}${t.name !== undefined ? ` (${t.name})` : ''}: ${t.verdict ?? t.status}${t.score !== undefined ? `, score ${t.score}` : ''}`;
   if (t.status === 'skipped') return [head];
@@ -53,7 +59,7 @@ function testLines(t: TestResult, n: number): string[] {
   if (t.checker_message) lines.push(`  checker: ${t.checker_message}`);
   // What a failing test printed is what a model needs to fix the program.
   if (t.verdict !== 'accepted') {
-    lines.push(...stream('output', t.output).map((l) => `  ${l}`), ...(t.error ? stream('error', t.error).map((l) => `  ${l}`) : []));
+    lines.push(...stream('output', clipped(t.output)).map((l) => `  ${l}`), ...(t.error ? stream('error', clipped(t.error)).map((l) => `  ${l}`) : []));
   }
   return lines;
 }

@@ -43,7 +43,8 @@ export function mcpServer(call: ToolCall): Server {
         name: t.name,
         title: t.title,
         description: t.description,
-        inputSchema: withCompilerEnum(plain(t.input), installed) as { type: 'object' },
+        // No compiler installed: no enum, rather than one nothing can match.
+        inputSchema: (installed.length > 0 ? withCompilerEnum(plain(t.input), installed) : plain(t.input)) as { type: 'object' },
       })),
     };
   });

@@ -3,8 +3,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
 import { join } from 'node:path';
+import { setMaintenance } from '../../src/api/maintenance.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
-import { billedSubmissions, keyFor, postJson, realRunsUnavailable, resultsStack, syncRun, type ResultsStack } from '../helpers/results-stack.js';
+import { billedSubmissions, keyFor, postJson, resultsStack, skipUnlessRealRuns, syncRun, type ResultsStack } from '../helpers/results-stack.js';
 
 // The MCP face end to end, driven by the SDK's own client over both transports: the
 // Streamable HTTP one against /mcp of a real API with a real runner (real sandbox,
@@ -56,11 +57,7 @@ describe('MCP', function () {
   const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
 
   before(async function () {
-    const why = realRunsUnavailable(['python3.9']);
-    if (why) {
-      console.log(`      SKIPPED: ${why}`);
-      this.skip();
-    }
+    skipUnlessRealRuns(this, ['python3.9']);
     const uidBase = process.env['RUNBOX_SANDBOX_UID_BASE'];
     s = await resultsStack('mcp', uidBase ? { RUNBOX_SANDBOX_UID_BASE: uidBase } : {});
     await s.startRunner();
@@ -213,6 +210,20 @@ describe('MCP', function () {
     const refused = await call(client, 'run_code', { compiler: 'python-3.9.7', code: 'print(1)' });
     expect(refused.isError).to.equal(true);
     expect(textOf(refused)).to.match(/^key_monthly_limit: /);
+  });
+
+  it('in maintenance mode a run is a tool error, and the catalogue still answers', async () => {
+    const client = await httpClient(key);
+    await setMaintenance(s.db.db, true);
+    try {
+      const refused = await call(client, 'run_code', { compiler: 'python-3.9.7', code: 'print(1)' });
+      expect(refused.isError).to.equal(true);
+      expect(textOf(refused)).to.match(/^maintenance: /);
+      expect((await call(client, 'list_compilers', {})).isError).to.not.equal(true);
+    } finally {
+      await setMaintenance(s.db.db, false);
+    }
+    expect((await call(client, 'run_code', { compiler: 'python-3.9.7', code: 'print(1)' })).isError).to.not.equal(true);
   });
 
   it('over HTTP a missing or wrong key is 401 with the REST error body; GET is 405', async () => {
