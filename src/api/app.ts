@@ -76,8 +76,8 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       route.handler(deps),
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
-  // One log line per answer of the API and the compatible APIs (not the portal's pages).
-  app.use(accessLog(deps.log, (path) => isApiPath(path) || COMPAT_APIS.some((c) => path === c.prefix || path.startsWith(`${c.prefix}/`))));
+  // One log line per answer of the API, the MCP face and the compatible APIs (not the portal's pages).
+  app.use(accessLog(deps.log, (path) => isApiPath(path) || isMcpPath(path) || COMPAT_APIS.some((c) => path === c.prefix || path.startsWith(`${c.prefix}/`))));
   // The compatible APIs answer in their own shapes, ahead of runbox's own middleware.
   app.use(mountCompat(COMPAT_APIS, deps, maintenance));
   const api = compose([errorShape(deps.log), acceptJsonOrText(), unmatched(), router.routes() as never, router.allowedMethods() as never]);

@@ -25,6 +25,8 @@ export function mcpHttp(deps: ApiDeps, maintenance: MaintenanceFlag): Koa.Middle
   const admit = runAdmitter(deps);
   const available = availabilityCache(deps.db, deps.config);
   return async (ctx) => {
+    // Named in the access log as a route of the router is (src/api/middleware/access-log.ts).
+    (ctx as { _matchedRoute?: string })._matchedRoute = MCP_PATH;
     if (ctx.method !== 'POST') {
       throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: POST (this MCP server keeps no sessions)`, { Allow: 'POST' });
     }

@@ -226,6 +226,27 @@ describe('MCP', function () {
     expect((await call(client, 'run_code', { compiler: 'python-3.9.7', code: 'print(1)' })).isError).to.not.equal(true);
   });
 
+  it('a caller that goes away stops its run, as a synchronous run\'s client does', async () => {
+    const { accountId: caller, key: k } = await keyFor(s.db);
+    const abort = new AbortController();
+    const callTool = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run_code', arguments: { compiler: 'python-3.9.7', code: 'while True: pass\n' } } };
+    const pending = fetch(`${s.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: k.key },
+      body: JSON.stringify(callTool),
+      signal: abort.signal,
+    }).catch((err: Error) => err);
+    const rowOf = () => s.db.db.selectFrom('submissions').select(['state', 'result', 'cancelled_at']).where('account_id', '=', caller).executeTakeFirst();
+    for (let row = await rowOf(); row?.state !== 'running'; row = await rowOf()) await new Promise((r) => setTimeout(r, 100));
+    abort.abort();
+    expect(await pending).to.be.an.instanceOf(Error);
+    let row = await rowOf();
+    for (; row?.state === 'running'; row = await rowOf()) await new Promise((r) => setTimeout(r, 100));
+    // Stopped, not run to its timeout.
+    expect((row!.result as { status: string }).status).to.equal('cancelled');
+    expect(row!.cancelled_at).to.not.equal(null);
+  });
+
   it('over HTTP a missing or wrong key is 401 with the REST error body; GET is 405', async () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
