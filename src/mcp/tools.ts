@@ -39,7 +39,7 @@ export interface Tool {
 }
 
 /** Admits the program as a synchronous run and waits for its result, as POST /api/v2/run-code-sync/ does. */
-async function runToEnd(call: ToolCall, body: RunCodeInput & JudgeInput, judged: boolean): Promise<RunResult> {
+async function runToEnd(call: ToolCall, body: RunCodeInput | JudgeInput, judged: boolean): Promise<RunResult> {
   const { deps, auth } = call;
   await call.assertNotInMaintenance();
   const live = deps.live;
@@ -64,7 +64,7 @@ const runCode: Tool = {
     '(a plot saved to /box/out/plot.png is shown), the others listed. Every run counts against the account\'s quota.',
   ].join(' '),
   input: RunCodeInput,
-  call: async (call, args) => runContent(await runToEnd(call, validate<RunCodeInput>(RunCodeInput, args) as RunCodeInput & JudgeInput, false)),
+  call: async (call, args) => runContent(await runToEnd(call, validate<RunCodeInput>(RunCodeInput, args), false)),
 };
 
 const judge: Tool = {
@@ -78,7 +78,7 @@ const judge: Tool = {
     '(default: tokens, white space ignored); stop_on_failure ends at the first failing test. Each test counts as one run.',
   ].join(' '),
   input: JudgeInput,
-  call: async (call, args) => judgedContent(await runToEnd(call, validate<JudgeInput>(JudgeInput, args) as RunCodeInput & JudgeInput, true)),
+  call: async (call, args) => judgedContent(await runToEnd(call, validate<JudgeInput>(JudgeInput, args), true)),
 };
 
 const listCompilers: Tool = {

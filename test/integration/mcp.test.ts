@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { setMaintenance } from '../../src/api/maintenance.js';
+import { REQUEST_LIMITS } from '../../src/limits.js';
 import { PROJECT_ROOT } from '../../src/util/paths.js';
 import { billedSubmissions, keyFor, postJson, resultsStack, skipUnlessRealRuns, syncRun, type ResultsStack } from '../helpers/results-stack.js';
 
@@ -268,6 +269,18 @@ describe('MCP', function () {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`))).catch((e: Error) => (refused = e));
     expect(refused?.code).to.equal(401);
     expect(refused?.message).to.include('missing_key');
+  });
+
+  it('over HTTP the body is read with the REST rules and limits: too large, not JSON, not UTF-8 are 400s', async () => {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: key };
+    const post = async (body: string | Blob) => {
+      const res = await fetch(`${s.url}/mcp`, { method: 'POST', headers, body });
+      return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+    };
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(REQUEST_LIMITS.bodyMaxBytes) } });
+    expect(await post(big)).to.deep.equal({ status: 400, code: 'body_too_large' });
+    expect(await post('{"jsonrpc": ')).to.deep.equal({ status: 400, code: 'invalid_json' });
+    expect(await post(new Blob([new Uint8Array([0x7b, 0xff, 0x7d])]))).to.deep.equal({ status: 400, code: 'invalid_utf8' });
   });
 
   it('runbox-admin mcp without RUNBOX_API_KEY refuses to start', async () => {
