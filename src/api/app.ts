@@ -19,10 +19,12 @@ import { rateLimitHeaders } from './middleware/rate-limit-headers.js';
 import type { ApiDeps, ApiState } from './route.js';
 import { routes } from './routes/index.js';
 import { createPortal } from '../portal/app.js';
+import { isMcpPath, mcpHttp } from '../mcp/http.js';
 
 // The HTTP API. Every behaviour is a middleware, in this order:
 //
 //   /piston/, /judge0/: the compatible APIs (src/compat), answered in their own shapes
+//   /mcp:           errorShape → the MCP face (src/mcp: key, body, then its transport)
 //   /widget/v1.js and /widget/editor/*: errorShape → browserAssets (served to any origin)
 //   API paths:      errorShape → acceptJsonOrText → unmatched (404, 405) → router → allowedMethods
 //   every route:    maintenanceGate (503) → authenticate (401, 403) → rateLimitHeaders
@@ -77,15 +79,19 @@ export function createApp(deps: ApiDeps): Koa<ApiState> {
       route.handler(deps),
     ] as never); // @koa/router types its middleware apart from Koa's; same functions at run time
   }
-  // One log line per answer of the API and the compatible APIs (not the portal's pages).
-  app.use(accessLog(deps.log, (path) => isApiPath(path) || COMPAT_APIS.some((c) => path === c.prefix || path.startsWith(`${c.prefix}/`))));
+  // One log line per answer of the API, the MCP face and the compatible APIs (not the portal's pages).
+  app.use(accessLog(deps.log, (path) => isApiPath(path) || isMcpPath(path) || COMPAT_APIS.some((c) => path === c.prefix || path.startsWith(`${c.prefix}/`))));
   // The compatible APIs answer in their own shapes, ahead of runbox's own middleware.
   app.use(mountCompat(COMPAT_APIS, deps, maintenance));
   const api = compose([errorShape(deps.log), acceptJsonOrText(), unmatched(), router.routes() as never, router.allowedMethods() as never]);
   // The widget's bundle (/widget/v1.js) is loaded by other sites' pages: it is served
   // apart from both, with the API's JSON errors.
   const widgetAssets = compose([errorShape(deps.log), browserAssets()]);
+  // The MCP face (src/mcp): its tools call the same admission, waits and stores as the routes.
+  const mcp = compose([errorShape(deps.log), mcpHttp(deps, maintenance)]);
   const portal = createPortal(deps);
-  app.use((ctx, next) => (isApiPath(ctx.path) ? api(ctx, next) : isBrowserAsset(ctx.path) ? widgetAssets(ctx, next) : portal(ctx, next)));
+  app.use((ctx, next) =>
+    isApiPath(ctx.path) ? api(ctx, next) : isMcpPath(ctx.path) ? mcp(ctx, next) : isBrowserAsset(ctx.path) ? widgetAssets(ctx, next) : portal(ctx, next),
+  );
   return app;
 }

@@ -21,10 +21,10 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 /** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
-const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
+export const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
 /** The document with every compiler identifier field (CompilerIdSchema) given the catalogue's ids as its enum. */
-function withCompilerEnum(value: unknown, ids: string[]): unknown {
+export function withCompilerEnum(value: unknown, ids: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => withCompilerEnum(v, ids));
   if (value === null || typeof value !== 'object') return value;
   const { 'x-runbox-compiler-id': marked, ...rest } = value as Record<string, unknown>;

@@ -132,6 +132,27 @@ describe('operator logs', function () {
     expect(all).not.to.include(missing);
   });
 
+  it('writes one line per MCP answer too, with the status its transport sent', async () => {
+    const account = await createAccount(t.db, 'mcp-logged@example.com');
+    const key = await createKey(t.db, { accountId: account.id, appName: 'mcp' });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: key.key };
+    expect((await fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) })).status).to.equal(200);
+    // Refused by the transport itself: no Accept of its types.
+    expect((await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, Accept: 'application/json' }, body: JSON.stringify(initialize) })).status).to.equal(406);
+    expect((await fetch(`${url}/mcp`, { headers: { Authorization: key.key } })).status).to.equal(405);
+    const lines = await until('three MCP request lines', p, (ls) => {
+      const found = ls.filter((l) => l.msg === 'api request' && l['route'] === '/mcp');
+      return found.length >= 3 ? found : undefined;
+    });
+    expect(lines.map((l) => ({ method: l['method'], status: l['status'], account: l['account'] }))).to.deep.equal([
+      { method: 'POST', status: 200, account: account.id },
+      { method: 'POST', status: 406, account: account.id },
+      { method: 'GET', status: 405, account: undefined },
+    ]);
+    expect(p.lines.join('\n')).not.to.include(key.key);
+  });
+
   it('logs sign-ups, log-ins and failed log-ins, with no password', async () => {
     const browser = new Browser(url);
     const password = 'correct horse battery';
@@ -165,6 +186,9 @@ describe('operator logs', function () {
     const events = await until('key events', p, (ls) => {
       const found = ls.filter((l) => /^key /.test(l.msg) && l['key_id'] === made.id);
       return found.length >= 3 ? found : undefined;
+    }).catch((e: Error) => {
+      console.log(p.lines.filter((l) => l.includes('mcp')).join('\n'));
+      throw e;
     });
     expect(events.map((l) => [l.msg, l['account']])).to.deep.equal([
       ['key created', account.id],

@@ -12,7 +12,8 @@ export function accessLog(log: ApiLog | undefined, applies: (path: string) => bo
     let status: number | undefined;
     try {
       await next();
-      status = ctx.status;
+      // A handler that answered on the raw response (the MCP transport) set its status there.
+      status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
     } catch (err) {
       status = (err as { status?: number }).status ?? 500;
       throw err;
