@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { INTERACTOR_MARGIN_MS } from '../../src/limits.js';
+import { INTERACTOR_MARGIN_MS, wallTimeMsFor } from '../../src/limits.js';
 import type { SandboxSpec } from '../../src/sandbox/spec.js';
 import { keyFor, recordingSandbox, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 
@@ -156,13 +156,13 @@ describe('judged runs (interactors): who ended first', function () {
   });
 
   it("both wait for each other: the program's timeout at the test's limit, not the service's", async () => {
-    // CPU time 1 s: a wall timeout of 2 x 1 + 1 = 3 s (the program waits, using no CPU).
+    // CPU time 1 s: the wall timeout of the rule (1.5 × 1 + 1 = 2.5 s; the program waits, using no CPU).
     // The interactor ends (rejecting) the moment the stopped program's output closes: on every test, still after it.
     const { key } = await keyFor(s.db);
     const r = await syncRun(s, key.key, { code: WAITS_FOR_A_QUESTION, compiler: GCC, interactor: interactor(WAITS), tests: [{ input: '5' }, { input: '5' }, { input: '5' }], limits: { time: 1 } });
     for (const t of r.tests!) {
       expect(t).to.include({ status: 'timeout', verdict: 'timeout', checker_message: 'wrong answer no guess' });
-      expect(t.total).to.be.at.most((3000 + INTERACTOR_MARGIN_MS) / 1000);
+      expect(t.total).to.be.at.most((wallTimeMsFor(1000) + INTERACTOR_MARGIN_MS) / 1000);
     }
   });
 
@@ -172,6 +172,7 @@ describe('judged runs (interactors): who ended first', function () {
     expect(r).to.include({ status: 'timeout', verdict: 'checker_error', checker_message: 'the interactor was stopped: timeout' });
     const interactors = stages.filter((st) => st.lane === 1);
     expect(interactors).to.have.length(1);
-    expect(interactors[0]!.limits).to.deep.equal({ timeoutMs: 3000 + INTERACTOR_MARGIN_MS });
+    // The run's wall limit for 1 s of CPU time (src/limits.ts TIME_LIMIT_RULE), and the margin.
+    expect(interactors[0]!.limits).to.deep.equal({ timeoutMs: wallTimeMsFor(1000) + INTERACTOR_MARGIN_MS });
   });
 });

@@ -183,17 +183,18 @@ describe('quota limits', () => {
 
     it("counts a checker program's and an interactor's stages, their compile included, at the run's timeout (the interactor's with its margin)", async () => {
       clock.set('2026-05-12T11:30:00Z');
-      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 100 } });
+      const { accountId, key } = await accountWithKey(t.db, { limits: { sandboxSecondsPerRequest: 130 } });
       const judged = (extra: object, n: number, limits?: object) =>
         submit(key.key, { code: 'x', compiler: 'python-3.9.7', tests: tests(n).map((t) => ({ ...t, expected_output: '' })), ...extra, ...(limits ? { limits } : {}) });
       const checker = { checker: { type: 'program', compiler: 'gcc-9', code: 'int main(void){return 0;}', convention: 'testlib' } };
-      // Compiled C: 30 s to build it, then a check at the run's 30 s after each test.
+      // A judged Python program is syntax-checked first (a compile stage at 30 s); a C checker:
+      // 30 s to build it, then a check at the run's 30 s after each test.
       expect((await judged(checker, 1)).status).to.equal(200);
       const two = await judged(checker, 2);
       expect(two.status).to.equal(400);
       expect(await errorOf(two)).to.deep.equal({
         code: 'too_much_sandbox_time',
-        message: 'this request may use up to 150 s of sandbox time (2 tests × 30 s + checker compile 30 s + 2 checks × 30 s); this plan allows 100 s per request: send fewer tests',
+        message: 'this request may use up to 180 s of sandbox time (compile 30 s + 2 tests × 30 s + checker compile 30 s + 2 checks × 30 s); this plan allows 130 s per request: send fewer tests',
       });
       // A built-in comparison adds nothing.
       expect((await judged({ checker: { type: 'tokens' } }, 3)).status).to.equal(200);
@@ -203,7 +204,7 @@ describe('quota limits', () => {
       const three = await judged(interactor, 3, { wall_time: 20 });
       expect(three.status).to.equal(400);
       expect((await errorOf(three)).message).to.equal(
-        `this request may use up to ${3 * (20 + 20 + margin)} s of sandbox time (3 tests × 20 s + 3 interactor runs × ${20 + margin} s); this plan allows 100 s per request: send fewer tests`,
+        `this request may use up to ${30 + 3 * (20 + 20 + margin)} s of sandbox time (compile 30 s + 3 tests × 20 s + 3 interactor runs × ${20 + margin} s); this plan allows 130 s per request: send fewer tests`,
       );
       expect((await judged(interactor, 2, { wall_time: 20 })).status).to.equal(200);
       expect((await counters(t.db, accountId)).accountUsage).to.equal(6);
