@@ -356,7 +356,7 @@ export interface ProblemTestsTable {
   answer_size: number;
   weight: number;
   sample: boolean;
-  /** Its output validator's arguments (migration 0054); null: none. */
+  /** Its output validator's arguments (migration 0061); null: none. */
   validator_args: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 

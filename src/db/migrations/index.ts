@@ -22,8 +22,8 @@ import * as m0050 from './0050_problems.js';
 import * as m0051 from './0051_problem_writes.js';
 import * as m0052 from './0052_runner_claim_turns.js';
 import * as m0053 from './0053_output_attempts.js';
-import * as m0054 from './0054_problem_test_validator_args.js';
 import * as m0060 from './0060_jobe_files.js';
+import * as m0061 from './0061_problem_test_validator_args.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -50,6 +50,6 @@ export const migrations: Record<string, Migration> = {
   '0051_problem_writes': m0051,
   '0052_runner_claim_turns': m0052,
   '0053_output_attempts': m0053,
-  '0054_problem_test_validator_args': m0054,
   '0060_jobe_files': m0060,
+  '0061_problem_test_validator_args': m0061,
 };
