@@ -72,7 +72,8 @@ describe('upgrading from the previous release while it serves', function () {
     // 1. The previous release serves (its start-up makes the Free plan).
     const oldApi = start(prev.dir, 'api');
     let target = (await waitForLog(oldApi, /^API listening on /)).url as string;
-    const oldRunner = start(prev.dir, 'runner', { RUNBOX_RUNNER_ID: 'old-runner', RUNBOX_RUNNER_SLOTS: '2', RUNBOX_SANDBOX_UID_BASE: '64400' });
+    // One account fills the runners here: no slot kept for other accounts (a release without the share ignores the variable).
+    const oldRunner = start(prev.dir, 'runner', { RUNBOX_RUNNER_ID: 'old-runner', RUNBOX_RUNNER_SLOTS: '2', RUNBOX_SANDBOX_UID_BASE: '64400', RUNBOX_RUNNER_RESERVED_SLOTS: '0' });
     await waitForLog(oldRunner, /runner started/);
     // Written as rows of the previous release's schema: this release's account code reads
     // columns its migrations add.
