@@ -3,7 +3,7 @@ import { ApiError } from '../../api/errors.js';
 import type { RunToAdmit } from '../../api/middleware/admission.js';
 import type { CompilerEntry } from '../../compilers/catalogue.js';
 import type { RunOptions, StageLimits } from '../../db/schema.js';
-import { JOBE_FILE_CACHE, REQUEST_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../../limits.js';
+import { clampStageLimit, JOBE_FILE_CACHE, REQUEST_LIMITS, RUN_LIMITS } from '../../limits.js';
 import { optionsProblem } from '../../program/compiler-options.js';
 import { argsProblem, checkFiles, ProgramError, type DecodedFile } from '../../program/program.js';
 import { shellWords } from '../judge0/shell-words.js';
@@ -156,15 +156,14 @@ export function jobeRun(body: unknown, languages: JobeLanguage[], entryOf: (comp
   if (optionsBad) refusedOption = `${compilerOptions[optionsBad.index] ?? ''}: ${optionsBad.message}`;
 
   const limits: StageLimits = {};
-  const clampMs = (ms: number, key: 'timeoutMs' | 'cpuTimeMs') => Math.min(RUN_LIMITS[key], Math.max(STAGE_LIMIT_FLOORS[key], Math.round(ms)));
   if (cputime > 0) {
-    limits.cpu_ms = clampMs(cputime * 1000, 'cpuTimeMs');
+    limits.cpu_ms = clampStageLimit('cpuTimeMs', cputime * 1000);
     // Jobe's runguard kills the job at twice its CPU time in wall time.
-    limits.timeout_ms = clampMs(2 * cputime * 1000, 'timeoutMs');
+    limits.timeout_ms = clampStageLimit('timeoutMs', 2 * cputime * 1000);
   }
   const memoryMb = numberParam(params, 'memorylimit');
   if (memoryMb !== undefined && memoryMb > 0 && !defaults.ignoresMemoryLimit) {
-    limits.memory_bytes = Math.min(RUN_LIMITS.memoryBytes, Math.max(STAGE_LIMIT_FLOORS.memoryBytes, Math.round(memoryMb * 1024 * 1024)));
+    limits.memory_bytes = clampStageLimit('memoryBytes', memoryMb * 1024 * 1024);
   }
 
   const options: RunOptions = {};
