@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { StageFile } from './spec.js';
 
 // The stage archive spoken with runbox-init (native/archive.h): directories and files in
@@ -146,16 +147,6 @@ function utf8Length(buf: Uint8Array, i: number): number {
     return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
   }
   return 0;
-}
-
-/** Whether the bytes are well-formed UTF-8. */
-export function isUtf8(bytes: Uint8Array): boolean {
-  for (let i = 0; i < bytes.length; ) {
-    const n = utf8Length(bytes, i);
-    if (n === 0) return false;
-    i += n;
-  }
-  return true;
 }
 
 /** A name that is not UTF-8 as text: each byte outside a well-formed sequence as `\xHH`, a backslash as `\\`. */
