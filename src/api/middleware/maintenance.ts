@@ -17,7 +17,7 @@ export async function refuseInMaintenance(flag: MaintenanceFlag): Promise<void> 
 
 // 503 on the run routes while the operator has switched maintenance mode on.
 export function maintenanceGate(route: RouteDef, flag: MaintenanceFlag): Koa.Middleware {
-  return async (ctx, next) => {
+  return async (_ctx, next) => {
     if (route.maintenance) await refuseInMaintenance(flag);
     await next();
   };
