@@ -28,6 +28,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
+    // Chromium's start on a loaded 2-core host has taken over puppeteer's default 30 s.
+    timeout: 120_000,
     args: [
       '--no-sandbox',
       '--disable-gpu',
