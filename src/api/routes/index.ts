@@ -9,6 +9,7 @@ import { openApiRoute } from './openapi.js';
 import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
+import { sessionRoutes } from './sessions.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
 import { wsRoute } from './ws.js';
@@ -20,6 +21,7 @@ export function routes(): RouteDef[] {
     runCodeRoute,
     runCodeSyncRoute,
     submissionsRoute,
+    ...sessionRoutes,
     ...problemRoutes,
     wsRoute,
     usageRoute,
