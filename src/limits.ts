@@ -363,3 +363,18 @@ export const SESSION_LIMITS = {
   /** A run holds its session busy at most this long (a run whose API process died frees it then). */
   busyMs: 2 * RUN_LIMITS.timeoutMs + 60_000,
 } as const;
+
+/** Batches (POST /api/v2/batches; src/batches): many runs in one request, admitted as the account's limits free up. */
+export const BATCH_LIMITS = {
+  runsMax: 10_000,
+  /** The JSON-lines body: every run's request. */
+  bodyMaxBytes: 64 * MiB,
+  /** How often an API process admits the next items of its batches. */
+  feedIntervalMs: 100,
+  /** An API process admits a batch's items alone for this long at a time (another takes over after it). */
+  feedLeaseSeconds: 10,
+  /** Items one feeding pass admits per batch at most. */
+  feedItemsPerPass: 500,
+  /** How often a results stream looks for more ended runs. */
+  resultsPollMs: 200,
+} as const;

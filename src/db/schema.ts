@@ -79,7 +79,7 @@ export interface KeyUsageTable {
 }
 
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
-export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe';
+export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe' | 'batch';
 
 /** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {

@@ -9,6 +9,7 @@ import { openApiRoute } from './openapi.js';
 import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
+import { batchRoutes } from './batches.js';
 import { sessionRoutes } from './sessions.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
@@ -22,6 +23,7 @@ export function routes(): RouteDef[] {
     runCodeSyncRoute,
     submissionsRoute,
     ...sessionRoutes,
+    ...batchRoutes,
     ...problemRoutes,
     wsRoute,
     usageRoute,
