@@ -372,7 +372,7 @@ export const BATCH_LIMITS = {
   /** How often an API process admits the next items of its batches. */
   feedIntervalMs: 100,
   /** An API process admits a batch's items alone for this long at a time (another takes over after it). */
-  feedLeaseSeconds: 10,
+  feedLeaseSeconds: 30,
   /** Items one feeding pass admits per batch at most. */
   feedItemsPerPass: 500,
   /** How often a results stream looks for more ended runs. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { BATCH_LIMITS } from '../limits.js';
@@ -78,31 +79,42 @@ export interface FeedSettings {
  * feeding (a lease), and admits their next items in order until one must wait. Returns
  * how many items it admitted or refused for good.
  */
-export async function feedBatches(db: Db, settings: FeedSettings, only?: string): Promise<number> {
+export async function feedBatches(db: Db, settings: FeedSettings): Promise<number> {
+  const token = randomUUID();
   const { rows: batches } = await sql<{ id: string; account_id: string; key_id: string | null }>`
-    UPDATE batches SET fed_until = now() + make_interval(secs => ${BATCH_LIMITS.feedLeaseSeconds})
+    UPDATE batches SET fed_until = now() + make_interval(secs => ${BATCH_LIMITS.feedLeaseSeconds}), fed_by = ${token}
     WHERE id IN (SELECT id FROM batches WHERE admitted < total AND (fed_until IS NULL OR fed_until < now())
-                 ${only ? sql`AND id = ${only}` : sql``} ORDER BY created_at LIMIT 20 FOR UPDATE SKIP LOCKED)
+                 ORDER BY created_at LIMIT 20 FOR UPDATE SKIP LOCKED)
     RETURNING id, account_id::text, key_id::text`.execute(db);
   let moved = 0;
   for (const b of batches) {
     try {
-      moved += await feedOne(db, settings, b);
+      moved += await feedOne(db, settings, b, token);
     } finally {
-      await sql`UPDATE batches SET fed_until = NULL WHERE id = ${b.id}`.execute(db);
+      await sql`UPDATE batches SET fed_until = NULL WHERE id = ${b.id} AND fed_by = ${token}`.execute(db);
     }
   }
   return moved;
 }
 
-async function feedOne(db: Db, settings: FeedSettings, b: { id: string; account_id: string; key_id: string | null }): Promise<number> {
-  const { rows: items } = await sql<{ seq: number; run: BatchRun; submission_id: string; stored: boolean }>`
-    SELECT seq, run, submission_id, EXISTS (SELECT 1 FROM submissions s WHERE s.id = i.submission_id) AS stored
-    FROM batch_items i WHERE batch_id = ${b.id} AND NOT admitted ORDER BY seq LIMIT ${BATCH_LIMITS.feedItemsPerPass}`.execute(db);
+/** Renews this pass's lease on the batch; false when another process has taken it (this pass then stops). */
+async function holdLease(db: Db, id: string, token: string): Promise<boolean> {
+  const { rows } = await sql`
+    UPDATE batches SET fed_until = now() + make_interval(secs => ${BATCH_LIMITS.feedLeaseSeconds})
+    WHERE id = ${id} AND fed_by = ${token} AND fed_until > now() RETURNING id`.execute(db);
+  return rows.length === 1;
+}
+
+async function feedOne(db: Db, settings: FeedSettings, b: { id: string; account_id: string; key_id: string | null }, token: string): Promise<number> {
+  const { rows: items } = await sql<{ seq: number; run: BatchRun; submission_id: string }>`
+    SELECT seq, run, submission_id FROM batch_items i WHERE batch_id = ${b.id} AND NOT admitted ORDER BY seq LIMIT ${BATCH_LIMITS.feedItemsPerPass}`.execute(db);
   let moved = 0;
   for (const item of items) {
+    // The lease renewed before each admission: no other pass can admit this item meanwhile.
+    if (!(await holdLease(db, b.id, token))) break;
     // Admitted by a feeder that stopped before it could say so.
-    const admission = item.stored ? ({ admitted: true } as const) : await admitSubmission(db, {
+    const { rows: stored } = await sql`SELECT 1 FROM submissions WHERE id = ${item.submission_id}`.execute(db);
+    const admission = stored.length > 0 ? ({ admitted: true } as const) : await admitSubmission(db, {
       accountId: b.account_id,
       keyId: b.key_id,
       ...item.run,

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { availabilityCache } from '../../compilers/deployment.js';
-import { createBatch, feedBatches, getBatch, resultLines, type BatchRun, type FeedSettings } from '../../batches/store.js';
+import { createBatch, getBatch, resultLines, type BatchRun, type FeedSettings } from '../../batches/store.js';
 import { BATCH_LIMITS } from '../../limits.js';
 import { ApiError } from '../errors.js';
 import { JsonTextError, parseClientJson } from '../json-text.js';
@@ -88,8 +88,7 @@ export const batchRoutes: RouteDef[] = [
         const auth = ctx.state.auth!;
         const runs = await readRuns(ctx, deps, await available());
         const id = await createBatch(deps.db, auth.accountId, auth.keyId, runs);
-        // The first items go in before the answer: a small batch is under way at once.
-        await feedBatches(deps.db, feedSettings(deps), id);
+        // Its first items go in at once, by this process's feeder.
         deps.batches?.kick();
         ctx.status = 201;
         ctx.set('Location', `/api/v2/batches/${id}`);

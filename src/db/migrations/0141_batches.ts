@@ -32,6 +32,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       done               integer NOT NULL DEFAULT 0,
       -- Which API process admits its items now, until when (the feeder's lease).
       fed_until          timestamptz,
+      fed_by             uuid,
       created_at         timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX batches_feeding ON batches(created_at) WHERE admitted < total;
