@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { ApiError } from '../api/errors.js';
 import { waitForRunEnd } from '../api/live.js';
 import { validate } from '../api/middleware/json-body.js';
-import { fileAnswer, openForCaller, runForCaller, sessionError, sessionView } from '../api/routes/sessions.js';
+import { fileAnswer, openForCaller, refusals, runForCaller, sessionView } from '../api/routes/sessions.js';
 import { decodeBase64 } from '../program/program.js';
 import type { RunResult } from '../result.js';
 import { SessionFileWrite, SessionOpenRequest, SessionRunRequest } from '../sessions/schemas.js';
@@ -33,14 +33,6 @@ type SessionFilesInput = { session_id: string; action: 'list' | 'read' | 'write'
 export const SessionCloseInput = Type.Object({ session_id: SessionId }, { additionalProperties: false });
 
 const text = (value: unknown) => [{ type: 'text' as const, text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }];
-
-async function refused<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw sessionError(err);
-  }
-}
 
 const sessionOpen: Tool = {
   name: 'session_open',
@@ -96,9 +88,9 @@ const sessionFiles: Tool = {
     };
     switch (a.action) {
       case 'list':
-        return text({ files: await refused(() => listFiles(db, auth.accountId, a.session_id)) });
+        return text({ files: await refusals(() => listFiles(db, auth.accountId, a.session_id)) });
       case 'read': {
-        const file = await refused(() => readFile(db, auth.accountId, a.session_id, path()));
+        const file = await refusals(() => readFile(db, auth.accountId, a.session_id, path()));
         if (!file) throw new ApiError(404, 'not_found', `no file ${path()} in the workspace`);
         return text(fileAnswer(path(), file));
       }
@@ -107,11 +99,11 @@ const sessionFiles: Tool = {
         if (a.content === undefined) throw new ApiError(400, 'invalid_request', 'action write needs content');
         const content = a.encoding === 'base64' ? decodeBase64(a.content) : Buffer.from(a.content, 'utf8');
         if (!content) throw new ApiError(400, 'invalid_request', 'content is not Base64 (padded, without line breaks)');
-        await refused(() => writeFile(db, auth.accountId, a.session_id, path(), content, a.executable ? 0o755 : 0o644));
+        await refusals(() => writeFile(db, auth.accountId, a.session_id, path(), content, a.executable ? 0o755 : 0o644));
         return text(`wrote ${path()} (${content.length} bytes)`);
       }
       case 'delete':
-        if (!(await refused(() => deleteFile(db, auth.accountId, a.session_id, path())))) throw new ApiError(404, 'not_found', `no file ${path()} in the workspace`);
+        if (!(await refusals(() => deleteFile(db, auth.accountId, a.session_id, path())))) throw new ApiError(404, 'not_found', `no file ${path()} in the workspace`);
         return text(`deleted ${path()}`);
     }
   },
@@ -124,7 +116,7 @@ const sessionClose: Tool = {
   input: SessionCloseInput,
   call: async ({ deps, auth }, args) => {
     const { session_id } = validate<{ session_id: string }>(SessionCloseInput, args);
-    return text(sessionView(await refused(() => closeSession(deps.db, auth.accountId, session_id))));
+    return text(sessionView(await refusals(() => closeSession(deps.db, auth.accountId, session_id))));
   },
 };
 

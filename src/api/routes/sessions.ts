@@ -43,7 +43,8 @@ export function sessionError(err: unknown): unknown {
   return err instanceof SessionRefusal ? new ApiError(SESSION_STATUS[err.code], err.code, err.message) : err;
 }
 
-async function refusals<T>(work: () => Promise<T>): Promise<T> {
+/** Runs `work`, a session refusal thrown as its API error. */
+export async function refusals<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
