@@ -27,6 +27,6 @@ export async function runInSession(db: Db, job: ClaimedJob, execute: (job: Claim
   try {
     return await execute(toRun, session);
   } finally {
-    await saveWorkspace(db, how.id, session.left, session.sandboxMs);
+    await saveWorkspace(db, how.id, { id: job.id, attempt: job.attempts }, session.left, session.sandboxMs);
   }
 }

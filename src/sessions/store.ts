@@ -214,9 +214,9 @@ export async function loadWorkspace(db: Db, id: string): Promise<StageFile[]> {
  * What a run left in /box becomes the workspace (the runner's side): its regular files
  * whose names a caller could write, the first ones by name within the workspace's bounds.
  * The run's sandbox time is added to the session's. Nothing is written to a session that
- * has ended meanwhile; `files` undefined leaves the workspace as it was. Returns the names not kept.
+ * has ended meanwhile, nor by a run whose claim on its job is gone; `files` undefined leaves the workspace as it was. Returns the names not kept.
  */
-export async function saveWorkspace(db: Db, id: string, files: StageFile[] | undefined, sandboxMs: number): Promise<string[]> {
+export async function saveWorkspace(db: Db, id: string, job: { id: string; attempt: number }, files: StageFile[] | undefined, sandboxMs: number): Promise<string[]> {
   const kept: StageFile[] = [];
   const dropped: string[] = [];
   let bytes = 0;
@@ -233,6 +233,9 @@ export async function saveWorkspace(db: Db, id: string, files: StageFile[] | und
     const row = rows[0] as { id: string; ended_at: Date | null } | undefined;
     // No run stage ran (a compile error): the workspace stays as it was.
     if (!row || row.ended_at || files === undefined) return;
+    // A run whose claim is gone (its lease ran out; the job was requeued) leaves nothing: the run that holds it now will.
+    const { rows: held } = await sql`SELECT 1 FROM submissions WHERE id = ${job.id} AND state = 'running' AND attempts = ${job.attempt}`.execute(trx);
+    if (held.length === 0) return;
     await sql`DELETE FROM run_session_files WHERE session_id = ${id}`.execute(trx);
     for (const f of kept) {
       await sql`INSERT INTO run_session_files (session_id, path, mode, content) VALUES (${id}, ${f.name}, ${f.mode & 0o777}, ${f.content})`.execute(trx);
