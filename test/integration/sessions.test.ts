@@ -124,6 +124,15 @@ describe('sessions', function () {
     expect(await run(key.key, session.id, { code: 'import os\nprint(sorted(os.listdir(".")))' })).to.include({ output: "['kept', 'main.py', 'out']\n" });
   });
 
+  it("keeps a workspace within its bounds: the first files by name, none whose name a caller could not write", async () => {
+    const { key } = await keyFor(s.db);
+    const session = await open(key.key, { compiler: PY });
+    await run(key.key, session.id, { code: 'for i in range(300):\n    open(f"f{i:03}", "w").write("x")\nopen("a b", "w").write("y")\nopen("out/r.txt", "w").write("z")' });
+    // The first 256 by name come back ('a b', f000 … f254); 'a b' is not a name the file routes take, so it is not kept.
+    const kept = (await files(key.key, session.id)).map((f) => f.path);
+    expect(kept).to.deep.equal(Array.from({ length: 255 }, (_, i) => `f${String(i).padStart(3, '0')}`));
+  });
+
   it("shows nothing of a session to another account, or to the account's later session", async () => {
     const a = await keyFor(s.db);
     const b = await keyFor(s.db);
