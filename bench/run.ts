@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchAcks } from './acks.js';
+import { benchEval } from './eval.js';
 import { benchFleet } from './fleet.js';
 import { benchFloor } from './floor.js';
 import { benchJudge } from './judge.js';
@@ -64,6 +65,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   judge: benchJudge,
   latency: benchLatency,
   throughput: benchThroughput,
+  eval: benchEval,
   acks: benchAcks,
   queue: benchQueue,
   fleet: benchFleet,

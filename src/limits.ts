@@ -346,3 +346,35 @@ export const WEBSOCKET_RUNS_PER_SECOND = 1;
  */
 export const PORTAL_REDELIVERIES_PER_WINDOW = 20;
 export const REDELIVERY_WINDOW_MS = 3600_000;
+
+/** Sessions that keep their state between runs (POST /api/v2/sessions; src/sessions). The
+ *  plan's own figures (sessions at once, longest lifetime) are columns of plans. */
+export const SESSION_LIMITS = {
+  /** An idle session (no run, no file read or written) is ended after this long unless it asks otherwise. */
+  idleTimeoutDefaultSeconds: 600,
+  idleTimeoutMaxSeconds: 3600,
+  /** A session's lifetime when it asks for none (at most its plan's session_lifetime_seconds). */
+  lifetimeDefaultSeconds: 3600,
+  /** The workspace a run starts with and leaves behind: what is past these is not kept. */
+  workspaceBytes: 8 * MiB,
+  workspaceFiles: 256,
+  /** One file written through the files route. */
+  fileBytes: 4 * MiB,
+  /** A run holds its session busy at most this long (a run whose API process died frees it then). */
+  busyMs: 2 * RUN_LIMITS.timeoutMs + 60_000,
+} as const;
+
+/** Batches (POST /api/v2/batches; src/batches): many runs in one request, admitted as the account's limits free up. */
+export const BATCH_LIMITS = {
+  runsMax: 10_000,
+  /** The JSON-lines body: every run's request. */
+  bodyMaxBytes: 64 * MiB,
+  /** How often an API process admits the next items of its batches. */
+  feedIntervalMs: 100,
+  /** An API process admits a batch's items alone for this long at a time (another takes over after it). */
+  feedLeaseSeconds: 30,
+  /** Items one feeding pass admits per batch at most. */
+  feedItemsPerPass: 500,
+  /** How often a results stream looks for more ended runs. */
+  resultsPollMs: 200,
+} as const;

@@ -41,7 +41,8 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
   const compat = new Set(compatRoutes);
   const all = [...routes, ...compatRoutes];
   for (const route of all) {
-    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    // :name and a wildcard's {*name} are both {name} in the document.
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\{\*([A-Za-z_]+)\}/g, '{$1}');
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       const type = doc.contentType ?? 'application/json';

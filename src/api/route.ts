@@ -24,6 +24,8 @@ export interface ApiDeps {
   live?: LiveResults;
   /** API keys cached by this process; startApi provides it. Without it every request looks its key up. */
   keys?: KeyCache;
+  /** Admits batches' items as their accounts' limits free up; startApi provides it. */
+  batches?: { kick(): void; close(): Promise<void> };
 }
 
 export interface ApiState {

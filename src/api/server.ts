@@ -6,6 +6,8 @@ import { createKeyCache } from '../accounts/key-cache.js';
 import { createApp, type ApiDeps } from './app.js';
 import { onClientError } from './client-error.js';
 import { createLiveResults } from './live.js';
+import { feedSettings } from './routes/batches.js';
+import { startBatchFeeder } from '../batches/store.js';
 import { attachWebSocket } from './ws/attach.js';
 
 // The API listening on RUNBOX_HOST:RUNBOX_PORT (port 0: any free port, reported back).
@@ -27,7 +29,9 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
   const live = given.live ?? createLiveResults({ url, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
   // Keys as last read, dropped when a change is notified.
   const keys = given.keys ?? createKeyCache({ db: given.db, url });
-  const deps = { ...given, live, keys };
+  // Batches' items admitted as their accounts' limits free up (src/batches/store.ts).
+  const batches = given.batches ?? startBatchFeeder(given.db, feedSettings(given), (err) => given.log?.error({ err: err.message }, 'admitting the items of batches failed'));
+  const deps = { ...given, live, keys, batches };
   const app = createApp(deps);
   // Slow clients must not hold sockets forever: the whole request (headers and body)
   // within RUNBOX_REQUEST_TIMEOUT_MS, checked every second rather than Node's 30 s.
@@ -93,6 +97,7 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       given.log?.info?.({ ms: Math.round(performance.now() - t0), drained }, 'API stopped');
       if (!given.live) await live.close();
       if (!given.keys) await keys.close();
+      if (!given.batches) await batches.close();
     },
   };
 }

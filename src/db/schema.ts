@@ -79,7 +79,7 @@ export interface KeyUsageTable {
 }
 
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
-export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe';
+export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe' | 'batch';
 
 /** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {
@@ -120,6 +120,18 @@ export interface RunOptions {
   judge?: JudgeSettings;
   /** Check the program with its recipe's syntax check before it runs, as in a judged run (the Jobe route: Jobe compiles Python 3 and PHP first). */
   syntax_check?: boolean;
+  /** A run of a session (src/sessions): it starts in the session's workspace and leaves its files there. */
+  session?: SessionRunOptions;
+}
+
+/** What a session's run is: its code, a file of its workspace, or a command (an argv, never a shell string) run in it. */
+export interface SessionRunOptions {
+  id: string;
+  run: 'code' | 'file' | 'command';
+  /** The file run (run 'file'). */
+  file?: string;
+  /** The argv run in /box (run 'command'); its first element is looked up in the image's PATH. */
+  command?: string[];
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */

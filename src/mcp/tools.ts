@@ -11,6 +11,7 @@ import type { RunResult } from '../result.js';
 import { expiredMessage } from '../retention/expired.js';
 import { judgedContent, runContent, type Content } from './result-content.js';
 import { GetSubmissionInput, JudgeInput, NoInput, RunCodeInput } from './schemas.js';
+import { SESSION_TOOLS } from './session-tools.js';
 
 // The MCP tools: each a name, a description written for a model, an input schema from
 // the REST API's TypeBox schemas, and a call on the same domain modules as the REST
@@ -114,4 +115,4 @@ const getSubmission: Tool = {
   },
 };
 
-export const TOOLS: Tool[] = [runCode, judge, listCompilers, getSubmission];
+export const TOOLS: Tool[] = [runCode, judge, listCompilers, getSubmission, ...SESSION_TOOLS];

@@ -19,6 +19,8 @@ import { readTestData } from '../problems/test-data.js';
 import { BuiltCache } from './built-cache.js';
 import { DataCache } from './data-cache.js';
 import { executeJob } from './execute.js';
+import { runInSession } from '../sessions/runner.js';
+import { endDueSessions } from '../sessions/store.js';
 import type { JudgeDeps } from './judge.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
@@ -86,8 +88,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   };
   const execute: Executor =
     options.execute ??
-    ((job, ctx) =>
-      executeJob(job, sandbox, {
+    ((job, ctx) => {
+      const deps = {
         imagesDir: config.RUNBOX_IMAGES_DIR,
         recipesDir: config.RUNBOX_RECIPES_DIR,
         judge,
@@ -95,7 +97,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         signal: ctx.signal,
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
-      }));
+      };
+      // A session's run starts from its workspace and leaves its files there (src/sessions/runner.ts).
+      if (job.run_options?.session) return runInSession(db, job, (toRun, session) => executeJob(toRun, sandbox, { ...deps, session }));
+      return executeJob(job, sandbox, deps);
+    });
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
   // One account's runs keep off the slots reserved for the others (src/queue/claim.ts).
   const share = { runnerId: id, accountSlots: accountSlots(slots, config.RUNBOX_RUNNER_RESERVED_SLOTS) };
@@ -172,6 +178,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     // Stored live output of WebSocket runs long over.
     await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
     await pruneInput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored input failed'));
+    // Sessions idle past their idle_timeout, or past their lifetime, end (their files go).
+    await endDueSessions(db).catch((err: Error) => rlog.warn({ err: err.message }, 'ending idle sessions failed'));
     // Problem versions and test data no run needs any more (a run that held one has ended).
     if (Date.now() - sweptAt > PROBLEM_SWEEP_MS) {
       sweptAt = Date.now();

@@ -9,6 +9,8 @@ import { openApiRoute } from './openapi.js';
 import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
+import { batchRoutes } from './batches.js';
+import { sessionRoutes } from './sessions.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
 import { wsRoute } from './ws.js';
@@ -20,6 +22,8 @@ export function routes(): RouteDef[] {
     runCodeRoute,
     runCodeSyncRoute,
     submissionsRoute,
+    ...sessionRoutes,
+    ...batchRoutes,
     ...problemRoutes,
     wsRoute,
     usageRoute,
