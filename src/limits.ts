@@ -189,6 +189,8 @@ export const JUDGE_LIMITS = {
   /** Arguments a checker or validator is given after its own (Kattis' validator flags), and the bytes of one. */
   validatorArgsMax: 64,
   validatorArgMaxBytes: 256,
+  /** A multi-pass problem's validation_passes: each pass is a run of the program and of its validator. */
+  validationPassesMax: 32,
 } as const;
 
 /** An interactor's wall-clock limit beyond its program's: the time it has to give its
