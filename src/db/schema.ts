@@ -343,6 +343,8 @@ export interface ProblemVersionsTable {
   data_bytes: ColumnType<string, string | number, string | number>;
   created_at: Generated<Date>;
   superseded_at: NullableTimestamp;
+  /** Files copied over a submission before it is built, by language code (migration 0080); null: none. */
+  include: Json<Record<string, RunFile[]> | null>;
 }
 
 export interface ProblemTestsTable {

@@ -1,5 +1,6 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import type { Includes } from './include.js';
 import { sha256 } from './test-data.js';
 
 // A problem as sent, checked and ready to store: its tests (their data read when it is
@@ -50,6 +51,8 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** Files copied over a submission before it is built, by language code (a package's include/: src/problems/include.ts). */
+  include?: Includes | null;
 }
 
 export function bufferSource(content: Buffer): DataSource {

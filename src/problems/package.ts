@@ -7,6 +7,7 @@ import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
+import { readIncludes } from './include.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -96,7 +97,8 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
     if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
   }
   checkValidatorArguments(checker, interactor, tests);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+  const include = kattis ? await readIncludes(files) : null;
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files), ...(include ? { include } : {}) });
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));

@@ -6,6 +6,7 @@ import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
 import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
 
@@ -51,6 +52,8 @@ export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
+  /** Included files' names by language code (a package's include/); absent: none. */
+  include?: Record<string, string[]>;
   tests: ProblemTestView[];
 }
 
@@ -121,6 +124,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         checker: JSON.stringify(draft.checker),
         interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
         limits: JSON.stringify(draft.limits),
+        include: draft.include ? JSON.stringify(draft.include) : null,
         tests: tests.length,
         data_bytes: dataBytes,
       })
@@ -196,7 +200,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -214,6 +218,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     limits: row.limits as ProblemLimits,
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
+    ...(row.include ? { include: Object.fromEntries(Object.entries(row.include).map(([language, files]) => [language, files.map((f) => f.name)])) } : {}),
     tests: tests.map((t) => ({
       name: t.name,
       sample: t.sample,
@@ -273,10 +278,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -290,6 +295,7 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     .execute();
   return {
     ...forRun(row),
+    include: row.include,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

@@ -10,6 +10,7 @@ import { lineBufferedEnv } from './line-buffering.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { checkerMessage } from '../judge/verdict.js';
 import { HelperNotBuilt, judgeTests, prepareJudging, type JudgeDeps, type Judging } from './judge.js';
+import { withIncluded } from '../problems/include.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
@@ -42,7 +43,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const rootfs = imageRootfs(deps.imagesDir, entry.image);
   if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);
 
-  const plan = planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
+  let plan = planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const options = job.run_options ?? {};
   const multiTest = !!job.tests && job.tests.length > 0;
   const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
@@ -79,6 +80,8 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (!(err instanceof HelperNotBuilt)) throw err;
     return { ...compileError(base, err.built), verdict: 'checker_error', score: 0, checker_message: checkerMessage(err.message) };
   }
+  // A stored problem's included files (a grader, a stub) are copied over the submission before it is built.
+  if (judging && judging.included.length > 0) plan = planProgram(entry, withIncluded(job, entry, judging.included), { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const built = await buildProgram(plan, (planned) => stage('compile', planned, ''));
   if (!built.ok) {
     const result = { ...compileError(base, built), limits };

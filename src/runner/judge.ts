@@ -8,7 +8,9 @@ import { multiPass } from '../judge/multi-pass.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
 import { interactorTimeoutMs, judgedFloodBytes } from '../limits.js';
 import { planProgram, type StagePlan } from '../program/plan.js';
+import { includedFor } from '../problems/include.js';
 import type { StoredTest, versionForRun } from '../problems/store.js';
+import type { RunFile } from '../db/schema.js';
 import { notRun, type RunResult, type TestResult } from '../result.js';
 import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
@@ -64,6 +66,8 @@ export interface Judging {
   problem?: { id: string; version: number };
   /** The run stage's limits, which a checker's stage takes too. */
   limits: SandboxSpec['limits'];
+  /** A stored problem's files copied over the submission before it is built (src/problems/include.ts); empty: none. */
+  included: RunFile[];
   sandbox: Sandbox;
   deps: ExecuteDeps;
 }
@@ -76,6 +80,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   let checker = settings.checker;
   const limits = stageLimits(job.run_options?.run);
   let problem: Judging['problem'];
+  let included: RunFile[] = [];
   if (settings.problem) {
     if (!deps.judge) throw new NotStarted('this runner cannot read stored problems');
     const { id, version } = settings.problem;
@@ -91,6 +96,8 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     }));
     checker = stored.checker;
     settings = { ...settings, checker, interactor: stored.interactor };
+    const recipe = compilerEntry(job.compiler, deps.recipesDir);
+    if (recipe) included = includedFor(stored.include, recipe);
     problem = { id, version };
   } else if (job.tests && job.tests.length > 0) {
     tests = job.tests.map((t) => ({ ...(t.name !== undefined ? { name: t.name } : {}), weight: t.weight ?? 1, input: text(t.input), answer: text(t.expected_output ?? '') }));
@@ -107,6 +114,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     interactor,
     ...(problem ? { problem } : {}),
     limits,
+    included,
     sandbox,
     deps,
   };
