@@ -345,6 +345,8 @@ export interface ProblemVersionsTable {
   superseded_at: NullableTimestamp;
   /** Files copied over a submission before it is built, by language code (migration 0080); null: none. */
   include: Json<Record<string, RunFile[]> | null>;
+  /** A submit-answer problem: a submission is its answer files (migration 0081). */
+  submit_answer: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface ProblemTestsTable {

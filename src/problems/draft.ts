@@ -53,6 +53,8 @@ export interface ProblemDraft {
   limits: ProblemLimits;
   /** Files copied over a submission before it is built, by language code (a package's include/: src/problems/include.ts). */
   include?: Includes | null;
+  /** A submit-answer problem (src/runner/answers.ts): a submission is its answer files. */
+  submitAnswer?: boolean;
 }
 
 export function bufferSource(content: Buffer): DataSource {

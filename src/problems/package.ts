@@ -80,8 +80,10 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   const defaultValidator = dialect === 'domjudge' ? 'domjudge' : 'kattis';
   let checker: CheckerSetting = kattis || flags.length > 0 ? { type: defaultValidator, flags } : { type: DEFAULT_CHECKER };
   let interactor: ProgramSource | null = null;
+  const draftExtras: Pick<ProblemDraft, 'submitAnswer'> = {};
   if (kattis) {
-    const { custom, interactive, multiPass } = validationOf(yaml, validatorDir !== null);
+    const { custom, interactive, multiPass, submitAnswer } = validationOf(yaml, validatorDir !== null);
+    if (submitAnswer) draftExtras.submitAnswer = true;
     await domjudgeCompare(files, custom);
     if (custom) {
       if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
@@ -98,7 +100,7 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   }
   checkValidatorArguments(checker, interactor, tests);
   const include = kattis ? await readIncludes(files) : null;
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files), ...(include ? { include } : {}) });
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files), ...(include ? { include } : {}), ...draftExtras });
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
@@ -169,22 +171,25 @@ function validatorFlags(yaml: Record<string, unknown>): string[] {
  * score); from 2023-07 on a package has a validator when output_validator/ holds one,
  * and `type` says interactive.
  */
-function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean; multiPass: boolean } {
+function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean; multiPass: boolean; submitAnswer: boolean } {
   const version = String(yaml.problem_format_version ?? 'legacy').trim();
   if (version !== 'legacy' && version !== 'legacy-icpc') {
     const types = Array.isArray(yaml.type) ? yaml.type.map(String) : String(yaml.type ?? 'pass-fail').trim().split(/\s+/);
     const interactive = types.includes('interactive');
     const multiPass = types.includes('multi-pass');
+    const submitAnswer = types.includes('submit-answer');
     for (const [is, word] of [[interactive, 'interactive'], [multiPass, 'multi-pass']] as const) {
       if (is && !hasValidator) throw bad(`problem.yaml says type: ${word}, but the package has no output_validator/ directory`);
+      // The format's table of types: submit-answer goes with neither.
+      if (is && submitAnswer) throw bad(`problem.yaml: type submit-answer cannot be ${word} too (a submission is answers, not a program)`);
     }
-    return { custom: hasValidator, interactive, multiPass };
+    return { custom: hasValidator, interactive, multiPass, submitAnswer };
   }
   const validation = String(yaml.validation ?? 'default').trim();
   const words = validation.split(/\s+/);
-  if (validation === 'default') return { custom: false, interactive: false, multiPass: false };
+  if (validation === 'default') return { custom: false, interactive: false, multiPass: false, submitAnswer: false };
   if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score' || w === 'multi-pass') && new Set(words).size === words.length) {
-    return { custom: true, interactive: words.includes('interactive'), multiPass: words.includes('multi-pass') };
+    return { custom: true, interactive: words.includes('interactive'), multiPass: words.includes('multi-pass'), submitAnswer: false };
   }
   throw bad(`problem.yaml's validation must be default or custom, then any of interactive, score and multi-pass, not ${JSON.stringify(validation)}`);
 }

@@ -52,6 +52,8 @@ export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
+  /** A submit-answer problem: a submission is its answer files, NAME.out for test NAME. */
+  submit_answer?: true;
   /** Included files' names by language code (a package's include/); absent: none. */
   include?: Record<string, string[]>;
   tests: ProblemTestView[];
@@ -125,6 +127,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
         limits: JSON.stringify(draft.limits),
         include: draft.include ? JSON.stringify(draft.include) : null,
+        submit_answer: draft.submitAnswer === true,
         tests: tests.length,
         data_bytes: dataBytes,
       })
@@ -200,7 +203,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -218,6 +221,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     limits: row.limits as ProblemLimits,
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
+    ...(row.submit_answer ? { submit_answer: true as const } : {}),
     ...(row.include ? { include: Object.fromEntries(Object.entries(row.include).map(([language, files]) => [language, files.map((f) => f.name)])) } : {}),
     tests: tests.map((t) => ({
       name: t.name,
@@ -278,10 +282,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -296,6 +300,7 @@ export async function versionForRun(db: Db, problemId: string, version: number):
   return {
     ...forRun(row),
     include: row.include,
+    submitAnswer: row.submit_answer,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

@@ -11,6 +11,7 @@ import { buildErrorText, buildProgram, stageLimits, type Built } from './build.j
 import { checkerMessage } from '../judge/verdict.js';
 import { HelperNotBuilt, judgeTests, prepareJudging, type JudgeDeps, type Judging } from './judge.js';
 import { withIncluded } from '../problems/include.js';
+import { judgeAnswers } from './answers.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
@@ -79,6 +80,11 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   } catch (err) {
     if (!(err instanceof HelperNotBuilt)) throw err;
     return { ...compileError(base, err.built), verdict: 'checker_error', score: 0, checker_message: checkerMessage(err.message) };
+  }
+  // A submit-answer problem's submission is its files, judged as outputs: nothing is built or run.
+  if (judging?.answers) {
+    const main = { name: job.run_options?.main ?? plan.main, content_base64: Buffer.from(job.code, 'utf8').toString('base64') };
+    return { ...(await judgeAnswers(judging, base, [main, ...(job.run_options?.files ?? [])])), limits };
   }
   // A stored problem's included files (a grader, a stub) are copied over the submission before it is built.
   if (judging && judging.included.length > 0) plan = planProgram(entry, withIncluded(job, entry, judging.included), { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });

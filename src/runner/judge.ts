@@ -36,7 +36,7 @@ export interface JudgeDeps {
   built: BuiltCache;
 }
 
-interface JudgeTest {
+export interface JudgeTest {
   name?: string;
   weight: number;
   /** Its output validator's arguments, after the checker's own (a stored Kattis package's group's). */
@@ -68,6 +68,8 @@ export interface Judging {
   limits: SandboxSpec['limits'];
   /** A stored problem's files copied over the submission before it is built (src/problems/include.ts); empty: none. */
   included: RunFile[];
+  /** A submit-answer problem: the submission's files are the outputs, judged without a run (src/runner/answers.ts). */
+  answers: boolean;
   sandbox: Sandbox;
   deps: ExecuteDeps;
 }
@@ -81,6 +83,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   const limits = stageLimits(job.run_options?.run);
   let problem: Judging['problem'];
   let included: RunFile[] = [];
+  let answers = false;
   if (settings.problem) {
     if (!deps.judge) throw new NotStarted('this runner cannot read stored problems');
     const { id, version } = settings.problem;
@@ -98,6 +101,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     settings = { ...settings, checker, interactor: stored.interactor };
     const recipe = compilerEntry(job.compiler, deps.recipesDir);
     if (recipe) included = includedFor(stored.include, recipe);
+    answers = stored.submitAnswer === true;
     problem = { id, version };
   } else if (job.tests && job.tests.length > 0) {
     tests = job.tests.map((t) => ({ ...(t.name !== undefined ? { name: t.name } : {}), weight: t.weight ?? 1, input: text(t.input), answer: text(t.expected_output ?? '') }));
@@ -115,6 +119,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     ...(problem ? { problem } : {}),
     limits,
     included,
+    answers,
     sandbox,
     deps,
   };
@@ -265,6 +270,14 @@ export interface JudgeRun {
   run(input: Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
 }
 
+/** What the checker (a program's stage, or a built-in comparison) says of one output. */
+export async function checkOutput(j: Judging, t: JudgeTest, data: CheckData): Promise<CheckResult> {
+  if (j.checker) return (await runChecker(j, j.checker, t, data)).check;
+  const checker = j.settings.checker;
+  if (checker.type === 'program') throw new Error('a checker program is built before its tests are judged');
+  return compare(withTestFlags(checker, t), data);
+}
+
 /** The default validator's flags: the problem's, then the test's group's, as Kattis gives them. */
 function withTestFlags(checker: BuiltinChecker, t: JudgeTest): BuiltinChecker {
   if ((checker.type !== 'kattis' && checker.type !== 'domjudge') || !t.validatorArgs?.length) return checker;
@@ -309,8 +322,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     if (status !== 'success') judged = testVerdict(status, null);
     else {
       const data: CheckData = { input, output: outcome.wholeStdout ?? outcome.stdout, answer };
-      const checker = j.settings.checker;
-      judged = testVerdict('success', j.checker ? (await runChecker(j, j.checker, t, data)).check : checker.type === 'program' ? null : await compare(withTestFlags(checker, t), data));
+      judged = testVerdict('success', await checkOutput(j, t, data));
     }
     results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...fields, ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
     outcomes.push(outcome);
