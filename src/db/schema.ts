@@ -362,6 +362,8 @@ export interface ProblemTestsTable {
   sample: boolean;
   /** Its output validator's arguments (migration 0061); null: none. */
   validator_args: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** A sample's interaction, shown with it (migration 0082); null: none. */
+  interaction: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A submission the retention purge deleted (migration 0030): its lookup answers 410. */

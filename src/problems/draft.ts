@@ -37,6 +37,8 @@ export interface DraftTest {
   sample: boolean;
   /** Its group's arguments for the output validator (a Kattis package's); none when absent. */
   validatorArgs?: string[];
+  /** A sample's interaction (data/sample/NAME.interaction: src/problems/interaction.ts), shown with it. */
+  interaction?: string;
 }
 
 /** A problem's limits as a request gives them: CPU seconds and KB, as the result reports time and memory. */

@@ -8,6 +8,7 @@ import { ProgramError, programOfFiles, type DecodedFile, type Program } from '..
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
 import { readIncludes } from './include.js';
+import { readInteractions } from './interaction.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -94,6 +95,7 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
       else checker = { type: 'program', ...program };
     }
     await groupArguments(files, tests);
+    await readInteractions(files, tests, { interactive, multiPass });
   } else {
     if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
     if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);

@@ -29,6 +29,8 @@ export interface ProblemTestView {
   /** Samples only (up to 100,000 bytes): the test's content. */
   input?: string;
   expected_output?: string;
+  /** An interactive or multi-pass problem's sample: its dialogue, lines starting < (the program reads) and > (it writes), --- between passes. */
+  interaction?: string;
 }
 
 /** A checker or interactor program as shown: its compiler, convention and file names, not its sources. */
@@ -96,7 +98,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
-    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null }[] = [];
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null; interaction: string | null }[] = [];
     const sizes = new Map<string, number>();
     const store = async (source: DataSource) => {
       const content = await source.read();
@@ -109,7 +111,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     for (const t of draft.tests) {
       const input = await store(t.input);
       const answer = await store(t.answer);
-      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
+      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null, interaction: t.interaction ?? null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
@@ -134,7 +136,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       .execute();
     await trx
       .insertInto('problem_tests')
-      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs })))
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs, interaction: t.interaction })))
       .execute();
     // The account's total as stored, the checks above notwithstanding.
     const storage = await accountStorage(trx, accountId);
@@ -211,7 +213,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .selectFrom('problem_tests as t')
     .leftJoin('test_data as i', (j) => j.onRef('i.hash', '=', 't.input_hash').on('t.sample', '=', true).on('t.input_size', '<=', SAMPLE_SHOWN_BYTES))
     .leftJoin('test_data as a', (j) => j.onRef('a.hash', '=', 't.answer_hash').on('t.sample', '=', true).on('t.answer_size', '<=', SAMPLE_SHOWN_BYTES))
-    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer'])
+    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer', 't.interaction'])
     .where('t.problem_id', '=', problemId)
     .where('t.version', '=', row.version)
     .orderBy('t.ordinal')
@@ -231,6 +233,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
       expected_output_bytes: t.answer_size,
       ...(t.input ? { input: t.input.toString('utf8') } : {}),
       ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
+      ...(t.interaction !== null ? { interaction: t.interaction } : {}),
     })),
   };
 }

@@ -144,14 +144,20 @@ describe('judged runs (multi-pass problems)', function () {
     const { key } = await keyFor(s.db);
     const up = await upload(key.key, [
       { name: 'p/problem.yaml', content: 'problem_format_version: 2025-09\nname: Double interactively\ntype: [interactive, multi-pass]\n' },
+      { name: 'p/data/sample/1.in', content: 'first 1\n' },
+      { name: 'p/data/sample/1.ans', content: '\n' },
+      { name: 'p/data/sample/1.interaction', content: '<1\n>2\n---\n<2\n>4\n' },
       { name: 'p/data/secret/1.in', content: 'first 5\n' },
       { name: 'p/data/secret/1.ans', content: '\n' },
       { name: 'p/output_validator/interactor.py', content: INTERACTOR },
     ]);
     expect(up.status, JSON.stringify(up.body)).to.equal(201);
+    // The sample's interaction is kept and shown with it.
+    const shown = (await (await fetch(`${s.url}/api/v2/problems/${up.body.id}`, { headers: { Authorization: key.key } })).json()) as { tests: { name: string; interaction?: string }[] };
+    expect(shown.tests.map((t) => [t.name, t.interaction])).to.deep.equal([['sample/1', '<1\n>2\n---\n<2\n>4\n'], ['secret/1', undefined]]);
     const ok = await syncRun(s, key.key, { code: INTERACTIVE_DOUBLE, compiler: PY, problem: up.body.id });
-    expect(ok.tests!.map((t) => [t.verdict, t.passes, t.checker_message])).to.deep.equal([['accepted', 2, 'first 10\nsecond 20']]);
+    expect(ok.tests!.map((t) => [t.verdict, t.passes, t.checker_message])).to.deep.equal([['accepted', 2, 'first 2\nsecond 4'], ['accepted', 2, 'first 10\nsecond 20']]);
     const wrong = await syncRun(s, key.key, { code: 'n = int(input())\nprint(10, flush=True)\n', compiler: PY, problem: up.body.id });
-    expect(wrong.tests!.map((t) => [t.verdict, t.passes, t.checker_message])).to.deep.equal([['wrong_answer', 2, 'first 10\nsecond 10']]);
+    expect(wrong.tests!.map((t) => [t.verdict, t.passes, t.checker_message])).to.deep.equal([['wrong_answer', 1, 'first 10'], ['wrong_answer', 2, 'first 10\nsecond 10']]);
   });
 });

@@ -26,6 +26,7 @@ import * as m0060 from './0060_jobe_files.js';
 import * as m0061 from './0061_problem_test_validator_args.js';
 import * as m0080 from './0080_problem_includes.js';
 import * as m0081 from './0081_problem_submit_answer.js';
+import * as m0082 from './0082_problem_test_interactions.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0061_problem_test_validator_args': m0061,
   '0080_problem_includes': m0080,
   '0081_problem_submit_answer': m0081,
+  '0082_problem_test_interactions': m0082,
 };
