@@ -38,6 +38,8 @@ export interface ProgramView {
   compiler: string;
   convention: string;
   files: string[];
+  /** A multi-pass problem's validator or interactor: its validation_passes. */
+  passes?: number;
 }
 
 export interface ProblemSummary {
@@ -193,7 +195,7 @@ function summaryOf(r: { id: string; name: string; version: number; created_at: D
 }
 
 function programView(p: ProgramSource): ProgramView {
-  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)] };
+  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)], ...(p.passes !== undefined ? { passes: p.passes } : {}) };
 }
 
 function checkerView(c: CheckerSetting): ProblemView['checker'] {

@@ -70,7 +70,7 @@ describe('judged runs (multi-pass problems)', function () {
   const upload = async (key: string, files: { name: string; content: string }[]) => {
     const res = await fetch(`${s.url}/api/v2/problems`, { method: 'POST', headers: { Authorization: key, 'Content-Type': 'application/zip' }, body: new Uint8Array(makeZip(files)) });
     const text = await res.text();
-    return { status: res.status, body: JSON.parse(text) as { id: string; error?: { code: string; message: string } } };
+    return { status: res.status, body: JSON.parse(text) as { id: string; checker?: { passes?: number }; interactor?: { passes?: number }; error?: { code: string; message: string } } };
   };
   const legacy = (validation: string, limits = '') => [
     { name: 'double/problem.yaml', content: `name: Double twice\nvalidation: ${validation}\n${limits}` },
@@ -85,6 +85,8 @@ describe('judged runs (multi-pass problems)', function () {
     const { key } = await keyFor(s.db);
     const up = await upload(key.key, legacy('custom multi-pass'));
     expect(up.status, JSON.stringify(up.body)).to.equal(201);
+    // validation_passes' default, shown with the validator.
+    expect(up.body.checker!.passes).to.equal(2);
     const r = await syncRun(s, key.key, { code: DOUBLE, compiler: PY, problem: up.body.id });
     expect(r.tests!.map((t) => [t.name, t.verdict, t.passes, t.checker_message])).to.deep.equal([
       ['sample/1', 'accepted', 2, 'first ok\nsecond ok'],
@@ -152,6 +154,7 @@ describe('judged runs (multi-pass problems)', function () {
       { name: 'p/output_validator/interactor.py', content: INTERACTOR },
     ]);
     expect(up.status, JSON.stringify(up.body)).to.equal(201);
+    expect(up.body.interactor!.passes).to.equal(2);
     // The sample's interaction is kept and shown with it.
     const shown = (await (await fetch(`${s.url}/api/v2/problems/${up.body.id}`, { headers: { Authorization: key.key } })).json()) as { tests: { name: string; interaction?: string }[] };
     expect(shown.tests.map((t) => [t.name, t.interaction])).to.deep.equal([['sample/1', '<1\n>2\n---\n<2\n>4\n'], ['secret/1', undefined]]);

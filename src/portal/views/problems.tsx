@@ -82,8 +82,11 @@ export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[];
   );
 }
 
+/** A multi-pass problem's validator: how many passes a test may take. */
+const passesText = (passes: number | undefined) => (passes === undefined ? '' : `, multi-pass: up to ${passes} passes a test`);
+
 function checkerText(c: ProblemView['checker']): string {
-  if (c.type === 'program') return `a checker program (${String(c['compiler'])}, ${String(c['convention'])} convention: ${((c['files'] as string[] | undefined) ?? []).join(', ')})`;
+  if (c.type === 'program') return `a checker program (${String(c['compiler'])}, ${String(c['convention'])} convention: ${((c['files'] as string[] | undefined) ?? []).join(', ')})${passesText(c['passes'] as number | undefined)}`;
   const options = Object.entries(c)
     .filter(([k]) => k !== 'type')
     .map(([k, v]) => `${k} ${String(v)}`);
@@ -104,7 +107,13 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <Figure label="Memory limit" value={pr.limits.memory !== undefined ? `${Math.round(pr.limits.memory / 1024)} MB` : "The service's"} />
       </dl>
       <p data-field="checker">Output compared by: {checkerText(pr.checker)}.</p>
-      {pr.interactor && <p data-field="interactor">{`Interactive: an interactor (${pr.interactor.compiler}, ${pr.interactor.convention} convention: ${pr.interactor.files.join(', ')}).`}</p>}
+      {pr.interactor && <p data-field="interactor">{`Interactive: an interactor (${pr.interactor.compiler}, ${pr.interactor.convention} convention: ${pr.interactor.files.join(', ')})${passesText(pr.interactor.passes)}.`}</p>}
+      {pr.submit_answer && <p data-field="submit_answer">Submit answer: a submission is its answer files, NAME.out for test NAME; nothing is run.</p>}
+      {pr.include && (
+        <p data-field="include">{`Copied over each submission before it is built: ${Object.entries(pr.include)
+          .map(([language, files]) => `${language}: ${files.join(', ')}`)
+          .join('; ')}.`}</p>
+      )}
       <p>
         Created <When d={pr.created_at} />, updated <When d={pr.updated_at} />.
       </p>
