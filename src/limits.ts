@@ -304,6 +304,8 @@ export interface SandboxTimeRequest {
   /** An interactor: its compile stage and a stage beside each test's run, at
    *  interactorTimeoutMs. */
   interactor?: { compiles: boolean };
+  /** A multi-pass problem's validation_passes: each test's stages run up to that many times. */
+  passes?: number;
 }
 
 /** Each stage of a request at its timeout: `perTest` once for every test, `once` once. */
@@ -329,7 +331,7 @@ export function requestSandboxStages(req: SandboxTimeRequest): { name: string; m
  * request's checker or interactor stages, their compile included.
  */
 export function requestSandboxMs(req: SandboxTimeRequest): number {
-  const tests = Math.max(1, req.tests);
+  const tests = Math.max(1, req.tests) * Math.max(1, req.passes ?? 1);
   return requestSandboxStages(req).reduce((sum, st) => sum + (st.perTest ? tests * st.ms : st.ms), 0);
 }
 

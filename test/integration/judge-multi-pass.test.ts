@@ -109,7 +109,7 @@ describe('judged runs (multi-pass problems)', function () {
 
   it("the spec's judge errors: a pass past validation_passes, and nextpass.in with exit 43", async () => {
     const { key } = await keyFor(s.db);
-    const files = legacy('custom multi-pass', 'limits:\n  validation_passes: 3\n');
+    const files = legacy('custom multi-pass', 'limits:\n  validation_passes: 3\n  time_limit: 2\n');
     files[2]!.content = 'loop\n';
     files[4]!.content = 'reject-next\n';
     const up = await upload(key.key, files);
@@ -131,6 +131,17 @@ describe('judged runs (multi-pass problems)', function () {
       ['runtime_error', 2],
       ['runtime_error', 2],
     ]);
+  });
+
+  it("a request's sandbox time counts every pass a test may take: past the plan's bound it is refused before anything runs", async () => {
+    const { key } = await keyFor(s.db);
+    const up = await upload(key.key, legacy('custom multi-pass', 'limits:\n  validation_passes: 32\n'));
+    expect(up.status).to.equal(201);
+    const res = await fetch(`${s.url}/api/v2/run-code-sync/`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/json' }, body: JSON.stringify({ code: DOUBLE, compiler: PY, problem: up.body.id }) });
+    expect(res.status).to.equal(400);
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).to.equal('too_much_sandbox_time');
+    expect(error.message).to.include('2 tests × 32 passes × 30 s');
   });
 
   it('validation_passes out of bounds is refused, naming the key', async () => {
