@@ -260,7 +260,10 @@ async function multiPassTest(j: Judging, r: JudgeRun, t: JudgeTest, input: Buffe
 }
 
 /** The most passes a test may take: a multi-pass problem's validation_passes; undefined for one pass. */
-const passesOf = (j: Judging): number | undefined => (j.interactor ? j.settings.interactor?.passes : j.checker ? (j.settings.checker.type === 'program' ? j.settings.checker.passes : undefined) : undefined);
+function passesOf(j: Judging): number | undefined {
+  if (j.interactor) return j.settings.interactor?.passes;
+  return j.checker && j.settings.checker.type === 'program' ? j.settings.checker.passes : undefined;
+}
 
 export interface JudgeRun {
   /** The submission's fields before the run's: id, compiler, extra_params, compile_output. */
