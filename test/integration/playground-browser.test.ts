@@ -551,6 +551,9 @@ describe('the playground, in Chromium', function () {
         ['sample/1', 'Accepted'],
         ['secret/1', 'Accepted'],
       ]);
+      // The submission's page says how many passes each test took.
+      await clickAndWait(page, await byText(page, 'The submission', 'a'));
+      expect(await page.$$eval('.judged tbody tr [data-field="passes"]', (ts) => ts.map((t) => t.textContent))).to.deep.equal(['2', '2']);
 
       await page.goto(problemUrl, { waitUntil: 'load' });
       await clickAndWait(page, await byText(page, 'Delete problem…', 'a'));
