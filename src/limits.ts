@@ -189,6 +189,8 @@ export const JUDGE_LIMITS = {
   /** Arguments a checker or validator is given after its own (Kattis' validator flags), and the bytes of one. */
   validatorArgsMax: 64,
   validatorArgMaxBytes: 256,
+  /** A multi-pass problem's validation_passes: each pass is a run of the program and of its validator. */
+  validationPassesMax: 32,
 } as const;
 
 /** An interactor's wall-clock limit beyond its program's: the time it has to give its
@@ -302,6 +304,8 @@ export interface SandboxTimeRequest {
   /** An interactor: its compile stage and a stage beside each test's run, at
    *  interactorTimeoutMs. */
   interactor?: { compiles: boolean };
+  /** A multi-pass problem's validation_passes: each test's stages run up to that many times. */
+  passes?: number;
 }
 
 /** Each stage of a request at its timeout: `perTest` once for every test, `once` once. */
@@ -327,7 +331,7 @@ export function requestSandboxStages(req: SandboxTimeRequest): { name: string; m
  * request's checker or interactor stages, their compile included.
  */
 export function requestSandboxMs(req: SandboxTimeRequest): number {
-  const tests = Math.max(1, req.tests);
+  const tests = Math.max(1, req.tests) * Math.max(1, req.passes ?? 1);
   return requestSandboxStages(req).reduce((sum, st) => sum + (st.perTest ? tests * st.ms : st.ms), 0);
 }
 

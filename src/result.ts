@@ -95,6 +95,8 @@ export const TestResultSchema = Type.Object({
   /** skipped: an earlier test failed and the request said stop_on_failure; not run, not billed. */
   status: Type.Enum([...RUN_STATUSES, 'skipped']),
   ...JudgedFields,
+  /** A multi-pass problem's test: the passes that ran (its other fields are the last pass's). */
+  passes: Type.Optional(Type.Integer({ minimum: 1 })),
   ...ReturnedFilesFields,
 });
 export type TestResult = Static<typeof TestResultSchema>;

@@ -355,6 +355,10 @@ export interface ProblemVersionsTable {
   data_bytes: ColumnType<string, string | number, string | number>;
   created_at: Generated<Date>;
   superseded_at: NullableTimestamp;
+  /** Files copied over a submission before it is built, by language code (migration 0080); null: none. */
+  include: Json<Record<string, RunFile[]> | null>;
+  /** A submit-answer problem: a submission is its answer files (migration 0081). */
+  submit_answer: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface ProblemTestsTable {
@@ -370,6 +374,8 @@ export interface ProblemTestsTable {
   sample: boolean;
   /** Its output validator's arguments (migration 0061); null: none. */
   validator_args: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** A sample's interaction, shown with it (migration 0082); null: none. */
+  interaction: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A submission the retention purge deleted (migration 0030): its lookup answers 410. */

@@ -22,6 +22,8 @@ export interface JudgedTestView {
   output: string;
   /** Null when the two agree line by line (or the expected output is not known). */
   diff: LineDiff | null;
+  /** A multi-pass problem's test: the passes it took. */
+  passes?: number;
 }
 
 const SHOWN = REQUEST_LIMITS.inputMaxBytes;
@@ -63,7 +65,9 @@ export async function judgedTests(db: Db, accountId: string, submissionId: strin
       input: given[i]?.input ?? null,
       expected_output: expected,
       output: t.output,
-      diff: expected === null || t.status !== 'success' ? null : firstLineDiff(expected, t.output),
+      // A multi-pass test's output is its last pass's, and its answer file no expected output of it.
+      diff: expected === null || t.status !== 'success' || t.passes !== undefined ? null : firstLineDiff(expected, t.output),
+      ...(t.passes !== undefined ? { passes: t.passes } : {}),
     };
   });
 }

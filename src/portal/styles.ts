@@ -107,6 +107,7 @@ pre.file-text{margin:0}
 td.ok{color:var(--ok);font-weight:600}td.bad{color:var(--bad);font-weight:600}
 .diff h3{font-size:1rem;margin:1em 0 .3em}
 .diff-pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(14em,1fr));gap:10px}
+.dialogue{list-style:none;padding:0;margin:0;display:grid;gap:4px}.dialogue li{display:grid;grid-template-columns:6em 1fr;align-items:start;gap:8px}.dialogue li[data-from=program]{grid-template-columns:1fr 6em}.dialogue li[data-from=program] .who{order:2;text-align:right}.dialogue pre{margin:0}.dialogue .who{font-size:.85em;opacity:.75;padding-top:.4em}
 .diff-label{margin:0 0 2px;color:var(--muted);font-size:.88rem}
 .diff pre{margin:0}
 pre.diff-expected{border-left:4px solid var(--ok)}pre.diff-found{border-left:4px solid var(--bad)}

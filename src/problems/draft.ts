@@ -1,5 +1,6 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import type { Includes } from './include.js';
 import { sha256 } from './test-data.js';
 
 // A problem as sent, checked and ready to store: its tests (their data read when it is
@@ -36,6 +37,8 @@ export interface DraftTest {
   sample: boolean;
   /** Its group's arguments for the output validator (a Kattis package's); none when absent. */
   validatorArgs?: string[];
+  /** A sample's interaction (data/sample/NAME.interaction: src/problems/interaction.ts), shown with it. */
+  interaction?: string;
 }
 
 /** A problem's limits as a request gives them: CPU seconds and KB, as the result reports time and memory. */
@@ -50,6 +53,10 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** Files copied over a submission before it is built, by language code (a package's include/: src/problems/include.ts). */
+  include?: Includes | null;
+  /** A submit-answer problem (src/runner/answers.ts): a submission is its answer files. */
+  submitAnswer?: boolean;
 }
 
 export function bufferSource(content: Buffer): DataSource {

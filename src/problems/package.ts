@@ -1,11 +1,14 @@
 import { firstLine, type Dialect } from '../compilers/languages.js';
 import { DEFAULT_CHECKER, kattisOptions, ValidatorFlagsError } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
+import { DEFAULT_VALIDATION_PASSES } from '../judge/multi-pass.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
+import { readIncludes } from './include.js';
+import { readInteractions } from './interaction.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -78,23 +81,28 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   const defaultValidator = dialect === 'domjudge' ? 'domjudge' : 'kattis';
   let checker: CheckerSetting = kattis || flags.length > 0 ? { type: defaultValidator, flags } : { type: DEFAULT_CHECKER };
   let interactor: ProgramSource | null = null;
+  const draftExtras: Pick<ProblemDraft, 'submitAnswer'> = {};
   if (kattis) {
-    const { custom, interactive } = validationOf(yaml, validatorDir !== null);
+    const { custom, interactive, multiPass, submitAnswer } = validationOf(yaml, validatorDir !== null);
+    if (submitAnswer) draftExtras.submitAnswer = true;
     await domjudgeCompare(files, custom);
     if (custom) {
       if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
       // A custom validator's flags are its own: Kattis passes them on as they are.
-      const program = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
+      const program: ProgramSource = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
+      if (multiPass) program.passes = validationPasses(yaml, program);
       if (interactive) interactor = program;
       else checker = { type: 'program', ...program };
     }
     await groupArguments(files, tests);
+    await readInteractions(files, tests, { interactive, multiPass });
   } else {
     if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
     if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
   }
   checkValidatorArguments(checker, interactor, tests);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+  const include = kattis ? await readIncludes(files) : null;
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files), ...(include ? { include } : {}), ...draftExtras });
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
@@ -165,21 +173,38 @@ function validatorFlags(yaml: Record<string, unknown>): string[] {
  * score); from 2023-07 on a package has a validator when output_validator/ holds one,
  * and `type` says interactive.
  */
-function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean } {
+function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean; multiPass: boolean; submitAnswer: boolean } {
   const version = String(yaml.problem_format_version ?? 'legacy').trim();
   if (version !== 'legacy' && version !== 'legacy-icpc') {
     const types = Array.isArray(yaml.type) ? yaml.type.map(String) : String(yaml.type ?? 'pass-fail').trim().split(/\s+/);
     const interactive = types.includes('interactive');
-    if (interactive && !hasValidator) throw bad('problem.yaml says type: interactive, but the package has no output_validator/ directory');
-    return { custom: hasValidator, interactive };
+    const multiPass = types.includes('multi-pass');
+    const submitAnswer = types.includes('submit-answer');
+    for (const [is, word] of [[interactive, 'interactive'], [multiPass, 'multi-pass']] as const) {
+      if (is && !hasValidator) throw bad(`problem.yaml says type: ${word}, but the package has no output_validator/ directory`);
+      // The format's table of types: submit-answer goes with neither.
+      if (is && submitAnswer) throw bad(`problem.yaml: type submit-answer cannot be ${word} too (a submission is answers, not a program)`);
+    }
+    return { custom: hasValidator, interactive, multiPass, submitAnswer };
   }
   const validation = String(yaml.validation ?? 'default').trim();
   const words = validation.split(/\s+/);
-  if (validation === 'default') return { custom: false, interactive: false };
-  if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score') && new Set(words).size === words.length) {
-    return { custom: true, interactive: words.includes('interactive') };
+  if (validation === 'default') return { custom: false, interactive: false, multiPass: false, submitAnswer: false };
+  if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score' || w === 'multi-pass') && new Set(words).size === words.length) {
+    return { custom: true, interactive: words.includes('interactive'), multiPass: words.includes('multi-pass'), submitAnswer: false };
   }
-  throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
+  throw bad(`problem.yaml's validation must be default or custom, then any of interactive, score and multi-pass, not ${JSON.stringify(validation)}`);
+}
+
+/** A multi-pass problem's limits.validation_passes (default 2), within the service's bound; its validator a Kattis one (it writes nextpass.in into feedback_dir). */
+function validationPasses(yaml: Record<string, unknown>, validator: ProgramSource): number {
+  if (validator.convention !== 'kattis') throw bad("a multi-pass problem's validator writes nextpass.in into its feedback directory (the Kattis convention); this one includes testlib.h");
+  const limits = yaml.limits && typeof yaml.limits === 'object' && !Array.isArray(yaml.limits) ? (yaml.limits as Record<string, unknown>) : {};
+  const passes = limits.validation_passes ?? DEFAULT_VALIDATION_PASSES;
+  const max = JUDGE_LIMITS.validationPassesMax;
+  if (typeof passes !== 'number' || !Number.isInteger(passes) || passes < 2) throw bad('problem.yaml: limits.validation_passes must be a whole number of at least 2');
+  if (passes > max) throw bad(`problem.yaml: limits.validation_passes is ${passes}; runbox runs at most ${max} passes of a test`);
+  return passes;
 }
 
 /**

@@ -6,6 +6,7 @@ import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
 import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
 
@@ -28,6 +29,8 @@ export interface ProblemTestView {
   /** Samples only (up to 100,000 bytes): the test's content. */
   input?: string;
   expected_output?: string;
+  /** An interactive or multi-pass problem's sample: its dialogue, lines starting < (the program reads) and > (it writes), --- between passes. */
+  interaction?: string;
 }
 
 /** A checker or interactor program as shown: its compiler, convention and file names, not its sources. */
@@ -35,6 +38,8 @@ export interface ProgramView {
   compiler: string;
   convention: string;
   files: string[];
+  /** A multi-pass problem's validator or interactor: its validation_passes. */
+  passes?: number;
 }
 
 export interface ProblemSummary {
@@ -51,6 +56,10 @@ export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
+  /** A submit-answer problem: a submission is its answer files, NAME.out for test NAME. */
+  submit_answer?: true;
+  /** Included files' names by language code (a package's include/); absent: none. */
+  include?: Record<string, string[]>;
   tests: ProblemTestView[];
 }
 
@@ -91,7 +100,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
-    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null }[] = [];
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null; interaction: string | null }[] = [];
     const sizes = new Map<string, number>();
     const store = async (source: DataSource) => {
       const content = await source.read();
@@ -104,7 +113,7 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     for (const t of draft.tests) {
       const input = await store(t.input);
       const answer = await store(t.answer);
-      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
+      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null, interaction: t.interaction ?? null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
@@ -121,13 +130,15 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         checker: JSON.stringify(draft.checker),
         interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
         limits: JSON.stringify(draft.limits),
+        include: draft.include ? JSON.stringify(draft.include) : null,
+        submit_answer: draft.submitAnswer === true,
         tests: tests.length,
         data_bytes: dataBytes,
       })
       .execute();
     await trx
       .insertInto('problem_tests')
-      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs })))
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs, interaction: t.interaction })))
       .execute();
     // The account's total as stored, the checks above notwithstanding.
     const storage = await accountStorage(trx, accountId);
@@ -184,7 +195,7 @@ function summaryOf(r: { id: string; name: string; version: number; created_at: D
 }
 
 function programView(p: ProgramSource): ProgramView {
-  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)] };
+  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)], ...(p.passes !== undefined ? { passes: p.passes } : {}) };
 }
 
 function checkerView(c: CheckerSetting): ProblemView['checker'] {
@@ -196,7 +207,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -204,7 +215,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .selectFrom('problem_tests as t')
     .leftJoin('test_data as i', (j) => j.onRef('i.hash', '=', 't.input_hash').on('t.sample', '=', true).on('t.input_size', '<=', SAMPLE_SHOWN_BYTES))
     .leftJoin('test_data as a', (j) => j.onRef('a.hash', '=', 't.answer_hash').on('t.sample', '=', true).on('t.answer_size', '<=', SAMPLE_SHOWN_BYTES))
-    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer'])
+    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer', 't.interaction'])
     .where('t.problem_id', '=', problemId)
     .where('t.version', '=', row.version)
     .orderBy('t.ordinal')
@@ -214,6 +225,8 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     limits: row.limits as ProblemLimits,
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
+    ...(row.submit_answer ? { submit_answer: true as const } : {}),
+    ...(row.include ? { include: Object.fromEntries(Object.entries(row.include).map(([language, files]) => [language, files.map((f) => f.name)])) } : {}),
     tests: tests.map((t) => ({
       name: t.name,
       sample: t.sample,
@@ -222,6 +235,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
       expected_output_bytes: t.answer_size,
       ...(t.input ? { input: t.input.toString('utf8') } : {}),
       ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
+      ...(t.interaction !== null ? { interaction: t.interaction } : {}),
     })),
   };
 }
@@ -273,10 +287,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -290,6 +304,8 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     .execute();
   return {
     ...forRun(row),
+    include: row.include,
+    submitAnswer: row.submit_answer,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

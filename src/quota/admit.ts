@@ -133,8 +133,11 @@ function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
     ...(checker ? { checker: { compiles: compiles(checker.compiler) } } : {}),
     ...(judge?.interactor ? { interactor: { compiles: compiles(judge.interactor.compiler) } } : {}),
   };
+  // A multi-pass problem's tests each run up to validation_passes times (src/judge/multi-pass.ts).
+  const passes = (judge?.interactor ?? checker)?.passes;
+  if (passes !== undefined) time.passes = passes;
   const s = (x: number) => `${x / 1000} s`;
-  const n = (what: string) => `${units} ${units === 1 ? what : `${what === 'run' ? 'test' : what}s`}`;
+  const n = (what: string) => `${units} ${units === 1 ? what : `${what === 'run' ? 'test' : what}s`}${passes !== undefined ? ` × ${passes} passes` : ''}`;
   const parts = requestSandboxStages(time).map((st) => (st.perTest ? `${n(st.name)} × ${s(st.ms)}` : `${st.name} ${s(st.ms)}`));
   return { ms: requestSandboxMs(time), parts: parts.join(' + ') };
 }

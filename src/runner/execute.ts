@@ -10,6 +10,8 @@ import { lineBufferedEnv } from './line-buffering.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { checkerMessage } from '../judge/verdict.js';
 import { HelperNotBuilt, judgeTests, prepareJudging, type JudgeDeps, type Judging } from './judge.js';
+import { withIncluded } from '../problems/include.js';
+import { judgeAnswers } from './answers.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
@@ -65,7 +67,7 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const session = deps.session;
   // A session's command runs as it is in the workspace: no recipe, no compile stage.
   const command = options.session?.run === 'command' ? options.session.command : undefined;
-  const plan = command ? undefined : planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
+  let plan = command ? undefined : planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const multiTest = !!job.tests && job.tests.length > 0;
   const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
@@ -112,7 +114,14 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (!(err instanceof HelperNotBuilt)) throw err;
     return { ...compileError(base, err.built), verdict: 'checker_error', score: 0, checker_message: checkerMessage(err.message) };
   }
-  const built: Built = command ? { ok: true, run: { argv: command, files: [], dirs: [], collect: [] }, compileOutput: null } : await buildProgram(plan!, (planned) => stage('compile', planned, ''));
+  // A submit-answer problem's submission is its files, judged as outputs: nothing is built or run.
+  if (judging?.answers && plan) {
+    const main = { name: job.run_options?.main ?? plan.main, content_base64: Buffer.from(job.code, 'utf8').toString('base64') };
+    return { ...(await judgeAnswers(judging, base, [main, ...(job.run_options?.files ?? [])])), limits };
+  }
+  // A stored problem's included files (a grader, a stub) are copied over the submission before it is built.
+  if (plan && judging && judging.included.length > 0) plan = planProgram(entry, withIncluded(job, entry, judging.included), { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
+  const built: Built = command || !plan ? { ok: true, run: { argv: command ?? [], files: [], dirs: [], collect: [] }, compileOutput: null } : await buildProgram(plan, (planned) => stage('compile', planned, ''));
   if (!built.ok) {
     const result = { ...compileError(base, built), limits };
     return judging ? { ...result, verdict: 'compile_error', score: 0, checker_message: null } : result;

@@ -501,6 +501,69 @@ describe('the playground, in Chromium', function () {
     }
   });
 
+  it('a multi-pass problem uploaded in the portal: its sample shown as its passes, picked in the playground and judged pass by pass; then deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbox-package-'));
+    const zip = join(dir, 'twice.zip');
+    const validator = [
+      '#!/usr/bin/env python3',
+      'import os, sys',
+      'kind, n = open(sys.argv[1]).read().split()',
+      'out = sys.stdin.read().split()',
+      'if out != [str(2 * int(n))]:',
+      '    sys.exit(43)',
+      "if kind == 'first':",
+      "    open(os.path.join(sys.argv[3], 'nextpass.in'), 'w').write(f'second {out[0]}\\n')",
+      'sys.exit(42)',
+    ].join('\n');
+    writeFileSync(
+      zip,
+      makeZip([
+        { name: 'twice/problem.yaml', content: 'name: Double twice\nvalidation: custom multi-pass\n' },
+        { name: 'twice/data/sample/1.in', content: 'first 3\n' },
+        { name: 'twice/data/sample/1.ans', content: '\n' },
+        { name: 'twice/data/sample/1.interaction', content: '<first 3\n>6\n---\n<second 6\n>12\n' },
+        { name: 'twice/data/secret/1.in', content: 'first 21\n' },
+        { name: 'twice/data/secret/1.ans', content: '\n' },
+        { name: 'twice/output_validators/twice/validator.py', content: validator },
+      ]),
+    );
+    try {
+      await goto('/problems');
+      const input = (await byLabel(page, 'Package (zip)')) as import('puppeteer-core').ElementHandle<HTMLInputElement>;
+      await input.uploadFile(zip);
+      await clickAndWait(page, await byText(page, 'Upload', 'button'));
+      expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Double twice');
+      expect(await page.$$eval('.interaction h4', (hs) => hs.map((h) => h.textContent))).to.deep.equal(['Pass 1', 'Pass 2']);
+      expect(await page.$$eval('.interaction pre', (ps) => ps.map((p) => p.textContent))).to.deep.equal(['first 3\n', '6\n', 'second 6\n', '12\n']);
+      const v = await seriousAxeViolations(page);
+      expect(v, `axe on the problem page: ${JSON.stringify(v)}`).to.deep.equal([]);
+      const problemUrl = page.url().replace(/\?.*$/, '');
+
+      await goto('/playground');
+      await page.select('#pg-compiler', PY);
+      await page.select('#pg-problem', problemUrl.slice(problemUrl.lastIndexOf('/') + 1));
+      await setCode('kind, n = input().split()\nprint(2 * int(n))\n');
+      await pause();
+      await (await byText(page, 'Run', 'button')).click();
+      expect((await waitForVerdict()).text).to.match(/^Accepted · /);
+      const rows = await page.$$eval('#pg-judged tbody tr', (trs) => trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('[data-field="verdict"]')!.textContent]));
+      expect(rows).to.deep.equal([
+        ['sample/1', 'Accepted'],
+        ['secret/1', 'Accepted'],
+      ]);
+      // The submission's page says how many passes each test took.
+      await clickAndWait(page, await byText(page, 'The submission', 'a'));
+      expect(await page.$$eval('.judged tbody tr [data-field="passes"]', (ts) => ts.map((t) => t.textContent))).to.deep.equal(['2', '2']);
+
+      await page.goto(problemUrl, { waitUntil: 'load' });
+      await clickAndWait(page, await byText(page, 'Delete problem…', 'a'));
+      await clickAndWait(page, await byText(page, 'Delete problem', 'button'));
+      expect(await page.$eval('main', (m) => m.textContent)).to.include('The problem is deleted.');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('without JavaScript the form still works: Add a file, then Run answers with the output and the image', async () => {
     await page.setJavaScriptEnabled(false);
     try {

@@ -506,6 +506,48 @@ describe('web portal over HTTP', function () {
       expect((await c.request(`/problems/${id}`)).res.status).to.equal(404);
     });
 
+    it("an interactive problem's sample .interaction is shown as the dialogue it is; a multi-pass one's pass by pass", async () => {
+      const { c, email } = await signUp(open);
+      const interactive = pkg({
+        'problem.yaml': 'name: Guess\nvalidation: custom interactive\n',
+        'data/sample/1.in': '7\n',
+        'data/sample/1.ans': '\n',
+        'data/sample/1.interaction': '<lower or higher?\n>5\n<higher\n>7 & <done>\n<correct\n',
+        'data/secret/1.in': '3\n',
+        'data/secret/1.ans': '\n',
+        'output_validators/guess/interactor.py': 'import sys\nsys.exit(42)\n',
+      });
+      const made = await upload(c, interactive, await c.token('/problems'));
+      expect(made.res.status, made.body).to.equal(303);
+      const shown = await c.follow(made);
+      const dialogue = /<ol class="dialogue" aria-label="sample\/1, interaction">([\s\S]*?)<\/ol>/.exec(shown.body);
+      expect(dialogue, 'the dialogue list').to.not.equal(null);
+      const turns = [...dialogue![1]!.matchAll(/<li data-from="(\w+)"><span class="who">(\w+)<\/span><pre>([^<]*)<\/pre><\/li>/g)].map((m) => [m[1], m[2], m[3]]);
+      expect(turns).to.deep.equal([
+        ['judge', 'Judge', 'lower or higher?'],
+        ['program', 'Program', '5'],
+        ['judge', 'Judge', 'higher'],
+        ['program', 'Program', '7 &amp; &lt;done>'],
+        ['judge', 'Judge', 'correct'],
+      ]);
+      const multiPass = pkg({
+        'problem.yaml': 'name: Twice\nvalidation: custom multi-pass\n',
+        'data/sample/1.in': 'first 3\n',
+        'data/sample/1.ans': '\n',
+        'data/sample/1.interaction': '<first 3\n>6\n---\n<second 6\n>12\n',
+        'output_validators/twice/validator.py': 'import sys\nsys.exit(42)\n',
+      });
+      const second = await c.follow(await upload(c, multiPass, await c.token('/problems')));
+      expect(second.body).to.include('<h4>Pass 1</h4>').and.include('<h4>Pass 2</h4>');
+      expect(second.body).to.match(/aria-label="sample\/1, pass 2, input"[^>]*>second 6\n<\/pre>/);
+      expect(second.body).to.match(/aria-label="sample\/1, pass 2, output"[^>]*>12\n<\/pre>/);
+      // A line that is no turn refuses the package, naming the file and the line.
+      const bad = await upload(c, pkg({ ...{ 'problem.yaml': 'name: Guess\nvalidation: custom interactive\n', 'data/sample/1.in': '7\n', 'data/sample/1.ans': '\n', 'output_validators/guess/interactor.py': 'import sys\nsys.exit(42)\n' }, 'data/sample/1.interaction': '<ok\nno prefix\n' }), await c.token('/problems'));
+      expect(bad.res.status).to.equal(400);
+      expect(bad.body).to.match(/data\/sample\/1\.interaction: line 2 does not start with &lt; or >/);
+      expect(await problemsOf(email)).to.have.length(2);
+    });
+
     it(`problem writes count with the API's: past ${PROBLEM_LIMITS.writesPerMinute} a minute an upload or a delete is answered 429 with Retry-After, nothing stored`, async () => {
       const { c, email } = await signUp(open);
       const good = pkg({ 'tests/1.in': '1\n', 'tests/1.out': '1\n' });

@@ -22,7 +22,12 @@ const ZIP = 'application/zip';
 const Dated = Type.String({ format: 'date-time' });
 
 const Limits = Type.Object({ time: Type.Optional(Type.Number({ description: 'CPU seconds per test.' })), memory: Type.Optional(Type.Integer({ description: 'KB per test.' })) });
-const Program = Type.Object({ compiler: Type.String(), convention: Type.Enum(['testlib', 'kattis']), files: Type.Array(Type.String(), { description: 'The files beside its main source.' }) });
+const Program = Type.Object({
+  compiler: Type.String(),
+  convention: Type.Enum(['testlib', 'kattis']),
+  files: Type.Array(Type.String(), { description: 'The files beside its main source.' }),
+  passes: Type.Optional(Type.Integer({ description: "A multi-pass problem's validator or interactor: the most passes a test may take (validation_passes)." })),
+});
 
 export const ProblemSummarySchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -39,6 +44,8 @@ export const ProblemSchema = Type.Object({
   limits: Limits,
   checker: Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'A built-in comparison with its options, or {"type":"program", compiler, convention, files}.' }),
   interactor: Type.Union([Program, Type.Null()]),
+  submit_answer: Type.Optional(Type.Literal(true, { description: 'A submit-answer problem: a submission is its answer files, NAME.out for test NAME.' })),
+  include: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: "Files copied over a submission before it is built, their names by the package format's language code (include/<language>/, include/default/)." })),
   tests: Type.Array(
     Type.Object({
       name: Type.String(),
@@ -48,6 +55,7 @@ export const ProblemSchema = Type.Object({
       expected_output_bytes: Type.Integer(),
       input: Type.Optional(Type.String({ description: 'Samples of at most 100,000 bytes only.' })),
       expected_output: Type.Optional(Type.String({ description: 'Samples of at most 100,000 bytes only.' })),
+      interaction: Type.Optional(Type.String({ description: "An interactive or multi-pass problem's sample: its dialogue (data/sample/NAME.interaction), lines starting < (the program reads) and > (it writes), --- between passes." })),
     }),
   ),
 });

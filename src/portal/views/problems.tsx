@@ -1,4 +1,5 @@
-import type { ProblemSummary, ProblemView, Storage } from '../../problems/store.js';
+import { parseInteraction } from '../../problems/interaction.js';
+import type { ProblemSummary, ProblemTestView, ProblemView, Storage } from '../../problems/store.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
@@ -81,8 +82,11 @@ export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[];
   );
 }
 
+/** A multi-pass problem's validator: how many passes a test may take. */
+const passesText = (passes: number | undefined) => (passes === undefined ? '' : `, multi-pass: up to ${passes} passes a test`);
+
 function checkerText(c: ProblemView['checker']): string {
-  if (c.type === 'program') return `a checker program (${String(c['compiler'])}, ${String(c['convention'])} convention: ${((c['files'] as string[] | undefined) ?? []).join(', ')})`;
+  if (c.type === 'program') return `a checker program (${String(c['compiler'])}, ${String(c['convention'])} convention: ${((c['files'] as string[] | undefined) ?? []).join(', ')})${passesText(c['passes'] as number | undefined)}`;
   const options = Object.entries(c)
     .filter(([k]) => k !== 'type')
     .map(([k, v]) => `${k} ${String(v)}`);
@@ -91,7 +95,7 @@ function checkerText(c: ProblemView['checker']): string {
 
 export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[] }) {
   const pr = p.problem;
-  const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined);
+  const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined || t.interaction !== undefined);
   return (
     <Layout title={pr.name} page={p.page} notices={p.notices}>
       <p class="mono id">{pr.id}</p>
@@ -103,7 +107,13 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <Figure label="Memory limit" value={pr.limits.memory !== undefined ? `${Math.round(pr.limits.memory / 1024)} MB` : "The service's"} />
       </dl>
       <p data-field="checker">Output compared by: {checkerText(pr.checker)}.</p>
-      {pr.interactor && <p data-field="interactor">{`Interactive: an interactor (${pr.interactor.compiler}, ${pr.interactor.convention} convention: ${pr.interactor.files.join(', ')}).`}</p>}
+      {pr.interactor && <p data-field="interactor">{`Interactive: an interactor (${pr.interactor.compiler}, ${pr.interactor.convention} convention: ${pr.interactor.files.join(', ')})${passesText(pr.interactor.passes)}.`}</p>}
+      {pr.submit_answer && <p data-field="submit_answer">Submit answer: a submission is its answer files, NAME.out for test NAME; nothing is run.</p>}
+      {pr.include && (
+        <p data-field="include">{`Copied over each submission before it is built: ${Object.entries(pr.include)
+          .map(([language, files]) => `${language}: ${files.join(', ')}`)
+          .join('; ')}.`}</p>
+      )}
       <p>
         Created <When d={pr.created_at} />, updated <When d={pr.updated_at} />.
       </p>
@@ -140,12 +150,16 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           <h3 id={`sample-${i}`} class="mono">
             {t.name}
           </h3>
-          <TextPair
-            sides={[
-              { label: 'Input', ariaLabel: `${t.name}, input`, text: t.input ?? `(${sizeText(t.input_bytes)}: too long to show)` },
-              { label: 'Expected output', ariaLabel: `${t.name}, expected output`, text: t.expected_output ?? `(${sizeText(t.expected_output_bytes)}: too long to show)` },
-            ]}
-          />
+          {t.interaction !== undefined ? (
+            <Interaction test={t} interactive={pr.interactor !== null} />
+          ) : (
+            <TextPair
+              sides={[
+                { label: 'Input', ariaLabel: `${t.name}, input`, text: t.input ?? `(${sizeText(t.input_bytes)}: too long to show)` },
+                { label: 'Expected output', ariaLabel: `${t.name}, expected output`, text: t.expected_output ?? `(${sizeText(t.expected_output_bytes)}: too long to show)` },
+              ]}
+            />
+          )}
         </section>
       ))}
       <h2>Delete</h2>
@@ -159,6 +173,43 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <a href="/problems">Back to problems</a>
       </p>
     </Layout>
+  );
+}
+
+/**
+ * A sample's interaction as the dialogue it is: each turn in order, the judge's (what the
+ * program reads, `<`) and the program's (what it writes, `>`), pass by pass in a
+ * multi-pass problem; a pass that is not interactive as its input and output.
+ */
+function Interaction(p: { test: ProblemTestView; interactive: boolean }) {
+  const parsed = parseInteraction(p.test.interaction!, true);
+  // Stored interactions were checked when the package was read.
+  const passes = typeof parsed === 'string' ? [] : parsed;
+  return (
+    <div class="interaction">
+      {passes.map((lines, i) => (
+        <>
+          {passes.length > 1 && <h4>{`Pass ${i + 1}`}</h4>}
+          {p.interactive ? (
+            <ol class="dialogue" aria-label={`${p.test.name}, interaction${passes.length > 1 ? `, pass ${i + 1}` : ''}`}>
+              {lines.map((l) => (
+                <li data-from={l.from}>
+                  <span class="who">{l.from === 'judge' ? 'Judge' : 'Program'}</span>
+                  <pre>{l.text}</pre>
+                </li>
+              ))}
+            </ol>
+          ) : (
+            <TextPair
+              sides={[
+                { label: 'Input', ariaLabel: `${p.test.name}, pass ${i + 1}, input`, text: lines.filter((l) => l.from === 'judge').map((l) => `${l.text}\n`).join('') },
+                { label: 'Output', ariaLabel: `${p.test.name}, pass ${i + 1}, output`, text: lines.filter((l) => l.from === 'program').map((l) => `${l.text}\n`).join('') },
+              ]}
+            />
+          )}
+        </>
+      ))}
+    </div>
   );
 }
 
