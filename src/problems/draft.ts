@@ -1,4 +1,6 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import type { ExampleSubmission } from './example-submissions.js';
+import type { Timing } from './time-limit.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import { sha256 } from './test-data.js';
 
@@ -50,6 +52,10 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** What a package says of its time limit (src/problems/time-limit.ts); absent: a JSON problem's limits.time alone. */
+  timing?: Timing;
+  /** A package's example submissions (submissions/), kept with the version for verifying it. */
+  submissions?: ExampleSubmission[];
 }
 
 export function bufferSource(content: Buffer): DataSource {

@@ -6,6 +6,8 @@ import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
 import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
+import { exampleSubmissions } from './example-submissions.js';
+import { domjudgeTimeLimit, timingOf } from './time-limit.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -94,7 +96,21 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
     if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
   }
   checkValidatorArguments(checker, interactor, tests);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+  const limits = await limitsFrom(yaml, files);
+  // The time limit the package states, or how a verification derives it (src/problems/time-limit.ts).
+  const ini = files.get('domjudge-problem.ini');
+  const iniTime = ini && ini.size <= 64 * 1024 ? domjudgeTimeLimit((await ini.read()).toString('utf8')) : undefined;
+  if (limits.time === undefined && iniTime !== undefined) limits.time = iniTime;
+  const stated = hasTimeKey(yaml) ? { yaml: limits.time! } : files.has('.timelimit') && limits.time !== undefined ? { dotTimelimit: limits.time } : iniTime !== undefined ? { domjudge: iniTime } : {};
+  const timing = timingOf(yaml, stated);
+  const submissions = await exampleSubmissions(files, options.compilerFor, dialect, String(yaml.problem_format_version ?? 'legacy').trim());
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, timing, submissions });
+}
+
+/** Whether problem.yaml states a time limit itself. */
+function hasTimeKey(yaml: Record<string, unknown>): boolean {
+  const l = yaml.limits;
+  return !!l && typeof l === 'object' && ((l as Record<string, unknown>).time_limit !== undefined || (l as Record<string, unknown>).time !== undefined);
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
