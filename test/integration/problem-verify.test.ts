@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { deriveTimeLimit } from '../../src/problems/time-limit.js';
+import { Client } from '../helpers/portal-client.js';
 import { keyFor, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { makeZip, type ZipEntryInput } from '../helpers/zip.js';
 
@@ -175,5 +176,41 @@ describe('verifying a problem package (example submissions) and rejudging', func
       [right.id, 'accepted', 'wrong_answer', true],
     ]);
     expect(done.mismatches).to.equal(2);
+  });
+
+  it("the portal's Verify button (a form with the CSRF token) starts a verification; the problem's page shows its progress, then the report", async () => {
+    const c = new Client(s.url);
+    const email = `verify-${process.pid}-${Date.now()}@example.com`;
+    const signup = await c.post('/signup', { email, password: 'a long enough password' });
+    if (signup.res.status === 200) expect((await c.post('/login', { email, password: 'a long enough password' }, '/login')).res.status).to.equal(302);
+    const form = new FormData();
+    form.append('_csrf', await c.token('/problems'));
+    form.append(
+      'package',
+      new Blob([new Uint8Array(makeZip([{ name: 'sum/problem.yaml', content: 'name: Portal sum\n' }, ...sumData, { name: 'sum/submissions/accepted/sum.py', content: SUM_PY }, { name: 'sum/submissions/wrong_answer/off.py', content: OFF_PY }]))], { type: 'application/zip' }),
+      'sum.zip',
+    );
+    const made = await c.request('/problems', { method: 'POST', body: form });
+    expect(made.res.status, made.body).to.equal(303);
+    const page = made.res.headers.get('location')!.replace(/\?.*$/, '');
+    const before = await c.request(page);
+    expect(before.body).to.include('<button type="submit">Verify</button>').and.include('the default: not measured yet');
+    // Without the token: refused, nothing started.
+    expect((await c.request(`${page}/verify`, { form: {} })).res.status).to.equal(403);
+    expect(await s.db.db.selectFrom('problem_checks').select('id').where('problem_id', '=', page.split('/')[2]!).execute()).to.deep.equal([]);
+    const started = await c.post(`${page}/verify`, {}, page);
+    expect([started.res.status, started.res.headers.get('location')]).to.deep.equal([303, `${page}?verifying=1#verify`]);
+    const deadline = Date.now() + 280_000;
+    let body = (await c.follow(started)).body;
+    expect(body).to.match(/The verification has started|Running: \d of 2 submissions judged|Done:/);
+    while (!body.includes('Done:')) {
+      if (Date.now() > deadline) throw new Error('the verification did not end');
+      await new Promise((r) => setTimeout(r, 500));
+      body = (await c.request(page)).body;
+    }
+    expect(body).to.include('Done: every submission got the verdict expected');
+    expect(body).to.match(/<tr data-submission="accepted\/sum.py">[\s\S]*?<td>accepted<\/td>/);
+    expect(body).to.match(/<tr data-submission="wrong_answer\/off.py">[\s\S]*?<td>wrong_answer<\/td>/);
+    expect(body).to.include('derived from the accepted submissions');
   });
 });
