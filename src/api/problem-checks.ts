@@ -57,8 +57,10 @@ export interface CheckView {
   phase: number;
   time_limit: { seconds: number; source: TimeLimitSource; slowest_accepted?: number | null; ac_to_time_limit?: number; time_limit_to_tle?: number; note?: string };
   runs: CheckRunView[];
-  /** Runs whose verdict differs from the one expected (verification), or changed (rejudge). */
+  /** Runs judged whose verdict differs from the one expected (verification), or changed (rejudge). */
   mismatches: number;
+  /** Runs that could not be judged (no compiler here, a refusal): each says why. */
+  not_judged: number;
   created_at: string;
   finished_at: string | null;
 }
@@ -334,7 +336,8 @@ export async function checkView(db: Db, id: string): Promise<CheckView | undefin
     phase: check.phase,
     time_limit: timeLimit,
     runs: views.map(({ lower: _l, passed: _p, ...v }) => v),
-    mismatches: views.filter((v) => (check.kind === 'rejudge' ? v.changed : (v.mismatches?.length ?? 0) > 0)).length,
+    mismatches: views.filter((v) => v.state !== 'refused' && (check.kind === 'rejudge' ? v.changed : (v.mismatches?.length ?? 0) > 0)).length,
+    not_judged: views.filter((v) => v.state === 'refused').length,
     created_at: new Date(check.created_at).toISOString(),
     finished_at: check.finished_at ? new Date(check.finished_at).toISOString() : null,
   };

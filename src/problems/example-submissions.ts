@@ -99,7 +99,8 @@ export async function exampleSubmissions(files: Map<string, ZipFileEntry>, compi
   if (units.size === 0) return [];
   if (units.size > VERIFY_LIMITS.submissionsMax) throw bad(`submissions/ holds ${units.size} example submissions; a package may keep at most ${VERIFY_LIMITS.submissionsMax}`);
   const rules = await submissionsYaml(files);
-  const modern = yamlVersion !== 'legacy' && yamlVersion !== 'legacy-icpc';
+  // 2025-09 counts wrong answers and run-time errors toward the limit's lower bound; problemtools, for the formats before it, accepted submissions alone.
+  const modern = yamlVersion === '2025-09';
   const out: ExampleSubmission[] = [];
   for (const [path, list] of [...units.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     list.sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -177,7 +178,8 @@ async function expectationOf(path: string, directory: string, rules: [string, Ru
   for (const [glob, rule] of rules) if (glob !== directory && matches(glob, path)) add(rule, `submissions.yaml: ${glob}`);
   const line = main ? /@EXPECTED_RESULTS@:?\s*([^\r\n]*)/.exec(main.toString('latin1')) : null;
   if (line) {
-    const names = line[1]!.split(/[\s,]+/).filter(Boolean).map((n) => n.toUpperCase());
+    // The verdict names, up to whatever closes the comment (*/, -->).
+    const names = line[1]!.split(/[\s,]+/).map((n) => n.toUpperCase()).filter((n) => n in DOMJUDGE_VERDICTS);
     const codes = names.map((n) => DOMJUDGE_VERDICTS[n]).filter((c): c is VerdictCode => c !== undefined);
     if (codes.length > 0) {
       // DOMjudge judges by this line alone.

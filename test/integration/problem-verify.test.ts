@@ -208,7 +208,7 @@ describe('verifying a problem package (example submissions) and rejudging', func
       await new Promise((r) => setTimeout(r, 500));
       body = (await c.request(page)).body;
     }
-    expect(body).to.include('Done: every submission got the verdict expected');
+    expect(body).to.include('Done: every submission judged got the verdict expected');
     expect(body).to.match(/<tr data-submission="accepted\/sum.py">[\s\S]*?<td>accepted<\/td>/);
     expect(body).to.match(/<tr data-submission="wrong_answer\/off.py">[\s\S]*?<td>wrong_answer<\/td>/);
     expect(body).to.include('derived from the accepted submissions');

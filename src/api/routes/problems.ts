@@ -111,7 +111,8 @@ export const ProblemCheckSchema = Type.Object({
       refusal: Type.Optional(Nullable(Type.String())),
     }),
   ),
-  mismatches: Type.Integer({ description: 'Runs whose verdict is not the one expected (verify), or changed (rejudge).' }),
+  mismatches: Type.Integer({ description: 'Runs judged whose verdict is not the one expected (verify), or changed (rejudge).' }),
+  not_judged: Type.Integer({ description: 'Runs that could not be judged (no compiler offered here for the language, a refusal of admission): each says why.' }),
   created_at: Dated,
   finished_at: Nullable(Dated),
 });

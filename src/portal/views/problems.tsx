@@ -101,9 +101,11 @@ function Verification(p: { check: CheckView }) {
       <p data-field="verification-state">
         {c.state === 'running'
           ? `Running: ${judged} of ${c.runs.length} submissions judged${c.phase === 1 && c.time_limit.source !== 'stated' ? ' (measuring the accepted ones first)' : ''}. Reload the page to follow it.`
-          : c.mismatches === 0
-            ? `Done: every submission got the verdict expected; time limit ${c.time_limit.seconds} s (${c.time_limit.source}).`
-            : `Done: ${c.mismatches} of ${c.runs.length} submissions did not get the verdict expected; time limit ${c.time_limit.seconds} s (${c.time_limit.source}).`}
+          : `${
+              c.mismatches === 0
+                ? 'Done: every submission judged got the verdict expected'
+                : `Done: ${c.mismatches} of ${c.runs.length - c.not_judged} submissions judged did not get the verdict expected`
+            }${c.not_judged > 0 ? ` (${c.not_judged} could not be judged here)` : ''}; time limit ${c.time_limit.seconds} s (${c.time_limit.source}).`}
       </p>
       {c.time_limit.note && <p>{c.time_limit.note}</p>}
       <TableBox label="Example submissions">
