@@ -143,7 +143,9 @@ async function submissionOf(
     refusal = sources.length === 0 ? `no language offered here builds it (${reasons.join('; ')})` : `it has several sources (${sources.map((x) => x.f.name).join(', ')}); submissions.yaml's entrypoint names the main one`;
   }
   const mainFile = main ?? languages[0]!;
-  const expected = await expectationOf(path, directory, rules, modern, refusal ? null : await mainFile.f.file.read());
+  // DOMjudge's @EXPECTED_RESULTS@ line: in the main file, or another file of a directory submission.
+  const texts = tooBig ? [] : [await mainFile.f.file.read(), ...(await Promise.all(list.filter((f) => f !== mainFile.f).map((f) => f.file.read())))];
+  const expected = await expectationOf(path, directory, rules, modern, texts);
   return {
     path,
     compiler: refusal ? null : (mainFile.l as { compiler: string }).compiler,
@@ -156,7 +158,7 @@ async function submissionOf(
 
 const zipSource = (f: ZipFileEntry): DataSource => ({ size: f.size, key: `crc32:${f.crc32}:${f.size}`, read: () => f.read() });
 
-async function expectationOf(path: string, directory: string, rules: [string, Rule][], modern: boolean, main: Buffer | null): Promise<Expectation> {
+async function expectationOf(path: string, directory: string, rules: [string, Rule][], modern: boolean, sources: Buffer[]): Promise<Expectation> {
   const e: Expectation = { said: [], permitted: [], required: [], timeLimit: null };
   const add = (rule: Rule, said: string) => {
     if (rule.permitted) e.permitted.push(rule.permitted);
@@ -176,7 +178,7 @@ async function expectationOf(path: string, directory: string, rules: [string, Ru
     add(rule, own ? `submissions.yaml: ${directory}` : `${directory}/`);
   }
   for (const [glob, rule] of rules) if (glob !== directory && matches(glob, path)) add(rule, `submissions.yaml: ${glob}`);
-  const line = main ? /@EXPECTED_RESULTS@:?\s*([^\r\n]*)/.exec(main.toString('latin1')) : null;
+  const line = sources.map((b) => /@EXPECTED_RESULTS@:?\s*([^\r\n]*)/.exec(b.toString('latin1'))).find((m) => m !== null) ?? null;
   if (line) {
     // The verdict names, up to whatever closes the comment (*/, -->).
     const names = line[1]!.split(/[\s,]+/).map((n) => n.toUpperCase()).filter((n) => n in DOMJUDGE_VERDICTS);

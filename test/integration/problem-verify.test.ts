@@ -134,6 +134,22 @@ describe('verifying a problem package (example submissions) and rejudging', func
     expect(done.mismatches).to.equal(2);
   });
 
+  it("the example submissions' files count in the account's storage allowance: a package whose submissions do not fit is refused, nothing stored", async () => {
+    // The tests' 15 bytes fit; with the submission's they do not.
+    const { key } = await keyFor(s.db, { limits: { problemStorageBytes: 30 } });
+    const res = await fetch(`${s.url}/api/v2/problems`, {
+      method: 'POST',
+      headers: { Authorization: key.key, 'Content-Type': 'application/zip' },
+      body: new Uint8Array(makeZip([{ name: 'sum/problem.yaml', content: 'name: Sum\n' }, ...sumData, { name: 'sum/submissions/accepted/sum.py', content: SUM_PY }])),
+    });
+    const text = await res.text();
+    expect(res.status, text).to.equal(400);
+    expect((JSON.parse(text) as { error: { code: string } }).error.code).to.equal('problem_storage_full');
+    const { body: fits } = await upload(key.key, [{ name: 'sum/problem.yaml', content: 'name: Sum\n' }, ...sumData]);
+    const list = (await (await fetch(`${s.url}/api/v2/problems`, { headers: { Authorization: key.key } })).json()) as { problems: { id: string }[]; storage: { used_bytes: number } };
+    expect([list.problems.map((p) => p.id), list.storage.used_bytes]).to.deep.equal([[fits.id], 15]);
+  });
+
   it('a problem without example submissions cannot be verified (400); another account\'s is a 404', async () => {
     const { key } = await keyFor(s.db);
     const { body: problem } = await upload(key.key, [{ name: 'sum/problem.yaml', content: 'name: Sum\n' }, ...sumData]);
