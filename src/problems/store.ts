@@ -112,10 +112,11 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       const answer = await store(t.answer);
       tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
     }
-    // The example submissions' files are kept as test data is: counted in the allowance, stored once.
+    const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+    // The example submissions' files are kept as test data is: counted in the allowance
+    // (and the account's storage), stored once; not in the version's data_bytes.
     const submissionFiles: { ordinal: number; name: string; hash: Buffer }[] = [];
     for (const [ordinal, x] of submissions.entries()) for (const f of x.files) submissionFiles.push({ ordinal, name: f.name, hash: (await store(f.source)).hash });
-    const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (id === undefined) {
       id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version }).returning('id').executeTakeFirstOrThrow()).id;
     } else {
