@@ -382,3 +382,29 @@ export const BATCH_LIMITS = {
   /** How often a results stream looks for more ended runs. */
   resultsPollMs: 200,
 } as const;
+
+/**
+ * A stored problem's time limit when its package states none (Kattis packages derive it
+ * from their accepted submissions): until a verification derives one
+ * (POST /api/v2/problems/{id}/verify), its runs have this stated default, and the problem
+ * says so (time_limit.source "default").
+ */
+export const PROBLEM_TIME_DEFAULTS = {
+  /** CPU seconds of each run of a problem without a stated or derived limit. */
+  defaultSeconds: 2,
+  /** CPU seconds the accepted example submissions run at while a verification measures them
+   *  (problemtools allows 300 s; here the service's own limit). */
+  measureSeconds: RUN_LIMITS.timeoutMs / 1000,
+} as const;
+
+/** Verifying a package (its example submissions judged) and rejudging a problem's submissions. */
+export const VERIFY_LIMITS = {
+  /** Example submissions a package may keep. */
+  submissionsMax: 200,
+  /** Files of one example submission (a directory program). */
+  submissionFilesMax: PROGRAM_LIMITS.filesMax,
+  /** Earlier submissions one PUT ?rejudge=N may judge again (each run is billed and admitted as any). */
+  rejudgeMax: 100,
+  /** How often the API processes look at the checks going (admit runs, end phases). */
+  advanceEveryMs: 1000,
+} as const;

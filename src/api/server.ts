@@ -9,6 +9,9 @@ import { createLiveResults } from './live.js';
 import { feedSettings } from './routes/batches.js';
 import { startBatchFeeder } from '../batches/store.js';
 import { attachWebSocket } from './ws/attach.js';
+import { VERIFY_LIMITS } from '../limits.js';
+import { runAdmitter } from './middleware/admission.js';
+import { advanceChecks } from './problem-checks.js';
 
 // The API listening on RUNBOX_HOST:RUNBOX_PORT (port 0: any free port, reported back).
 
@@ -66,6 +69,16 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       resolve();
     });
   });
+  // Problems' verifications and rejudges move on in the background (src/api/problem-checks.ts).
+  const admit = runAdmitter(deps);
+  let advancing: Promise<void> | null = null;
+  const checks = setInterval(() => {
+    advancing ??= advanceChecks(deps.db, admit, deps.config.RUNBOX_RECIPES_DIR)
+      .then(() => undefined)
+      .catch((err: unknown) => given.log?.error({ err }, 'advancing problem checks failed'))
+      .finally(() => (advancing = null));
+  }, VERIFY_LIMITS.advanceEveryMs);
+  checks.unref();
   // Sign-ups, log-ins and key changes made through this process, one line each.
   const stopEvents = onAccountEvent((e) => given.log?.info?.({ ...e }, e.event));
   const address = server.address() as AddressInfo;
@@ -77,6 +90,8 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       // WebSocket runs going finish within RUNBOX_DRAIN_SECONDS, then closes what is left.
       const t0 = performance.now();
       stopEvents();
+      clearInterval(checks);
+      await advancing;
       draining = true;
       // Requests already being answered (a synchronous run waiting for its result) too.
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');

@@ -359,6 +359,56 @@ export interface ProblemVersionsTable {
   include: Json<Record<string, RunFile[]> | null>;
   /** A submit-answer problem: a submission is its answer files (migration 0081). */
   submit_answer: ColumnType<boolean, boolean | undefined, boolean>;
+  /** What the package says of its time limit (migration 0090): src/problems/time-limit.ts. */
+  timing: ColumnType<unknown, string | null | undefined, string | null>;
+  /** CPU seconds a verification derived from the accepted submissions; null: none yet. */
+  derived_time: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A package's example submission kept with its version (migration 0090). */
+export interface ProblemSubmissionsTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  path: string;
+  compiler: string | null;
+  refusal: string | null;
+  main: string;
+  expected: Json<unknown>;
+}
+
+export interface ProblemSubmissionFilesTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  name: string;
+  hash: Buffer;
+}
+
+/** A verification or rejudge of a problem's version (migration 0090). */
+export interface ProblemChecksTable {
+  id: Generated<string>;
+  kind: 'verify' | 'rejudge';
+  problem_id: string;
+  version: number;
+  account_id: Id;
+  key_id: Id | null;
+  state: Generated<'running' | 'done'>;
+  phase: Generated<number>;
+  time_limit: number | null;
+  report: Json<unknown>;
+  created_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+}
+
+export interface ProblemCheckRunsTable {
+  check_id: string;
+  ordinal: number;
+  phase: number;
+  submission_ordinal: number | null;
+  previous_id: string | null;
+  job_id: string | null;
+  refusal: string | null;
 }
 
 export interface ProblemTestsTable {
@@ -428,6 +478,10 @@ export interface Database {
   problems: ProblemsTable;
   problem_versions: ProblemVersionsTable;
   problem_tests: ProblemTestsTable;
+  problem_submissions: ProblemSubmissionsTable;
+  problem_submission_files: ProblemSubmissionFilesTable;
+  problem_checks: ProblemChecksTable;
+  problem_check_runs: ProblemCheckRunsTable;
   problem_writes: ProblemWritesTable;
   submissions_expired: SubmissionsExpiredTable;
   usage_days: UsageDaysTable;

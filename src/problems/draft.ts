@@ -1,4 +1,6 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
+import type { ExampleSubmission } from './example-submissions.js';
+import type { Timing } from './time-limit.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import type { Includes } from './include.js';
 import { sha256 } from './test-data.js';
@@ -57,6 +59,10 @@ export interface ProblemDraft {
   include?: Includes | null;
   /** A submit-answer problem (src/runner/answers.ts): a submission is its answer files. */
   submitAnswer?: boolean;
+  /** What a package says of its time limit (src/problems/time-limit.ts); absent: a JSON problem's limits.time alone. */
+  timing?: Timing;
+  /** A package's example submissions (submissions/), kept with the version for verifying it. */
+  submissions?: ExampleSubmission[];
 }
 
 export function bufferSource(content: Buffer): DataSource {

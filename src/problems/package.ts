@@ -9,6 +9,8 @@ import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type Pr
 import type { CompilerForFile } from './compilers.js';
 import { readIncludes } from './include.js';
 import { readInteractions } from './interaction.js';
+import { exampleSubmissions } from './example-submissions.js';
+import { domjudgeTimeLimit, timingOf } from './time-limit.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -102,7 +104,21 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   }
   checkValidatorArguments(checker, interactor, tests);
   const include = kattis ? await readIncludes(files) : null;
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files), ...(include ? { include } : {}), ...draftExtras });
+  const limits = await limitsFrom(yaml, files);
+  // The time limit the package states, or how a verification derives it (src/problems/time-limit.ts).
+  const ini = files.get('domjudge-problem.ini');
+  const iniTime = ini && ini.size <= 64 * 1024 ? domjudgeTimeLimit((await ini.read()).toString('utf8')) : undefined;
+  if (limits.time === undefined && iniTime !== undefined) limits.time = iniTime;
+  const stated = hasTimeKey(yaml) ? { yaml: limits.time! } : files.has('.timelimit') && limits.time !== undefined ? { dotTimelimit: limits.time } : iniTime !== undefined ? { domjudge: iniTime } : {};
+  const timing = timingOf(yaml, stated);
+  const submissions = await exampleSubmissions(files, options.compilerFor, dialect, String(yaml.problem_format_version ?? 'legacy').trim());
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, timing, submissions, ...(include ? { include } : {}), ...draftExtras });
+}
+
+/** Whether problem.yaml states a time limit itself. */
+function hasTimeKey(yaml: Record<string, unknown>): boolean {
+  const l = yaml.limits;
+  return !!l && typeof l === 'object' && ((l as Record<string, unknown>).time_limit !== undefined || (l as Record<string, unknown>).time !== undefined);
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));

@@ -9,6 +9,7 @@ import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
 import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
+import { plainTiming, timeLimitOf, type TimeLimit, type Timing } from './time-limit.js';
 
 // Stored problems of an account: create, replace (a new version), delete, read, list,
 // and what admission and the runner read of one. A write is one transaction under the
@@ -54,6 +55,10 @@ export interface ProblemSummary {
 
 export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
+  /** The CPU seconds its runs have, and whether the package stated them, a verification derived them, or neither (the default). */
+  time_limit: TimeLimit;
+  /** Its package's example submissions (submissions/), by path, with the compiler that builds each here. */
+  example_submissions: { path: string; compiler: string | null; refusal: string | null; expected: string[] }[];
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
   /** A submit-answer problem: a submission is its answer files, NAME.out for test NAME. */
@@ -97,7 +102,8 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       version = current.version + 1;
     }
     // Refused from the declared sizes, before anything is inflated, when it cannot fit.
-    const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
+    const submissions = draft.submissions ?? [];
+    const allowance = await StorageAllowance.open(trx, accountId, id, [...draft.tests.flatMap((t) => [t.input, t.answer]), ...submissions.flatMap((x) => x.files.map((f) => f.source))]);
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
     const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null; interaction: string | null }[] = [];
@@ -116,6 +122,10 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null, interaction: t.interaction ?? null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+    // The example submissions' files are kept as test data is: counted in the allowance
+    // (and the account's storage), stored once; not in the version's data_bytes.
+    const submissionFiles: { ordinal: number; name: string; hash: Buffer }[] = [];
+    for (const [ordinal, x] of submissions.entries()) for (const f of x.files) submissionFiles.push({ ordinal, name: f.name, hash: (await store(f.source)).hash });
     if (id === undefined) {
       id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version }).returning('id').executeTakeFirstOrThrow()).id;
     } else {
@@ -134,8 +144,16 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         submit_answer: draft.submitAnswer === true,
         tests: tests.length,
         data_bytes: dataBytes,
+        timing: JSON.stringify(draft.timing ?? plainTiming(draft.limits.time)),
       })
       .execute();
+    if (submissions.length > 0) {
+      await trx
+        .insertInto('problem_submissions')
+        .values(submissions.map((x, ordinal) => ({ problem_id: id!, version, ordinal, path: x.path, compiler: x.compiler, refusal: x.refusal, main: x.main, expected: JSON.stringify(x.expected) })))
+        .execute();
+      if (submissionFiles.length > 0) await trx.insertInto('problem_submission_files').values(submissionFiles.map((f) => ({ problem_id: id!, version, ...f }))).execute();
+    }
     await trx
       .insertInto('problem_tests')
       .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs, interaction: t.interaction })))
@@ -207,7 +225,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -220,9 +238,18 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .where('t.version', '=', row.version)
     .orderBy('t.ordinal')
     .execute();
+  const examples = await db
+    .selectFrom('problem_submissions')
+    .select(['path', 'compiler', 'refusal', 'expected'])
+    .where('problem_id', '=', problemId)
+    .where('version', '=', row.version)
+    .orderBy('ordinal')
+    .execute();
   return {
     ...summaryOf(row),
     limits: row.limits as ProblemLimits,
+    time_limit: timeLimitOf((row.limits as ProblemLimits).time, row.derived_time),
+    example_submissions: examples.map((x) => ({ path: x.path, compiler: x.compiler, refusal: x.refusal, expected: (x.expected as { said: string[] }).said })),
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
     ...(row.submit_answer ? { submit_answer: true as const } : {}),
@@ -256,6 +283,7 @@ export interface ProblemForRun {
   id: string;
   version: number;
   tests: number;
+  /** As its runs have them: the time limit stated, else derived, else the default (timeLimitOf). */
   limits: ProblemLimits;
   checker: CheckerSetting;
   interactor: ProgramSource | null;
@@ -264,14 +292,25 @@ export interface ProblemForRun {
 export async function problemForRun(db: Db, accountId: string, problemId: string): Promise<ProblemForRun | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor'])
+    .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor', 'v.derived_time'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   return row && forRun(row);
 }
 
-function forRun(row: { id: string; version: number; tests: number; limits: unknown; checker: unknown; interactor: unknown }): ProblemForRun {
-  return { id: row.id, version: row.version, tests: row.tests, limits: row.limits as ProblemLimits, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
+function forRun(row: { id: string; version: number; tests: number; limits: unknown; checker: unknown; interactor: unknown; derived_time: number | null }): ProblemForRun {
+  const limits = row.limits as ProblemLimits;
+  // Never the service's 30 s unstated: the package's limit, a verification's, or the stated default.
+  const time = timeLimitOf(limits.time, row.derived_time).seconds;
+  return { id: row.id, version: row.version, tests: row.tests, limits: { ...limits, time }, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
+}
+
+/** A version's timing (what its package says of its time limit) and the limit a verification derived. */
+export async function versionTiming(db: Db, problemId: string, version: number): Promise<{ timing: Timing; derived: number | null; limits: ProblemLimits } | undefined> {
+  const row = await db.selectFrom('problem_versions').select(['timing', 'derived_time', 'limits']).where('problem_id', '=', problemId).where('version', '=', version).executeTakeFirst();
+  if (!row) return undefined;
+  const limits = row.limits as ProblemLimits;
+  return { timing: (row.timing as Timing | null) ?? plainTiming(limits.time), derived: row.derived_time, limits };
 }
 
 /** A test of a version as the runner reads it: data by hash (its cache's names). */
@@ -290,7 +329,7 @@ export interface StoredTest {
 export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer', 'derived_time'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();

@@ -27,6 +27,7 @@ import * as m0061 from './0061_problem_test_validator_args.js';
 import * as m0080 from './0080_problem_includes.js';
 import * as m0081 from './0081_problem_submit_answer.js';
 import * as m0082 from './0082_problem_test_interactions.js';
+import * as m0090 from './0090_problem_verification.js';
 import * as m0140 from './0140_run_sessions.js';
 import * as m0141 from './0141_batches.js';
 
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '0080_problem_includes': m0080,
   '0081_problem_submit_answer': m0081,
   '0082_problem_test_interactions': m0082,
+  '0090_problem_verification': m0090,
   '0140_run_sessions': m0140,
   '0141_batches': m0141,
 };

@@ -6,6 +6,9 @@ import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
 import { admitProblemWrite } from '../../problems/write-limit.js';
+import { runAdmitter } from '../../api/middleware/admission.js';
+import { advanceChecks, checkView, findCheck, startVerification } from '../../api/problem-checks.js';
+import { ApiError } from '../../api/errors.js';
 import { sendPage } from '../render.js';
 import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
@@ -17,6 +20,15 @@ import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.
 export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db, config } = deps;
   const offered = availabilityCache(db, config);
+  const admit = runAdmitter(deps);
+
+  /** The problem's newest check of `kind`, advanced first; undefined when it has none. */
+  const latest = async (c: PortalContext, kind: 'verify' | 'rejudge') => {
+    const id = await findCheck(db, c.state.session!.accountId, String(c.params['id']), kind);
+    if (!id) return undefined;
+    await advanceChecks(db, admit, config.RUNBOX_RECIPES_DIR, id);
+    return checkView(db, id);
+  };
 
   const own = async (c: PortalContext) => {
     const problem = await getProblem(db, c.state.session!.accountId, String(c.params['id']));
@@ -63,8 +75,26 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.get('/problems/:id', async (ctx) => {
     const c = ctx as PortalContext;
-    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : [];
-    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={await own(c)} notices={notices} />);
+    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : ctx.query['verifying'] ? [{ kind: 'ok' as const, text: 'The verification has started.' }] : [];
+    const problem = await own(c);
+    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={problem} notices={notices} verification={await latest(c, 'verify')} rejudge={await latest(c, 'rejudge')} />);
+  });
+
+  // Verify: the example submissions judged in the background, as POST /api/v2/problems/{id}/verify does (the account's own runs, no key).
+  router.post('/problems/:id/verify', async (ctx) => {
+    const c = ctx as PortalContext;
+    const problem = await own(c);
+    let check: string | undefined;
+    try {
+      check = await startVerification(db, { accountId: c.state.session!.accountId, keyId: null }, problem.id);
+    } catch (err) {
+      if (err instanceof ApiError) throw new PortalError(err.status, err.message);
+      throw err;
+    }
+    if (!check) throw notFound();
+    await advanceChecks(db, admit, config.RUNBOX_RECIPES_DIR, check);
+    ctx.status = 303;
+    ctx.redirect(`/problems/${problem.id}?verifying=1#verify`);
   });
 
   router.get('/problems/:id/delete', async (ctx) => {

@@ -1,3 +1,4 @@
+import type { CheckView } from '../../api/problem-checks.js';
 import { parseInteraction } from '../../problems/interaction.js';
 import type { ProblemSummary, ProblemTestView, ProblemView, Storage } from '../../problems/store.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
@@ -93,7 +94,93 @@ function checkerText(c: ProblemView['checker']): string {
   return `${c.type}${options.length > 0 ? ` (${options.join(', ')})` : ''}`;
 }
 
-export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[] }) {
+const TIME_SOURCE = { stated: 'stated by the package', derived: 'derived from the accepted submissions', default: 'the default: not measured yet (verify the package)' } as const;
+
+/** A verification's report, or its progress while it runs. */
+function Verification(p: { check: CheckView }) {
+  const c = p.check;
+  const judged = c.runs.filter((r) => r.state === 'finished' || r.state === 'failed' || r.state === 'refused').length;
+  return (
+    <>
+      <p data-field="verification-state">
+        {c.state === 'running'
+          ? `Running: ${judged} of ${c.runs.length} submissions judged${c.phase === 1 && c.time_limit.source !== 'stated' ? ' (measuring the accepted ones first)' : ''}. Reload the page to follow it.`
+          : `${
+              c.mismatches === 0
+                ? 'Done: every submission judged got the verdict expected'
+                : `Done: ${c.mismatches} of ${c.runs.length - c.not_judged} submissions judged did not get the verdict expected`
+            }${c.not_judged > 0 ? ` (${c.not_judged} could not be judged here)` : ''}; time limit ${c.time_limit.seconds} s (${c.time_limit.source}).`}
+      </p>
+      {c.time_limit.note && <p>{c.time_limit.note}</p>}
+      <TableBox label="Example submissions">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Submission</th>
+              <th scope="col">Expected</th>
+              <th scope="col">Verdict</th>
+              <th scope="col" class="num">Time</th>
+              <th scope="col">Mismatches</th>
+            </tr>
+          </thead>
+          <tbody>
+            {c.runs.map((r) => (
+              <tr data-submission={r.path}>
+                <th scope="row" class="mono">
+                  {r.path}
+                </th>
+                <td>{(r.expected ?? []).join('; ')}</td>
+                <td>{r.verdict ?? r.state}</td>
+                <td class="num">{r.time !== null ? `${r.time} s` : '—'}</td>
+                <td>{(r.mismatches ?? []).join('; ') || '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
+    </>
+  );
+}
+
+/** A rejudge's verdicts that changed. */
+function Rejudge(p: { check: CheckView }) {
+  const changed = p.check.runs.filter((r) => r.changed);
+  return (
+    <>
+      <p data-field="rejudge-state">
+        {p.check.state === 'running'
+          ? `Rejudging ${p.check.runs.length} submissions on version ${p.check.version}. Reload the page to follow it.`
+          : `${p.check.runs.length} submissions rejudged on version ${p.check.version}: ${changed.length} verdicts changed.`}
+      </p>
+      {changed.length > 0 && (
+        <TableBox label="Changed verdicts">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Submission</th>
+                <th scope="col">Before</th>
+                <th scope="col">Now</th>
+              </tr>
+            </thead>
+            <tbody>
+              {changed.map((r) => (
+                <tr>
+                  <th scope="row" class="mono">
+                    <a href={`/submissions/${r.submission_id}`}>{r.previous_id}</a>
+                  </th>
+                  <td>{r.previous_verdict ?? '—'}</td>
+                  <td>{r.verdict ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
+      )}
+    </>
+  );
+}
+
+export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; verification?: CheckView | undefined; rejudge?: CheckView | undefined }) {
   const pr = p.problem;
   const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined || t.interaction !== undefined);
   return (
@@ -103,7 +190,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <Figure label="Tests" field="test_count" value={pr.test_count} />
         <Figure label="Version" field="version" value={pr.version} />
         <Figure label="Test data" value={sizeText(pr.data_bytes)} />
-        <Figure label="Time limit" value={pr.limits.time !== undefined ? `${pr.limits.time} s` : "The service's"} />
+        <Figure label="Time limit" field="time_limit" value={`${pr.time_limit.seconds} s (${TIME_SOURCE[pr.time_limit.source]})`} />
         <Figure label="Memory limit" value={pr.limits.memory !== undefined ? `${Math.round(pr.limits.memory / 1024)} MB` : "The service's"} />
       </dl>
       <p data-field="checker">Output compared by: {checkerText(pr.checker)}.</p>
@@ -162,6 +249,25 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           )}
         </section>
       ))}
+      <h2 id="verify">Verify</h2>
+      {pr.example_submissions.length === 0 ? (
+        <p>The package has no example submissions (submissions/accepted/, wrong_answer/, time_limit_exceeded/, …) to verify it with.</p>
+      ) : (
+        <>
+          <p>{`Judges the package's ${pr.example_submissions.length} example submissions as ordinary runs of your account (each test billed as a submission) and compares their verdicts with the ones expected; without a stated time limit it derives one from the accepted submissions.`}</p>
+          <form method="post" action={`/problems/${pr.id}/verify`} class="actions">
+            <CsrfField token={p.page.csrf} />
+            <button type="submit">Verify</button>
+          </form>
+          {p.verification && <Verification check={p.verification} />}
+        </>
+      )}
+      {p.rejudge && (
+        <>
+          <h2>Rejudge</h2>
+          <Rejudge check={p.rejudge} />
+        </>
+      )}
       <h2>Delete</h2>
       <p>Runs already queued still finish; the test data goes once nothing needs it.</p>
       <p>
