@@ -45,9 +45,11 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const plan = planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const options = job.run_options ?? {};
   const multiTest = !!job.tests && job.tests.length > 0;
-  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
+  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer | { file: string }, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
-    const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, stdin, slot: deps.slot };
+    const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, slot: deps.slot };
+    if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) spec.stdinFile = stdin.file;
+    else spec.stdin = stdin;
     if (judged) spec.judged = judged;
     if (link) spec.link = link;
     const limits = stageLimits(kind === 'compile' ? options.compile : options.run);

@@ -50,6 +50,9 @@ export interface StageStreams {
 
 export interface StageIo {
   stdin: Buffer;
+  /** A pooled stage's stdin as a file instead (SandboxSpec.stdinFile): the server opens
+   *  it read-only and passes it on; `stdin` is then empty. */
+  stdinFile?: string;
   stageIn: Buffer;
   keepBytes: number;
   floodBytes: number;
@@ -135,6 +138,7 @@ export class StageProcess extends EventEmitter {
     this.server.request([
       ...head, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
       io.stdin, io.stageIn, io.holdStdin ? '1' : '0',
+      ...(this.enterFields && io.stdinFile !== undefined ? [io.stdinFile] : []),
     ]);
     return done;
   }
