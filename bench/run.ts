@@ -5,6 +5,7 @@ import { benchAcks } from './acks.js';
 import { benchFleet } from './fleet.js';
 import { benchFloor } from './floor.js';
 import { benchJudge } from './judge.js';
+import { benchPeers } from './peers.js';
 import { loadAverage, markdownTable, QUICK, resultsDir, row, type BenchOutcome, type Row } from './common.js';
 import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
@@ -62,6 +63,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   sandbox: benchSandbox,
   floor: benchFloor,
   judge: benchJudge,
+  peers: benchPeers,
   latency: benchLatency,
   throughput: benchThroughput,
   acks: benchAcks,
