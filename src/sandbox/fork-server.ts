@@ -271,7 +271,10 @@ export class ForkServer {
       for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
       for (const s of this.stages.values()) s.ended(null, 'SIGKILL');
       this.stages.clear();
-      for (const settle of this.reclaiming.values()) settle(null);
+      for (const settle of this.reclaiming.values()) {
+        this.holds--;
+        settle(null);
+      }
       this.reclaiming.clear();
       this.byId.clear();
       this.byPid.clear();
@@ -383,6 +386,8 @@ export class ForkServer {
           after: f.slice(5 + counts).map((b) => b.toString('latin1')),
           ...(text(3) === '2' ? { reclaim: new Promise<Settled | null>((resolve) => this.reclaiming.set(id, resolve)) } : {}),
         };
+        // The slot's next stage may wait for the reclaim's end: the server stays referenced till then.
+        if (stage.report.reclaim) this.hold();
         // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
         const status = num(2);
         const sig = status & 0x7f;
@@ -392,8 +397,10 @@ export class ForkServer {
       }
       case 'settled': {
         const settle = this.reclaiming.get(text(1));
+        if (!settle) return;
         this.reclaiming.delete(text(1));
-        settle?.({ removed: text(2) === '1', settled: text(3) });
+        this.unhold();
+        settle({ removed: text(2) === '1', settled: text(3) });
         return;
       }
       case 'started':
