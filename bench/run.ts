@@ -124,7 +124,7 @@ async function main(): Promise<number> {
   const file = only ? undefined : join(resultsDir(), `${started.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
   if (file) writeFileSync(file, JSON.stringify(combined, null, 2) + '\n');
 
-  console.log(`Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${QUICK ? ' (quick run)' : ''} on ${machine.cpus} × ${machine.cpuModel}, ` +
+  console.log(`Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${QUICK ? ' (quick run)' : ''} on ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, ` +
     `load average ${machine.loadAverageAtStart} at the start and ${loadAverageAtEnd} at the end; ${combined.seconds} s in all.\n`);
   console.log(markdownTable(rows));
   if (failed.length > 0) console.log(`\nfailed: ${failed.join(', ')}`);
