@@ -2,14 +2,13 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { compilerEntry } from '../src/compilers/catalogue.js';
 import { loadConfig } from '../src/config.js';
-import { planProgram } from '../src/program/plan.js';
 import { parseMountInfo, parseProcCgroup } from '../src/sandbox/cgroups/detect.js';
 import { createSandbox, findNsjail } from '../src/sandbox/index.js';
 import type { Sandbox, SandboxSpec } from '../src/sandbox/spec.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
 import { cpuDelta, runnerCpu } from './cpu.js';
+import { cHello } from './floor.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 
 // The peers in the same run: the C and Python hello worlds in the same images through
@@ -112,13 +111,7 @@ export async function benchPeers(): Promise<BenchOutcome> {
   result.isolate = { path: isolatePath ?? null, ...isolate };
   cg = cpuCgroup();
   try {
-    const gcc = compilerEntry('gcc-4.9');
-    if (!gcc?.compile) throw new Error('no gcc-4.9 recipe');
-    const cRoot = join(config.RUNBOX_IMAGES_DIR, gcc.image, 'rootfs');
-    const plan = planProgram(gcc, { code: gcc.hello.code });
-    const built = await sb.run({ rootfs: cRoot, argv: plan.compile!.argv, files: plan.files, collect: plan.compile!.collect, slot: 0 });
-    const binary = built.collected[0];
-    if (!binary) throw new Error(`compiling the C hello world failed: ${built.stderr.toString()}`);
+    const { gcc, rootfs: cRoot, binary } = await cHello(sb);
     const progDir = join(dir, 'prog');
     execFileSync('mkdir', ['-m', '755', progDir]);
     writeFileSync(join(progDir, 'hello'), binary.content, { mode: 0o755 });
