@@ -1,4 +1,5 @@
-import { chownSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { cpuRlimitSeconds, RUN_LIMITS, SANDBOX_OVERHEAD, TIME_LIMIT_RULE, VERDICT_CODES } from '../limits.js';
@@ -224,7 +225,17 @@ export async function runStage(
     }
     p ??= await prepare(ctx, key);
     if (!p.pooled) {
-      if (stdinFile !== undefined) stdin = readFileSync(stdinFile);
+      if (stdinFile !== undefined) {
+        try {
+          stdin = await readFile(stdinFile);
+        } catch (e) {
+          // Nothing ran: the prepared launcher is called off (its init exits on an empty stage).
+          const unused = p;
+          p = undefined;
+          await discard(unused).catch(() => {});
+          throw e;
+        }
+      }
       return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
     }
     const { target, clean, cgroup } = enterStage(ctx, p);
