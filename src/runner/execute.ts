@@ -69,10 +69,12 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const command = options.session?.run === 'command' ? options.session.command : undefined;
   let plan = command ? undefined : planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const multiTest = !!job.tests && job.tests.length > 0;
-  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
+  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer | { file: string }, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
     const files = session ? overWorkspace(planned.files, session.workspace) : planned.files;
-    const spec: SandboxSpec = { rootfs, argv: planned.argv, files, dirs: planned.dirs, stdin, slot: deps.slot };
+    const spec: SandboxSpec = { rootfs, argv: planned.argv, files, dirs: planned.dirs, slot: deps.slot };
+    if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) spec.stdinFile = stdin.file;
+    else spec.stdin = stdin;
     if (judged) spec.judged = judged;
     if (link) spec.link = link;
     const limits = stageLimits(kind === 'compile' ? options.compile : options.run);

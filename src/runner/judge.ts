@@ -42,6 +42,9 @@ export interface JudgeTest {
   /** Its output validator's arguments, after the checker's own (a stored Kattis package's group's). */
   validatorArgs?: string[];
   input(): Promise<Buffer>;
+  /** The input as a file on this host (a stored test's, in the data cache): given to the
+   *  program as its stdin without being read here. */
+  inputFile?(): Promise<string>;
   answer(): Promise<Buffer>;
 }
 
@@ -74,6 +77,7 @@ export interface Judging {
   deps: ExecuteDeps;
 }
 
+const NO_BYTES = Buffer.alloc(0);
 const text = (s: string) => async () => Buffer.from(s, 'utf8');
 
 /** The tests, checker and problem of a judged job, its checker program built (or found built). */
@@ -95,6 +99,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
       weight: t.weight,
       ...(t.validatorArgs?.length ? { validatorArgs: t.validatorArgs } : {}),
       input: () => data.get(t.inputHash, t.inputSize),
+      inputFile: () => data.file(t.inputHash, t.inputSize),
       answer: () => data.get(t.answerHash, t.answerSize),
     }));
     checker = stored.checker;
@@ -269,8 +274,8 @@ export interface JudgeRun {
   /** The submission's fields before the run's: id, compiler, extra_params, compile_output. */
   base: Pick<RunResult, 'id' | 'compiler' | 'extra_params' | 'compile_output'>;
   returnFiles: boolean;
-  /** The program's run stage with this stdin, its whole stdout kept; or joined to an interactor's stage. */
-  run(input: Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
+  /** The program's run stage with this stdin (bytes, or a file on this host), its whole stdout kept; or joined to an interactor's stage. */
+  run(input: Buffer | { file: string }, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome>;
 }
 
 /** What the checker (a program's stage, or a built-in comparison) says of one output. */
@@ -300,10 +305,10 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
       outcomes.push(null);
       continue;
     }
-    const input = await t.input();
     const answer = await t.answer();
     const passes = passesOf(j);
     if (passes !== undefined) {
+      const input = await t.input();
       const { outcome, judged, passes: ran } = await multiPassTest(j, r, t, input, answer, passes);
       results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...executionFields(outcome), ...judged, passes: ran, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
       outcomes.push(outcome);
@@ -311,13 +316,18 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
       continue;
     }
     if (j.interactor) {
+      const input = await t.input();
       const { outcome, judged } = await interact(j, j.interactor, r, t, input, answer);
       results.push({ ...(t.name !== undefined ? { name: t.name } : {}), ...executionFields(outcome), ...judged, ...(r.returnFiles ? returnedFiles(outcome) : {}) });
       outcomes.push(outcome);
       if (j.settings.stop_on_failure && judged.verdict !== 'accepted') stopped = true;
       continue;
     }
-    const outcome = await r.run(input, { floodBytes: judgedFloodBytes(answer.length) });
+    // A stored test's input goes to the program as its cached file; its bytes are read
+    // here only for a checker program, which is given them.
+    const inputFile = t.inputFile ? await t.inputFile() : undefined;
+    const input = inputFile === undefined || j.checker ? await t.input() : NO_BYTES;
+    const outcome = await r.run(inputFile !== undefined ? { file: inputFile } : input, { floodBytes: judgedFloodBytes(answer.length) });
     const fields = executionFields(outcome);
     // A run stage's status is never compile_error, internal_error (NotStarted) or cancelled.
     const status = fields.status as Parameters<typeof testVerdict>[0];
