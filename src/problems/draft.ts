@@ -1,3 +1,4 @@
+import type { GroupTree } from '../judge/groups.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import { sha256 } from './test-data.js';
@@ -42,6 +43,14 @@ export interface DraftTest {
 export interface ProblemLimits {
   time?: number;
   memory?: number;
+  /** KB of output (stdout and stderr) a run may write: a package's limits.output, below the service's own. */
+  output?: number;
+}
+
+/** What a package said of itself beyond its tests: the upload's report, and its timing (src/problems/package/). */
+export interface PackageModel {
+  report: import('./package/report.js').PackageReport;
+  timing: import('./package/limits.js').PackageTiming;
 }
 
 export interface ProblemDraft {
@@ -50,6 +59,9 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** A Kattis package's tree of test groups (the tests are in its order). */
+  groups?: GroupTree;
+  package?: PackageModel;
 }
 
 export function bufferSource(content: Buffer): DataSource {

@@ -4,8 +4,13 @@ import type { Convention } from '../judge/conventions.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
-import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { checkDraft, ProblemInputError, type DraftTest, type ProblemDraft } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
+import { metadataFile, source } from './package/files.js';
+import { packageLimits } from './package/limits.js';
+import { reportRoot, reportProblemYaml } from './package/metadata.js';
+import { ReportBuilder } from './package/report.js';
+import { readTestTree } from './package/tree.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -68,33 +73,94 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
     throw bad('the package has no tests: it holds data/sample/*.in + .ans and data/secret/*.in + .ans (the ICPC/Kattis layout), or tests/NAME.in + tests/NAME.out');
   }
   if (kattis && plain) throw bad('the package holds both data/ (the Kattis layout) and tests/ (the plain one): use one');
-  const tests = kattis ? kattisTests(files) : plainTests(files);
   const dialect: Dialect | undefined = files.has('domjudge-problem.ini') ? 'domjudge' : kattis ? 'kattis' : undefined;
   const compilerFor = (file: { name: string; firstLine: string }) => options.compilerFor(file, dialect);
+  if (!kattis) return plainPackage(files, yaml, compilerFor);
 
-  const validatorDir = kattis ? validatorDirectory(files) : null;
+  const version = formatVersion(yaml);
+  const types = typesOf(yaml, version);
+  const report = new ReportBuilder(version, types);
+  const grading = yaml.grading;
+  if (grading !== undefined && grading !== null && (typeof grading !== 'object' || Array.isArray(grading))) throw bad('problem.yaml: grading must be a mapping');
+  const { tests, tree } = await readTestTree(files, {
+    format: version === '2025-09' ? '2025-09' : 'legacy',
+    scoring: types.includes('scoring'),
+    problemGrading: (grading ?? {}) as Record<string, unknown>,
+    constants: constantsOf(yaml),
+    report,
+  });
+  const validatorDir = validatorDirectory(files);
+  if (validatorDir) report.read(validatorDir);
   const flags = validatorFlags(yaml);
   // A DOMjudge package is judged by DOMjudge's compare, a Kattis one by Kattis' default validator.
   const defaultValidator = dialect === 'domjudge' ? 'domjudge' : 'kattis';
-  let checker: CheckerSetting = kattis || flags.length > 0 ? { type: defaultValidator, flags } : { type: DEFAULT_CHECKER };
+  let checker: CheckerSetting = { type: defaultValidator, flags };
   let interactor: ProgramSource | null = null;
-  if (kattis) {
-    const { custom, interactive } = validationOf(yaml, validatorDir !== null);
-    await domjudgeCompare(files, custom);
-    if (custom) {
-      if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
-      // A custom validator's flags are its own: Kattis passes them on as they are.
-      const program = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
-      if (interactive) interactor = program;
-      else checker = { type: 'program', ...program };
-    }
-    await groupArguments(files, tests);
-  } else {
-    if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
-    if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
+  const { custom, interactive } = validationOf(yaml, validatorDir !== null);
+  await domjudgeCompare(files, custom);
+  if (custom) {
+    if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
+    // A custom validator's flags are its own: Kattis passes them on as they are.
+    const program = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
+    if (interactive) interactor = program;
+    else checker = { type: 'program', ...program };
   }
   checkValidatorArguments(checker, interactor, tests);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+  const { limits, timing } = await packageLimits(yaml, files, report);
+  reportProblemYaml(yaml, report);
+  reportRoot(files, report);
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, groups: tree, package: { report: report.done(), timing } });
+}
+
+/** A plain archive: tests/NAME.in + NAME.out, an optional checker/ or interactor/. */
+async function plainPackage(files: Map<string, ZipFileEntry>, yaml: Record<string, unknown>, compilerFor: (file: { name: string; firstLine: string }) => ReturnType<CompilerForFile>): Promise<ProblemDraft> {
+  const tests = plainTests(files);
+  const flags = validatorFlags(yaml);
+  let checker: CheckerSetting = flags.length > 0 ? { type: 'kattis', flags } : { type: DEFAULT_CHECKER };
+  let interactor: ProgramSource | null = null;
+  if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
+  if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
+  checkValidatorArguments(checker, interactor, tests);
+  const report = new ReportBuilder('plain', []);
+  const { limits } = await packageLimits(yaml, files, report);
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits });
+}
+
+/** problem.yaml's problem_format_version: legacy when absent, else one runbox reads. */
+function formatVersion(yaml: Record<string, unknown>): 'legacy' | '2023-07-draft' | '2025-09' {
+  const version = String(yaml.problem_format_version ?? 'legacy').trim();
+  if (version === 'legacy' || version === 'legacy-icpc') return 'legacy';
+  if (version === '2023-07-draft' || version === '2023-07') return '2023-07-draft';
+  if (version === '2025-09') return '2025-09';
+  throw bad(`problem.yaml: problem_format_version ${JSON.stringify(version)} is not one runbox reads (legacy, 2023-07-draft, 2025-09)`);
+}
+
+const PROBLEM_TYPES = ['pass-fail', 'scoring', 'multi-pass', 'interactive', 'submit-answer'];
+
+/** problem.yaml's type, as a list (a string of words, or a sequence); pass-fail when absent. */
+function typesOf(yaml: Record<string, unknown>, version: string): string[] {
+  const value = yaml.type;
+  const types = value === undefined || value === null ? ['pass-fail'] : Array.isArray(value) ? value.map(String) : String(value).trim().split(/\s+/);
+  for (const t of types) if (!PROBLEM_TYPES.includes(t) || (version === 'legacy' && t !== 'pass-fail' && t !== 'scoring')) throw bad(`problem.yaml: type ${JSON.stringify(t)} is not one of ${version === 'legacy' ? 'pass-fail, scoring' : PROBLEM_TYPES.join(', ')}`);
+  if (types.includes('pass-fail') && types.includes('scoring')) throw bad('problem.yaml: type is pass-fail or scoring, not both');
+  return types.includes('scoring') || types.includes('pass-fail') ? types : ['pass-fail', ...types];
+}
+
+/** 2025-09 constants: name to value (and name.variant to that variant), as {{name}} is replaced. */
+function constantsOf(yaml: Record<string, unknown>): Map<string, string> {
+  const out = new Map<string, string>();
+  const value = yaml.constants;
+  if (value === undefined || value === null) return out;
+  if (typeof value !== 'object' || Array.isArray(value)) throw bad('problem.yaml: constants must be a mapping of names to values');
+  for (const [name, c] of Object.entries(value as Record<string, unknown>)) {
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw bad(`problem.yaml: constants: ${JSON.stringify(name)} is not a name ([a-zA-Z_][a-zA-Z0-9_]*)`);
+    const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+    if (scalar(c)) out.set(name, String(c));
+    else if (c && typeof c === 'object' && !Array.isArray(c) && scalar((c as Record<string, unknown>).value)) {
+      for (const [variant, v] of Object.entries(c as Record<string, unknown>)) if (scalar(v)) out.set(variant === 'value' ? name : `${name}.${variant}`, String(v));
+    } else throw bad(`problem.yaml: constants: ${name} must be a number, a string, or a mapping with a value`);
+  }
+  return out;
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
@@ -108,13 +174,6 @@ async function problemYaml(files: Map<string, ZipFileEntry>): Promise<Record<str
   return value as Record<string, unknown>;
 }
 
-/** A small file of the package's own (problem.yaml, .timelimit), refused from its declared size before it is inflated. */
-async function metadataFile(file: ZipFileEntry, name: string): Promise<Buffer> {
-  const max = PROBLEM_LIMITS.metadataFileMaxBytes;
-  if (file.size > max) throw bad(`${name} is ${file.size} bytes; the package's ${name} may have at most ${max}`);
-  return file.read();
-}
-
 function problemName(yaml: Record<string, unknown>): string {
   const name = yaml.name;
   if (typeof name === 'string' && name.trim() !== '') return name.trim();
@@ -125,30 +184,6 @@ function problemName(yaml: Record<string, unknown>): string {
     if (typeof first === 'string' && first.trim() !== '') return first.trim();
   }
   return 'Untitled problem';
-}
-
-async function limitsFrom(yaml: Record<string, unknown>, files: Map<string, ZipFileEntry>): Promise<ProblemLimits> {
-  const limits: ProblemLimits = {};
-  const section = yaml.limits;
-  if (section !== undefined && (typeof section !== 'object' || section === null || Array.isArray(section))) throw bad('problem.yaml: limits must be a mapping');
-  const l = (section ?? {}) as Record<string, unknown>;
-  const time = l.time_limit ?? l.time;
-  if (time !== undefined) {
-    if (typeof time !== 'number') throw bad('problem.yaml: limits.time_limit must be a number of seconds');
-    limits.time = time;
-  } else {
-    const dotTime = files.get('.timelimit');
-    if (dotTime) {
-      const seconds = Number((await metadataFile(dotTime, '.timelimit')).toString('utf8').trim());
-      if (!Number.isFinite(seconds)) throw bad('.timelimit must hold a number of seconds');
-      limits.time = seconds;
-    }
-  }
-  if (l.memory !== undefined) {
-    if (typeof l.memory !== 'number' || !Number.isInteger(l.memory)) throw bad('problem.yaml: limits.memory must be a whole number of MiB');
-    limits.memory = l.memory * 1024;
-  }
-  return limits;
 }
 
 /** problem.yaml's validator_flags (the legacy format's; later ones give arguments per test group only). */
@@ -198,61 +233,6 @@ async function domjudgeCompare(files: Map<string, ZipFileEntry>, custom: boolean
   }
 }
 
-/** A YAML file of a package's test data (testdata.yaml, test_group.yaml, a test's NAME.yaml): a mapping, or null when absent. */
-async function dataYaml(files: Map<string, ZipFileEntry>, path: string): Promise<Record<string, unknown> | null> {
-  const file = files.get(path);
-  if (!file) return null;
-  // Bounded in size and depth before it is parsed, as problem.yaml is (src/problems/yaml.ts).
-  const value = parsePackageYaml(await metadataFile(file, path), path);
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${path} must be a mapping`);
-  return value as Record<string, unknown>;
-}
-
-/** The validator arguments a test data YAML file gives, or undefined when it gives none. */
-function argumentsIn(config: Record<string, unknown>, path: string): string[] | undefined {
-  // Legacy: output_validator_flags, a string (or {name, flags}), split as problemtools splits it.
-  let flags = config.output_validator_flags;
-  if (flags !== undefined) {
-    if (flags !== null && typeof flags === 'object' && !Array.isArray(flags)) flags = (flags as Record<string, unknown>).flags ?? '';
-    if (flags === null) return [];
-    if (typeof flags !== 'string' && typeof flags !== 'number') throw bad(`${path}: output_validator_flags must be a string of space-separated flags`);
-    return String(flags).trim().split(/\s+/).filter(Boolean);
-  }
-  // 2025-09: output_validator_args, a sequence of strings.
-  const args = config.output_validator_args;
-  if (args === undefined) return undefined;
-  if (args === null) return [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' || typeof a === 'number')) throw bad(`${path}: output_validator_args must be a sequence of strings`);
-  return args.map(String);
-}
-
-/**
- * Each test's validator arguments: those of its own NAME.yaml (2025-09), else of the
- * nearest testdata.yaml or test_group.yaml from its directory up to data/ that gives any
- * (a group inherits its parent's).
- */
-async function groupArguments(files: Map<string, ZipFileEntry>, tests: DraftTest[]): Promise<void> {
-  const byDir = new Map<string, string[] | undefined>();
-  const ofDir = async (dir: string): Promise<string[] | undefined> => {
-    if (byDir.has(dir)) return byDir.get(dir);
-    let found: string[] | undefined;
-    for (const name of ['testdata.yaml', 'test_group.yaml']) {
-      const config = await dataYaml(files, `${dir}/${name}`);
-      if (config) found ??= argumentsIn(config, `${dir}/${name}`);
-    }
-    if (found === undefined && dir.includes('/')) found = await ofDir(dir.slice(0, dir.lastIndexOf('/')));
-    byDir.set(dir, found);
-    return found;
-  };
-  for (const t of tests) {
-    const path = `data/${t.name}`;
-    const own = await dataYaml(files, `${path}.yaml`);
-    const args = (own && argumentsIn(own, `${path}.yaml`)) ?? (await ofDir(path.slice(0, path.lastIndexOf('/'))));
-    if (args && args.length > 0) t.validatorArgs = args;
-  }
-}
-
 /** Validator arguments within bounds, and flags the default validator knows (problemtools' check runs it: a usage error is a judge error there). */
 function checkValidatorArguments(checker: CheckerSetting, interactor: ProgramSource | null, tests: DraftTest[]): void {
   const builtin = checker.type === 'kattis' || checker.type === 'domjudge';
@@ -274,26 +254,6 @@ function checkValidatorArguments(checker: CheckerSetting, interactor: ProgramSou
   }
 }
 
-/** Tests of data/sample (samples first) and data/secret, each .in with its .ans, in path order. */
-function kattisTests(files: Map<string, ZipFileEntry>): DraftTest[] {
-  const tests: DraftTest[] = [];
-  for (const group of ['sample', 'secret']) {
-    const prefix = `data/${group}/`;
-    const paths = [...files.keys()].filter((p) => p.startsWith(prefix)).sort();
-    for (const path of paths.filter((p) => p.endsWith('.in'))) {
-      const stem = path.slice(0, -3);
-      const answer = files.get(`${stem}.ans`);
-      if (!answer) throw bad(`${path} has no ${stem}.ans beside it`);
-      tests.push({ name: stem.slice('data/'.length), input: source(files.get(path)!), answer: source(answer), weight: 1, sample: group === 'sample' });
-    }
-    for (const path of paths.filter((p) => p.endsWith('.ans'))) {
-      if (!files.has(`${path.slice(0, -4)}.in`)) throw bad(`${path} has no ${path.slice(0, -4)}.in beside it`);
-    }
-  }
-  if (tests.length === 0) throw bad('the package has no tests: data/sample/ and data/secret/ hold no .in files');
-  return tests;
-}
-
 function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   const paths = [...files.keys()].filter((p) => p.startsWith('tests/')).sort();
   const tests: DraftTest[] = [];
@@ -310,7 +270,6 @@ function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   return tests;
 }
 
-const source = (f: ZipFileEntry): DataSource => ({ size: f.size, key: `crc32:${f.crc32}:${f.size}`, read: () => f.read() });
 
 /** output_validators/<name>/ (the one directory there) or output_validator/. */
 function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {

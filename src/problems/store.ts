@@ -5,7 +5,8 @@ import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
-import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { GroupNode, GroupTree } from '../judge/groups.js';
+import type { DataSource, PackageModel, ProblemDraft, ProblemLimits } from './draft.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
 
@@ -47,11 +48,23 @@ export interface ProblemSummary {
   updated_at: string;
 }
 
+/** A group of the package's tree as shown: its settings and its tests' and subgroups' names, in order. */
+export interface ProblemGroupView {
+  name: string;
+  settings: Record<string, unknown>;
+  tests: string[];
+  groups: ProblemGroupView[];
+}
+
 export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
   tests: ProblemTestView[];
+  /** A Kattis package's: its tree of test groups (data/ at the root). */
+  groups?: ProblemGroupView;
+  /** A Kattis package's: its format and type, the keys and paths read and ignored (with why), its timing. */
+  package?: PackageModel;
 }
 
 export interface Storage {
@@ -121,6 +134,8 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         checker: JSON.stringify(draft.checker),
         interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
         limits: JSON.stringify(draft.limits),
+        groups: draft.groups ? JSON.stringify(draft.groups) : null,
+        package: draft.package ? JSON.stringify(draft.package) : null,
         tests: tests.length,
         data_bytes: dataBytes,
       })
@@ -196,7 +211,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.groups', 'v.package'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -223,6 +238,17 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
       ...(t.input ? { input: t.input.toString('utf8') } : {}),
       ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
     })),
+    ...(row.groups ? { groups: groupView((row.groups as GroupTree).root, tests.map((t) => t.name)) } : {}),
+    ...(row.package ? { package: row.package as PackageModel } : {}),
+  };
+}
+
+function groupView(node: GroupNode, names: string[]): ProblemGroupView {
+  return {
+    name: node.name,
+    settings: { ...(node.legacy ?? node.modern ?? {}) },
+    tests: node.items.flatMap((i) => ('test' in i ? [names[i.test] ?? String(i.test)] : [])),
+    groups: node.items.flatMap((i) => ('group' in i ? [groupView(i.group, names)] : [])),
   };
 }
 
@@ -273,10 +299,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; groups?: GroupTree | null }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'groups'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -290,6 +316,7 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     .execute();
   return {
     ...forRun(row),
+    groups: (row.groups as GroupTree | null) ?? null,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }
