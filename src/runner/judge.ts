@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { imageRootfs } from '../compilers/availability.js';
 import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
 import type { BuiltinChecker, CheckData, CheckResult } from '../judge/checkers/index.js';
+import type { GroupTree } from '../judge/groups.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { interactiveVerdict, overallVerdict, SKIPPED, testVerdict, type Judged } from '../judge/verdict.js';
@@ -13,6 +14,7 @@ import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { BuiltCache } from './built-cache.js';
+import { groupSkips, withGroups } from './group-results.js';
 import { compare } from './check-off-loop.js';
 import type { DataCache } from './data-cache.js';
 import type { ExecuteDeps, JobToRun } from './execute.js';
@@ -61,6 +63,10 @@ export interface Judging {
   /** An interactive test's interactor (its verdict is the test's; a checker is not run). */
   interactor: Helper | null;
   problem?: { id: string; version: number };
+  /** A stored Kattis package's test groups: they say which tests run and give the verdict and score. */
+  groups?: GroupTree | null;
+  /** A package's limits.output in bytes, below the service's. */
+  outputBytes?: number;
   /** The run stage's limits, which a checker's stage takes too. */
   limits: SandboxSpec['limits'];
   sandbox: Sandbox;
@@ -75,6 +81,8 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   let checker = settings.checker;
   const limits = stageLimits(job.run_options?.run);
   let problem: Judging['problem'];
+  let groups: GroupTree | null = null;
+  let outputBytes: number | undefined;
   if (settings.problem) {
     if (!deps.judge) throw new NotStarted('this runner cannot read stored problems');
     const { id, version } = settings.problem;
@@ -91,6 +99,8 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     checker = stored.checker;
     settings = { ...settings, checker, interactor: stored.interactor };
     problem = { id, version };
+    groups = stored.groups ?? null;
+    if (stored.limits.output !== undefined) outputBytes = stored.limits.output * 1024;
   } else if (job.tests && job.tests.length > 0) {
     tests = job.tests.map((t) => ({ ...(t.name !== undefined ? { name: t.name } : {}), weight: t.weight ?? 1, input: text(t.input), answer: text(t.expected_output ?? '') }));
   } else {
@@ -105,6 +115,8 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     checker: checkerHelper,
     interactor,
     ...(problem ? { problem } : {}),
+    ...(groups ? { groups } : {}),
+    ...(outputBytes !== undefined ? { outputBytes } : {}),
     limits,
     sandbox,
     deps,
@@ -237,8 +249,8 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
   const results: TestResult[] = [];
   const outcomes: (SandboxOutcome | null)[] = [];
   let stopped = false;
-  for (const t of j.tests) {
-    if (stopped) {
+  for (const [i, t] of j.tests.entries()) {
+    if (stopped || groupSkips(j.groups, results, i)) {
       results.push(skippedTest(t.name));
       outcomes.push(null);
       continue;
@@ -252,7 +264,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
       if (j.settings.stop_on_failure && judged.verdict !== 'accepted') stopped = true;
       continue;
     }
-    const outcome = await r.run(input, { floodBytes: judgedFloodBytes(answer.length) });
+    const outcome = await r.run(input, { floodBytes: judgedFloodBytes(answer.length, j.outputBytes) });
     const fields = executionFields(outcome);
     // A run stage's status is never compile_error, internal_error (NotStarted) or cancelled.
     const status = fields.status as Parameters<typeof testVerdict>[0];
@@ -273,7 +285,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
   if (shown === -1) shown = outcomes.length - 1 - [...outcomes].reverse().findIndex((o) => o !== null);
   const { name: _name, verdict: _verdict, score: _score, checker_message, files, files_truncated, files_dropped, ...execution } = results[shown]!;
   const outcome = outcomes[shown]!;
-  return {
+  return withGroups({
     ...r.base,
     ...(execution as Omit<typeof execution, 'status'> & { status: Exclude<TestResult['status'], 'skipped'> }),
     verdict: overall.verdict,
@@ -284,5 +296,5 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     ...(j.problem ? { problem: j.problem } : {}),
     ...(r.returnFiles ? { files, files_truncated, files_dropped } : {}),
     ...(j.single ? {} : { tests: results }),
-  } as RunResult;
+  } as RunResult, j.groups);
 }
