@@ -49,23 +49,41 @@ const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validato
 export async function openPackage(zip: Buffer, options: PackageOptions): Promise<{ draft: ProblemDraft; close(): void }> {
   const listing = await listZip(zip);
   try {
-    return { draft: await readPackage(listing.files, options), close: listing.close };
+    return { draft: await readPackage(listing.files, options, listing.escaping), close: listing.close };
   } catch (err) {
     listing.close();
     throw err;
   }
 }
 
-/** The package's files by path, without a single top-level directory they all share. */
-function rooted(files: ZipFileEntry[]): Map<string, ZipFileEntry> {
-  const tops = new Set(files.map((f) => (f.path.includes('/') ? f.path.slice(0, f.path.indexOf('/')) : '')));
+/** The package's files by path, without a single top-level directory they all share (and that prefix). */
+function rooted(files: ZipFileEntry[], escaping: { path: string }[]): { files: Map<string, ZipFileEntry>; strip: string } {
+  const tops = new Set([...files, ...escaping].map((f) => (f.path.includes('/') ? f.path.slice(0, f.path.indexOf('/')) : '')));
   const top = tops.size === 1 ? [...tops][0]! : '';
   const strip = top !== '' && !ROOT_DIRECTORIES.includes(top) ? `${top}/` : '';
-  return new Map(files.map((f) => [f.path.slice(strip.length), f]));
+  return { files: new Map(files.map((f) => [f.path.slice(strip.length), f])), strip };
 }
 
-async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Promise<ProblemDraft> {
-  const files = rooted(entries);
+/**
+ * Links leaving the package are never followed: refused, unless they sit where the
+ * package has nothing runbox reads (a statement's problem.pdf, as DOMjudge's examples
+ * link theirs), which the report then lists.
+ */
+function escapingLinks(escaping: { path: string; target: string }[], strip: string): { key: string; reason: string }[] {
+  return escaping.map(({ path, target }) => {
+    const p = path.slice(strip.length);
+    const top = p.includes('/') ? p.slice(0, p.indexOf('/')) : p;
+    if (!UNREAD_TOPS.includes(top) && !/^problem(\.[A-Za-z-]+)?\.(pdf|html?|md|tex)$/.test(p)) throw bad(`the package's ${path} is a symbolic link to ${JSON.stringify(target)}, outside the package: refused`);
+    return { key: p, reason: `a symbolic link to ${JSON.stringify(target)}, outside the package: not followed (a part runbox does not read)` };
+  });
+}
+
+/** Top-level parts of a package runbox never reads (their reasons: src/problems/package/metadata.ts). */
+const UNREAD_TOPS = ['problem_statement', 'statement', 'solution', 'attachments', 'submissions', 'generators', 'input_validators', 'input_format_validators', 'input_visualizer', 'output_visualizer'];
+
+async function readPackage(entries: ZipFileEntry[], options: PackageOptions, escaping: { path: string; target: string }[] = []): Promise<ProblemDraft> {
+  const { files, strip } = rooted(entries, escaping);
+  const outside = escapingLinks(escaping, strip);
   const yaml = await problemYaml(files);
   const kattis = [...files.keys()].some((p) => p.startsWith('data/'));
   const plain = [...files.keys()].some((p) => p.startsWith('tests/'));
@@ -80,6 +98,7 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
   const version = formatVersion(yaml);
   const types = typesOf(yaml, version);
   const report = new ReportBuilder(version, types);
+  for (const o of outside) report.ignore(o.key, o.reason);
   const grading = yaml.grading;
   if (grading !== undefined && grading !== null && (typeof grading !== 'object' || Array.isArray(grading))) throw bad('problem.yaml: grading must be a mapping');
   const { tests, tree } = await readTestTree(files, {

@@ -24,6 +24,8 @@ export interface ZipFileEntry {
 
 export interface ZipListing {
   files: ZipFileEntry[];
+  /** Symbolic links whose targets leave the package: never followed; the package refuses them unless it has no use for their paths. */
+  escaping: { path: string; target: string }[];
   close(): void;
 }
 
@@ -73,7 +75,8 @@ export async function listZip(buffer: Buffer): Promise<ZipListing> {
       if (err instanceof ProblemInputError) throw err;
       throw zipError(err as Error);
     }
-    return { files: [...files, ...(await followLinks(files, links))], close };
+    const escaping: ZipListing['escaping'] = [];
+    return { files: [...files, ...(await followLinks(files, links, escaping))], escaping, close };
   } catch (err) {
     close();
     throw err;
@@ -116,14 +119,18 @@ export function linkTarget(linkPath: string, target: string): string | null {
 }
 
 /** Each link as the file it names, or the files of the directory it names, under its own path. */
-async function followLinks(files: ZipFileEntry[], links: ZipFileEntry[]): Promise<ZipFileEntry[]> {
-  if (links.length === 0) return [];
+async function followLinks(files: ZipFileEntry[], all: ZipFileEntry[], escaping: ZipListing['escaping']): Promise<ZipFileEntry[]> {
+  if (all.length === 0) return [];
   const targets = new Map<string, string>();
-  for (const link of links) {
+  const links: ZipFileEntry[] = [];
+  for (const link of all) {
     const text = (await link.read()).toString('utf8');
     const target = linkTarget(link.path, text);
-    if (target === null || target === '') throw bad(`the package's ${link.path} is a symbolic link to ${JSON.stringify(text)}, outside the package: refused`);
-    targets.set(link.path, target);
+    if (target === null || target === '') escaping.push({ path: link.path, target: text.slice(0, 200) });
+    else {
+      targets.set(link.path, target);
+      links.push(link);
+    }
   }
   const byPath = new Map(files.map((f) => [f.path, f]));
   const resolve = (path: string): string => {

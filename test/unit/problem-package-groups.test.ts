@@ -188,6 +188,13 @@ describe('problems: package groups and dialects', () => {
     });
   });
 
+  it("a link leaving the package where nothing is read (DOMjudge's problem.pdf) is not followed and is reported; under data/ it is refused", async () => {
+    const d = await draftOf([{ name: 'hello/problem.pdf', content: '../../doc/examples/hello.pdf', mode: 0o120777 }, { name: 'hello/domjudge-problem.ini', content: 'timelimit=1\n' }, ...testCase('hello/data/secret/1')]);
+    const ignored = Object.fromEntries(d.package!.report.ignored.map((i) => [i.key, i.reason]));
+    expect(ignored['problem.pdf']).to.match(/outside the package: not followed/);
+    expect(await refusal([{ name: 'hello/data/secret/2.in', content: '../../../../x.in', mode: 0o120777 }, ...testCase('hello/data/secret/1')])).to.match(/^the package's hello\/data\/secret\/2.in is a symbolic link to "..\/..\/..\/..\/x.in", outside the package: refused$/);
+  });
+
   describe('limits, timing and DOMjudge', () => {
     const withLimits = (limits: string, version = '2025-09') => [{ name: 'problem.yaml', content: `problem_format_version: ${version}\nlimits:\n${limits}` }, ...testCase('data/secret/1')];
 

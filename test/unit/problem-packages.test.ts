@@ -218,7 +218,10 @@ describe('problems: packages', () => {
   describe('refused, saying why', () => {
     it('an .in without its .ans (or .out), and an answer without its input', async () => {
       expect((await refusal([{ name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/2.in', content: '2' }, { name: 'data/secret/2.ans', content: '2' }])).message).to.equal('data/secret/1.in has no data/secret/1.ans beside it');
-      expect((await refusal([{ name: 'data/sample/x.ans', content: '1' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }])).message).to.equal('data/sample/x.ans has no data/sample/x.in beside it');
+      // An answer alone is no test (problemtools and DOMjudge load tests by their .in; DOMjudge's boolfind has one): reported, not refused.
+      const stray = await draftOf([{ name: 'data/sample/x.ans', content: '1' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }]);
+      expect(stray.tests.map((t) => t.name)).to.deep.equal(['secret/1']);
+      expect(stray.package!.report.ignored).to.deep.include({ key: 'data/sample/x.ans', reason: 'an answer without x.in: not a test' });
       expect((await refusal([{ name: 'tests/1.in', content: '1' }])).message).to.equal('tests/1.in has no tests/1.out beside it');
     });
 

@@ -48,7 +48,7 @@ const ROOT_IGNORED: Record<string, string> = {
 export function reportRoot(files: PackageFiles, report: ReportBuilder): void {
   for (const path of files.keys()) {
     const top = path.includes('/') ? `${path.slice(0, path.indexOf('/'))}/` : path;
-    if (report.has(top) || top === 'data/') continue;
+    if (report.has(top) || report.has(path) || report.readBelow(top) || top === 'data/') continue;
     if (top === 'problem.yaml') report.read(top);
     else report.ignore(top, ROOT_IGNORED[top.replace(/\/$/, '')] ?? 'not part of the package format');
   }

@@ -39,6 +39,11 @@ export class ReportBuilder {
     return this.readKeys.has(key) || this.ignoredKeys.has(key);
   }
 
+  /** Whether a key or path at or below `prefix` was read. */
+  readBelow(prefix: string): boolean {
+    return [...this.readKeys].some((k) => k.startsWith(prefix));
+  }
+
   /** Every key of a mapping not yet read or ignored, as ignored with `reason`. */
   rest(prefix: string, mapping: Record<string, unknown>, reason: string): void {
     for (const key of Object.keys(mapping)) if (!this.has(`${prefix}${key}`)) this.ignore(`${prefix}${key}`, reason);

@@ -42,14 +42,18 @@ function directoryTree(files: PackageFiles, prefix: string): Dir {
   return root;
 }
 
-/** A directory's tests (stems with .in) and subdirectories in problemtools' order: sorted by file name (a test by its .ans). */
-function entries(dir: Dir, path: string): ({ test: string } | { dir: string })[] {
+/**
+ * A directory's tests and subdirectories in problemtools' order: sorted by file name (a
+ * test by its .ans). A test is declared by its .in, which needs its .ans; an .ans alone
+ * is no test (problemtools and DOMjudge load tests by their .in), and is reported.
+ */
+function entries(dir: Dir, path: string, report: ReportBuilder): ({ test: string } | { dir: string })[] {
   for (const f of dir.files) {
     if (f.endsWith('.in') && !dir.files.has(`${f.slice(0, -3)}.ans`)) throw refuse(`${path}/${f} has no ${path}/${f.slice(0, -3)}.ans beside it`);
-    if (f.endsWith('.ans') && !dir.files.has(`${f.slice(0, -4)}.in`)) throw refuse(`${path}/${f} has no ${path}/${f.slice(0, -4)}.in beside it`);
+    if (f.endsWith('.ans') && !dir.files.has(`${f.slice(0, -4)}.in`)) report.ignore(`${path}/${f}`, `an answer without ${f.slice(0, -4)}.in: not a test`);
   }
   const list: { key: string; item: { test: string } | { dir: string } }[] = [];
-  for (const f of dir.files) if (f.endsWith('.ans')) list.push({ key: f, item: { test: f.slice(0, -4) } });
+  for (const f of dir.files) if (f.endsWith('.ans') && dir.files.has(`${f.slice(0, -4)}.in`)) list.push({ key: f, item: { test: f.slice(0, -4) } });
   for (const d of dir.dirs.keys()) list.push({ key: d, item: { dir: d } });
   return list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((e) => e.item);
 }
@@ -121,7 +125,7 @@ async function legacyTree(files: PackageFiles, ctx: TreeContext, tests: DraftTes
     };
     const flags = outputValidatorFlags(full.output_validator_flags, file);
     const items: GroupItem[] = [];
-    for (const e of entries(dir, path)) {
+    for (const e of entries(dir, path, report)) {
       if ('test' in e) {
         const stem = `${path}/${e.test}`;
         const name = stem.slice('data/'.length);
@@ -219,7 +223,7 @@ async function modernTree(files: PackageFiles, ctx: TreeContext, tests: DraftTes
         report.ignore(`${path}/*${ext}`, ext === '.interaction' || ext === '.out' || ext.includes('statement') ? 'shown in statements, not judged' : ext.includes('download') ? 'downloads, not judged' : 'illustrations, not judged');
       }
     }
-    for (const e of entries(dir, path)) {
+    for (const e of entries(dir, path, report)) {
       if ('test' in e) {
         const stem = `${path}/${e.test}`;
         const name = stem.slice('data/'.length);
