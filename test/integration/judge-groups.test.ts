@@ -78,6 +78,10 @@ describe('judged runs (test groups and scores)', function () {
       ['secret/3-large/b', 'accepted'],
     ]);
     expect(r).to.include({ verdict: 'partial', points: 70, max_points: 100, score: 0.7 });
+    // In the result's field order: points and max_points after score, groups just before tests.
+    const keys = Object.keys(r);
+    expect(keys.slice(keys.indexOf('score'), keys.indexOf('score') + 3)).to.deep.equal(['score', 'points', 'max_points']);
+    expect(keys.slice(-2)).to.deep.equal(['groups', 'tests']);
     expect(r.groups!.map((g) => [g.name, g.verdict, g.score, g.max_score])).to.deep.equal([
       ['sample', 'accepted', null, null],
       ['secret', 'wrong_answer', 70, 100],
