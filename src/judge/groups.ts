@@ -1,4 +1,5 @@
 import type { ScoreFiles } from './checkers/types.js';
+import type { ProgramSource } from './settings.js';
 import type { ResultVerdict, TestVerdict } from './verdict.js';
 
 // A problem package's tree of test groups (data/sample, data/secret and the groups under
@@ -54,7 +55,16 @@ export interface GroupTree {
   /** type: scoring (a score is computed); else pass-fail. */
   scoring: boolean;
   root: GroupNode;
+  /** The package's custom grader (graders/), for its groups of grading: custom. */
+  grader?: ProgramSource;
 }
+
+/**
+ * A custom grader's answer to a group's items (`VERDICT score` lines) with its flags, or
+ * null while it is not known: the runner runs the grader for each input asked and grades
+ * again (src/runner/group-results.ts), so the grading here stays a pure function.
+ */
+export type CustomGrader = (input: string, flags: readonly string[]) => { verdict: KattisVerdict; score: number } | null;
 
 /** What the grading reads of a test's result: its verdict, and the score files its validator wrote. */
 export interface GradedTest {
@@ -87,7 +97,14 @@ export interface TreeResult {
 }
 
 /** Kattis' names of verdicts, as its graders read them. */
-type KattisVerdict = 'AC' | 'WA' | 'PE' | 'TLE' | 'RTE' | 'MLE' | 'OLE' | 'JE';
+export type KattisVerdict = 'AC' | 'WA' | 'PE' | 'TLE' | 'RTE' | 'MLE' | 'OLE' | 'JE';
+
+/** A grader's output as problemtools takes it (judge/grade.py): one `VERDICT score` line, else a judge error. */
+export function graderAnswer(stdout: string): { verdict: KattisVerdict; score: number } {
+  const m = /^(AC|WA|TLE|RTE|MLE|OLE|JE)\s+(-?[0-9.]+)\s*$/.exec(stdout);
+  const score = m ? Number(m[2]) : NaN;
+  return m && Number.isFinite(score) ? { verdict: m[1] as KattisVerdict, score } : { verdict: 'JE', score: 0 };
+}
 
 function kattisVerdict(t: GradedTest): KattisVerdict {
   // A validator that accepted with a score of 0 in score.txt: accepted, of score 0.
@@ -186,11 +203,11 @@ function legacyTestResult(rules: LegacyRules, scoring: boolean, t: GradedTest | 
   return { verdict, score, test: index };
 }
 
-function gradeLegacy(node: GroupNode, scoring: boolean, tests: readonly (GradedTest | undefined)[], out: Map<GroupNode, LegacyItemResult>, testPoints: (number | null)[]): LegacyItemResult {
+function gradeLegacy(node: GroupNode, scoring: boolean, tests: readonly (GradedTest | undefined)[], out: Map<GroupNode, LegacyItemResult>, testPoints: (number | null)[], custom?: CustomGrader): LegacyItemResult {
   const rules = node.legacy!;
   const children: LegacyItemResult[] = [];
   for (const item of node.items) {
-    const r = 'test' in item ? legacyTestResult(rules, scoring, tests[item.test], item.test, testPoints) : gradeLegacy(item.group, scoring, tests, out, testPoints);
+    const r = 'test' in item ? legacyTestResult(rules, scoring, tests[item.test], item.test, testPoints) : gradeLegacy(item.group, scoring, tests, out, testPoints, custom);
     children.push(r);
     if (r.verdict !== 'AC' && rules.on_reject === 'break') break;
   }
@@ -198,7 +215,12 @@ function gradeLegacy(node: GroupNode, scoring: boolean, tests: readonly (GradedT
   const judgeError = children.find((c) => c.verdict === 'JE');
   if (judgeError) result = { ...judgeError };
   else {
-    const graded = defaultGrader(children, rules.grader_flags);
+    const graded =
+      rules.grading === 'custom'
+        ? children.length === 0
+          ? { verdict: 'AC' as const, score: 0 }
+          : (custom?.(children.map((c) => `${c.verdict} ${scoring ? c.score : 0}\n`).join(''), rules.grader_flags) ?? { verdict: 'JE' as const, score: 0 })
+        : defaultGrader(children, rules.grader_flags);
     // The verdict's test: the last item with the group's verdict, as problemtools finds its reason.
     const matching = [...children].reverse().find((c) => c.verdict === graded.verdict);
     result = { verdict: graded.verdict, score: scoring ? graded.score : 0, test: matching?.test ?? null };
@@ -303,12 +325,12 @@ export function gradedOf(result: { verdict?: TestVerdict; score_files?: ScoreFil
  * Each group's verdict and score and the problem's from its tests' results (index by
  * index with the tree's tests; undefined or skipped: not run). `names` are the tests'.
  */
-export function gradeTree(tree: GroupTree, tests: readonly (GradedTest | undefined)[], names: readonly string[]): TreeResult {
+export function gradeTree(tree: GroupTree, tests: readonly (GradedTest | undefined)[], names: readonly string[], custom?: CustomGrader): TreeResult {
   const testPoints: (number | null)[] = tests.map(() => null);
   const nameOf = (indices: number[]) => indices.map((i) => names[i] ?? String(i));
   if (tree.format === 'legacy') {
     const out = new Map<GroupNode, LegacyItemResult>();
-    const root = gradeLegacy(tree.root, tree.scoring, tests, out, testPoints);
+    const root = gradeLegacy(tree.root, tree.scoring, tests, out, testPoints, custom);
     const max = tree.root.legacy!.range[1];
     const verdictOf = (r: LegacyItemResult | undefined, node: GroupNode): ResultVerdict => {
       if (!r) return 'wrong_answer';
@@ -360,7 +382,7 @@ export function gradeTree(tree: GroupTree, tests: readonly (GradedTest | undefin
  * a group the package said on_reject: break of has an earlier item not accepted, or
  * (2025-09) a group it lies in requires a group that was not all accepted.
  */
-export function skipsTest(tree: GroupTree, tests: readonly (GradedTest | undefined)[], index: number): boolean {
+export function skipsTest(tree: GroupTree, tests: readonly (GradedTest | undefined)[], index: number, custom?: CustomGrader): boolean {
   const path = pathTo(tree.root, index);
   if (!path) return false;
   if (tree.format === 'legacy') {
@@ -371,7 +393,7 @@ export function skipsTest(tree: GroupTree, tests: readonly (GradedTest | undefin
         if ('test' in item) {
           if (kattisVerdict(tests[item.test] ?? { verdict: 'skipped' }) !== 'AC') return true;
         } else {
-          const r = gradeLegacy(item.group, tree.scoring, tests, new Map(), tests.map(() => null));
+          const r = gradeLegacy(item.group, tree.scoring, tests, new Map(), tests.map(() => null), custom);
           if (r.verdict !== 'AC') return true;
         }
       }

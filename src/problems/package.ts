@@ -101,13 +101,20 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions, esc
   for (const o of outside) report.ignore(o.key, o.reason);
   const grading = yaml.grading;
   if (grading !== undefined && grading !== null && (typeof grading !== 'object' || Array.isArray(grading))) throw bad('problem.yaml: grading must be a mapping');
-  const { tests, tree } = await readTestTree(files, {
-    format: version === '2025-09' ? '2025-09' : 'legacy',
+  const context = {
+    format: version === '2025-09' ? ('2025-09' as const) : ('legacy' as const),
     scoring: types.includes('scoring'),
     problemGrading: (grading ?? {}) as Record<string, unknown>,
     constants: constantsOf(yaml),
     report,
-  });
+    hasGrader: version !== '2025-09' && hasDir(files, 'graders/'),
+  } as Parameters<typeof readTestTree>[1];
+  const { tests, tree } = await readTestTree(files, context);
+  // A custom grader (graders/), run sandboxed like a checker for the groups of grading: custom.
+  if (context.usesGrader) {
+    tree.grader = await programFrom(files, 'graders/', compilerFor);
+    report.read('graders/');
+  }
   const validatorDir = validatorDirectory(files);
   if (validatorDir) report.read(validatorDir);
   const flags = validatorFlags(yaml);

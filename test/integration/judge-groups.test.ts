@@ -144,4 +144,32 @@ describe('judged runs (test groups and scores)', function () {
     // Four tests ran and were billed; the one on_reject stopped was not.
     expect((await billedSubmissions(s, accountId)) - before).to.equal(4);
   });
+
+  it("legacy grading: custom: the package's grader (graders/) runs sandboxed on each group's VERDICT score lines with its flags", async () => {
+    const { key } = await keyFor(s.db);
+    // Doubles the sum when given the flag double; accepted when every item was.
+    const grader = `import sys
+items = [line.split() for line in sys.stdin.read().splitlines() if line.strip()]
+score = sum(float(s) for _, s in items) * (2 if 'double' in sys.argv[1:] else 1)
+print('%s %f' % ('AC' if all(v == 'AC' for v, _ in items) else 'WA', score))
+`;
+    const problem = await upload(key.key, [
+      { name: 'problem.yaml', content: 'type: scoring\nname: Graded\n' },
+      { name: 'data/testdata.yaml', content: 'on_reject: continue\n' },
+      { name: 'data/secret/testdata.yaml', content: 'grading: custom\ngrader_flags: double\naccept_score: 5\n' },
+      ...testCase('data/secret/1', 1),
+      ...testCase('data/secret/2', 2),
+      ...testCase('data/secret/3', 300),
+      { name: 'graders/grader.py', content: grader },
+    ]);
+    expect(problem.package.report.read).to.include('graders/');
+    const r = await syncRun(s, key.key, { code: DOUBLER, compiler: PY, problem: problem.id });
+    expect(r.tests!.map((t) => t.verdict)).to.deep.equal(['accepted', 'accepted', 'wrong_answer']);
+    // secret: (5 + 5 + 0) x 2 = 20, WA; data/ (default grader, sum) keeps it.
+    expect(r.groups!.map((g) => [g.name, g.verdict, g.score])).to.deep.equal([
+      ['', 'wrong_answer', 20],
+      ['secret', 'wrong_answer', 20],
+    ]);
+    expect(r).to.include({ points: 20 });
+  });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { defaultGrader, gradeTree, skipsTest, type GradedTest, type GroupNode, type GroupTree, type LegacyRules, type ModernRules } from '../../src/judge/groups.js';
+import { defaultGrader, graderAnswer, gradeTree, skipsTest, type GradedTest, type GroupNode, type GroupTree, type LegacyRules, type ModernRules } from '../../src/judge/groups.js';
 
 // Test groups' verdicts and scores from their tests', as the package's own judge gives
 // them: problemtools' default grader and its walk of the tree (legacy, 2023-07-draft),
@@ -131,6 +131,30 @@ describe('judge: test groups', () => {
       // continue: every item is graded: worst_error of [AC, WA, TLE] is TLE.
       const cont: GroupTree = { ...tree, root: { ...tree.root, legacy: legacy({ on_reject: 'continue' }) } };
       expect(gradeTree(cont, results, names(3)).verdict).to.equal('timeout');
+    });
+
+    it("grading: custom asks the grader with its items' VERDICT score lines and its flags; an unanswered grader is a judge error", () => {
+      const tree: GroupTree = {
+        format: 'legacy',
+        scoring: true,
+        root: { name: '', legacy: legacy({ on_reject: 'continue' }), items: [{ group: { name: 'g', legacy: legacy({ on_reject: 'continue', grading: 'custom', grader_flags: ['double'], accept_score: 5 }), items: tests(0, 1) } }] },
+      };
+      const asked: [string, readonly string[]][] = [];
+      const out = gradeTree(tree, [ac, wa], names(2), (input, flags) => {
+        asked.push([input, flags]);
+        return { verdict: 'AC', score: 42 };
+      });
+      expect(asked).to.deep.equal([['AC 5\nWA 0\n', ['double']]]);
+      expect(out.groups.find((g) => g.name === 'g')).to.include({ verdict: 'accepted', score: 42 });
+      expect(out.points).to.equal(42);
+      expect(gradeTree(tree, [ac, wa], names(2), () => null).verdict).to.equal('checker_error');
+      expect(gradeTree(tree, [ac, wa], names(2)).verdict).to.equal('checker_error');
+    });
+
+    it("a grader's output as problemtools takes it: one VERDICT score line, else a judge error", () => {
+      expect(graderAnswer('AC 12.5\n')).to.deep.equal({ verdict: 'AC', score: 12.5 });
+      expect(graderAnswer('WA -1')).to.deep.equal({ verdict: 'WA', score: -1 });
+      for (const bad of ['', 'OK 1', 'AC', 'AC 1 2', 'AC 1\nAC 2', 'AC x']) expect(graderAnswer(bad), bad).to.deep.equal({ verdict: 'JE', score: 0 });
     });
 
     it('a group not reached under on_reject: break says so', () => {

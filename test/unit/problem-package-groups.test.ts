@@ -89,6 +89,22 @@ describe('problems: package groups and dialects', () => {
       expect(ignored['data/secret/testdata.yaml: input_validator_flags']).to.match(/input validators/);
     });
 
+    it('grading: custom takes the package\'s grader from graders/ (built and run like a checker); graders/ unused is reported', async () => {
+      const d = await draftOf([
+        { name: 'problem.yaml', content: 'type: scoring\n' },
+        { name: 'data/secret/testdata.yaml', content: 'grading: custom\ngrader_flags: double\n' },
+        ...testCase('data/secret/1'),
+        { name: 'graders/grader.py', content: 'print("AC 1")\n' },
+      ]);
+      expect(d.groups!.grader).to.deep.include({ compiler: 'python-3.9.7', convention: 'kattis' });
+      expect(((d.groups!.root.items[0] as { group: GroupNode }).group.legacy)).to.include({ grading: 'custom' });
+      expect(d.groups!.root.legacy).to.include({ grading: 'default' });
+      expect(d.package!.report.read).to.include('graders/');
+      const unused = await draftOf([...testCase('data/secret/1'), { name: 'graders/grader.py', content: 'print("AC 1")\n' }]);
+      expect(unused.groups!.grader).to.equal(undefined);
+      expect(unused.package!.report.ignored).to.deep.include({ key: 'graders/', reason: 'grading: custom is not used by any group' });
+    });
+
     it("problem.yaml's legacy grading overrides every group's; on_reject first_error is break", async () => {
       const d = await draftOf([
         { name: 'problem.yaml', content: 'type: scoring\ngrading:\n  on_reject: first_error\n  accept_score: 3\n' },
@@ -109,7 +125,8 @@ describe('problems: package groups and dialects', () => {
     it('refused, naming the key: on_reject, grading custom, range, accept_score; a 2025-09 file in a legacy package', async () => {
       const base = testCase('data/secret/1');
       expect(await refusal([...base, { name: 'data/secret/testdata.yaml', content: 'on_reject: stop\n' }])).to.match(/^data\/secret\/testdata.yaml: on_reject must be break or continue/);
-      expect(await refusal([...base, { name: 'data/testdata.yaml', content: 'grading: custom\n' }])).to.match(/^data\/testdata.yaml: grading: custom .* refused/);
+      expect(await refusal([...base, { name: 'data/testdata.yaml', content: 'grading: custom\n' }])).to.match(/^data\/testdata.yaml: grading: custom, but the package has no grader program in graders\//);
+      expect(await refusal([...base, { name: 'data/testdata.yaml', content: 'grading: fancy\n' }])).to.match(/grading must be default or custom/);
       expect(await refusal([...base, { name: 'problem.yaml', content: 'type: scoring\n' }, { name: 'data/testdata.yaml', content: 'range: 5\n' }])).to.match(/^data\/testdata.yaml: range must be two numbers/);
       expect(await refusal([...base, { name: 'problem.yaml', content: 'type: scoring\n' }, { name: 'data/testdata.yaml', content: 'range: 5 1\n' }])).to.match(/least score 5 is more than the most 1/);
       expect(await refusal([...base, { name: 'data/testdata.yaml', content: 'accept_score: lots\n' }])).to.match(/accept_score must be a number/);

@@ -19,6 +19,9 @@ export interface TreeContext {
   /** 2025-09 constants, substituted as {{name}} in test_group.yaml. */
   constants: Map<string, string>;
   report: ReportBuilder;
+  /** The package has graders/ (a custom grader); set usesGrader when a group grades by it. */
+  hasGrader: boolean;
+  usesGrader?: boolean;
 }
 
 interface Dir {
@@ -112,12 +115,13 @@ async function legacyTree(files: PackageFiles, ctx: TreeContext, tests: DraftTes
     const onReject = String(full.on_reject);
     if (onReject !== 'break' && onReject !== 'continue') throw refuse(`${file}: on_reject must be break or continue, not ${JSON.stringify(full.on_reject)}`);
     const grading = String(full.grading);
-    if (grading === 'custom') throw refuse(`${file}: grading: custom (a grader program in graders/) is not run here: refused rather than graded by the default grader`);
-    if (grading !== 'default') throw refuse(`${file}: grading must be default or custom, not ${JSON.stringify(full.grading)}`);
+    if (grading === 'custom' && !ctx.hasGrader) throw refuse(`${file}: grading: custom, but the package has no grader program in graders/`);
+    if (grading !== 'default' && grading !== 'custom') throw refuse(`${file}: grading must be default or custom, not ${JSON.stringify(full.grading)}`);
+    if (grading === 'custom') ctx.usesGrader = true;
     const rules: LegacyRules = {
       on_reject: onReject,
       on_reject_stated: statedHere,
-      grading: 'default',
+      grading,
       grader_flags: splitFlags(full.grader_flags, `${file}: grader_flags`),
       accept_score: numberOf(full.accept_score, `${file}: accept_score`),
       reject_score: numberOf(full.reject_score, `${file}: reject_score`),
