@@ -27,6 +27,9 @@ import { listZip, type ZipFileEntry } from './zip.js';
 //   arguments after feedback_dir, as Kattis gives them;
 // - a plain archive: tests/NAME.in + tests/NAME.out, with an optional problem.yaml and
 //   checker/ or interactor/ directory.
+// The Kattis layout's dialects (legacy, 2023-07-draft, 2025-09), its tree of test groups
+// and the upload's report of what was read and ignored are in src/problems/package/
+// (tree.ts, limits.ts, metadata.ts, report.ts).
 // A package may sit in one top-level directory. A checker program's convention is
 // testlib when it includes testlib.h, else Kattis'; its compiler is the newest offered
 // one of its main file's language, by the language table of the recipes in the package's

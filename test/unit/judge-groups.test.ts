@@ -170,21 +170,12 @@ describe('judge: test groups', () => {
   });
 
   describe('2025-09 trees (test_group.yaml)', () => {
+    /** A scoring tree of sample (test 0) and this secret. */
+    const withSample = (secret: GroupNode): GroupTree => ({ format: '2025-09', scoring: true, root: { name: '', modern: modern(), items: [{ group: { name: 'sample', modern: modern(), items: tests(0) } }, { group: secret }] } });
     /** sample, and secret of three groups by min (CMS subtasks). */
     function subtasks(): GroupTree {
       const g = (name: string, max: number, first: number): { group: GroupNode } => ({ group: { name, modern: modern({ max_score: max, score_aggregation: 'min' }), items: tests(first, first + 1) } });
-      return {
-        format: '2025-09',
-        scoring: true,
-        root: {
-          name: '',
-          modern: modern(),
-          items: [
-            { group: { name: 'sample', modern: modern(), items: tests(0) } },
-            { group: { name: 'secret', modern: modern({ max_score: 100, score_aggregation: 'sum' }), items: [g('secret/1', 20, 1), g('secret/2', 30, 3), g('secret/3', 50, 5)] } },
-          ],
-        },
-      };
+      return withSample({ name: 'secret', modern: modern({ max_score: 100, score_aggregation: 'sum' }), items: [g('secret/1', 20, 1), g('secret/2', 30, 3), g('secret/3', 50, 5)] });
     }
 
     it('three subtasks by min: a group scores only when all its tests pass; secret sums them', () => {
@@ -232,27 +223,14 @@ describe('judge: test groups', () => {
     });
 
     it('require_pass: a group whose required group failed is not run and scores 0', () => {
-      const tree: GroupTree = {
-        format: '2025-09',
-        scoring: true,
-        root: {
-          name: '',
-          modern: modern(),
-          items: [
-            { group: { name: 'sample', modern: modern(), items: tests(0) } },
-            {
-              group: {
-                name: 'secret',
-                modern: modern({ max_score: 100, score_aggregation: 'sum' }),
-                items: [
-                  { group: { name: 'secret/a', modern: modern({ max_score: 40 }), items: tests(1) } },
-                  { group: { name: 'secret/b', modern: modern({ max_score: 60, require_pass: ['secret/a', 'sample'] }), items: tests(2) } },
-                ],
-              },
-            },
-          ],
-        },
-      };
+      const tree = withSample({
+        name: 'secret',
+        modern: modern({ max_score: 100, score_aggregation: 'sum' }),
+        items: [
+          { group: { name: 'secret/a', modern: modern({ max_score: 40 }), items: tests(1) } },
+          { group: { name: 'secret/b', modern: modern({ max_score: 60, require_pass: ['secret/a', 'sample'] }), items: tests(2) } },
+        ],
+      });
       expect(skipsTest(tree, [ac, wa], 2)).to.equal(true);
       expect(skipsTest(tree, [wa, ac], 2)).to.equal(true);
       expect(skipsTest(tree, [ac, ac], 2)).to.equal(false);
