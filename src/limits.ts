@@ -207,8 +207,10 @@ export function interactorTimeoutMs(runTimeoutMs: number | undefined): number {
  * that is more (a 16 MB answer needs room for a 16 MB output, and a little more for
  * whitespace a comparison forgives). The whole stdout up to it is kept for the comparison.
  */
-export function judgedFloodBytes(answerBytes: number): number {
-  return Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
+export function judgedFloodBytes(answerBytes: number, statedBytes?: number): number {
+  const flood = Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
+  // A package's limits.output (at most the service's own) is its output's bound, exactly.
+  return statedBytes !== undefined ? Math.min(flood, statedBytes) : flood;
 }
 
 /** Stored problems (POST /api/v2/problems): their tests and packages. */

@@ -351,6 +351,10 @@ export interface ProblemVersionsTable {
   checker: Json<unknown>;
   interactor: Json<unknown | null>;
   limits: Json<unknown>;
+  /** A Kattis package's tree of test groups (src/judge/groups.ts); null without one. */
+  groups: Json<unknown | null>;
+  /** What the upload said of the package (src/problems/draft.ts PackageModel); null without one. */
+  package: Json<unknown | null>;
   tests: number;
   data_bytes: ColumnType<string, string | number, string | number>;
   created_at: Generated<Date>;

@@ -104,6 +104,10 @@ ul.files{list-style:none;margin:10px 0 0;padding:0;display:grid;gap:10px}
 .file-name{margin:4px 0;overflow-wrap:anywhere}
 pre.file-text{margin:0}
 .judged{margin-top:10px}
+.test-group{margin:6px 0 6px 1em;border-left:2px solid var(--muted);padding-left:8px}
+.test-group summary{cursor:pointer}
+.test-group .group-name{font-weight:600}
+.test-group summary .ok{color:var(--ok)}.test-group summary .bad{color:var(--bad)}
 td.ok{color:var(--ok);font-weight:600}td.bad{color:var(--bad);font-weight:600}
 .diff h3{font-size:1rem;margin:1em 0 .3em}
 .diff-pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(14em,1fr));gap:10px}

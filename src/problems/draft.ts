@@ -1,3 +1,4 @@
+import type { GroupTree } from '../judge/groups.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import type { ExampleSubmission } from './example-submissions.js';
 import type { Timing } from './time-limit.js';
@@ -47,6 +48,14 @@ export interface DraftTest {
 export interface ProblemLimits {
   time?: number;
   memory?: number;
+  /** KB of output (stdout and stderr) a run may write: a package's limits.output, below the service's own. */
+  output?: number;
+}
+
+/** What a package said of itself beyond its tests: the upload's report, and its timing (src/problems/package/). */
+export interface PackageModel {
+  report: import('./package/report.js').PackageReport;
+  timing: import('./package/limits.js').PackageTiming;
 }
 
 export interface ProblemDraft {
@@ -63,6 +72,10 @@ export interface ProblemDraft {
   timing?: Timing;
   /** A package's example submissions (submissions/), kept with the version for verifying it. */
   submissions?: ExampleSubmission[];
+
+  /** A Kattis package's tree of test groups (the tests are in its order). */
+  groups?: GroupTree;
+  package?: PackageModel;
 }
 
 export function bufferSource(content: Buffer): DataSource {

@@ -5,7 +5,8 @@ import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
-import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { GroupNode, GroupTree } from '../judge/groups.js';
+import type { DataSource, PackageModel, ProblemDraft, ProblemLimits } from './draft.js';
 import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
@@ -53,6 +54,14 @@ export interface ProblemSummary {
   updated_at: string;
 }
 
+/** A group of the package's tree as shown: its settings and its tests' and subgroups' names, in order. */
+export interface ProblemGroupView {
+  name: string;
+  settings: Record<string, unknown>;
+  tests: string[];
+  groups: ProblemGroupView[];
+}
+
 export interface ProblemView extends ProblemSummary {
   limits: ProblemLimits;
   /** The CPU seconds its runs have, and whether the package stated them, a verification derived them, or neither (the default). */
@@ -66,6 +75,10 @@ export interface ProblemView extends ProblemSummary {
   /** Included files' names by language code (a package's include/); absent: none. */
   include?: Record<string, string[]>;
   tests: ProblemTestView[];
+  /** A Kattis package's: its tree of test groups (data/ at the root). */
+  groups?: ProblemGroupView;
+  /** A Kattis package's: its format and type, the keys and paths read and ignored (with why), its timing. */
+  package?: PackageModel;
 }
 
 export interface Storage {
@@ -142,6 +155,9 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         limits: JSON.stringify(draft.limits),
         include: draft.include ? JSON.stringify(draft.include) : null,
         submit_answer: draft.submitAnswer === true,
+
+        groups: draft.groups ? JSON.stringify(draft.groups) : null,
+        package: draft.package ? JSON.stringify(draft.package) : null,
         tests: tests.length,
         data_bytes: dataBytes,
         timing: JSON.stringify(draft.timing ?? plainTiming(draft.limits.time)),
@@ -225,7 +241,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time', 'v.groups', 'v.package'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -264,6 +280,17 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
       ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
       ...(t.interaction !== null ? { interaction: t.interaction } : {}),
     })),
+    ...(row.groups ? { groups: groupView((row.groups as GroupTree).root, tests.map((t) => t.name)) } : {}),
+    ...(row.package ? { package: row.package as PackageModel } : {}),
+  };
+}
+
+function groupView(node: GroupNode, names: string[]): ProblemGroupView {
+  return {
+    name: node.name,
+    settings: { ...(node.legacy ?? node.modern ?? {}) },
+    tests: node.items.flatMap((i) => ('test' in i ? [names[i.test] ?? String(i.test)] : [])),
+    groups: node.items.flatMap((i) => ('group' in i ? [groupView(i.group, names)] : [])),
   };
 }
 
@@ -326,10 +353,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean; groups?: GroupTree | null }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer', 'derived_time'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer', 'derived_time', 'groups'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -345,6 +372,8 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     ...forRun(row),
     include: row.include,
     submitAnswer: row.submit_answer,
+
+    groups: (row.groups as GroupTree | null) ?? null,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

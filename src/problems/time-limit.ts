@@ -40,15 +40,6 @@ const factor = (v: unknown, where: string, fallback: number): number => {
   return v;
 };
 
-/** domjudge-problem.ini's timelimit, in seconds; undefined when it gives none. */
-export function domjudgeTimeLimit(ini: string): number | undefined {
-  const line = /^\s*timelimit\s*=\s*['"]?([^'"\r\n]*?)['"]?\s*$/m.exec(ini);
-  if (!line) return undefined;
-  const seconds = Number(line[1]!.trim());
-  if (line[1]!.trim() === '' || !Number.isFinite(seconds)) throw bad('domjudge-problem.ini: timelimit must be a number of seconds');
-  return seconds;
-}
-
 /**
  * The timing a package's problem.yaml (parsed) gives, with the limit stated elsewhere
  * (`dotTimelimit`: .timelimit's seconds; `domjudge`: domjudge-problem.ini's).

@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { imageRootfs } from '../compilers/availability.js';
 import { compilerEntry, type CompilerEntry } from '../compilers/catalogue.js';
 import type { BuiltinChecker, CheckData, CheckResult } from '../judge/checkers/index.js';
+import { graderAnswer, type GroupTree } from '../judge/groups.js';
 import { CHECK_FILES, checkerArguments, conventionVerdict, feedbackOf, feedbackPaths, interactorArguments, type Convention } from '../judge/conventions.js';
 import type { JudgeSettings, ProgramSource } from '../judge/settings.js';
 import { multiPass } from '../judge/multi-pass.js';
@@ -16,6 +17,7 @@ import { StageLink } from '../sandbox/link.js';
 import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { BuiltCache } from './built-cache.js';
+import { GroupGrading } from './group-results.js';
 import { compare } from './check-off-loop.js';
 import type { DataCache } from './data-cache.js';
 import type { ExecuteDeps, JobToRun } from './execute.js';
@@ -67,6 +69,12 @@ export interface Judging {
   /** An interactive test's interactor (its verdict is the test's; a checker is not run). */
   interactor: Helper | null;
   problem?: { id: string; version: number };
+  /** A stored Kattis package's test groups: they say which tests run and give the verdict and score. */
+  groups?: GroupTree | null;
+  /** A package's limits.output in bytes, below the service's. */
+  outputBytes?: number;
+  /** The package's custom grader (graders/), built. */
+  grader?: Helper | null;
   /** The run stage's limits, which a checker's stage takes too. */
   limits: SandboxSpec['limits'];
   /** A stored problem's files copied over the submission before it is built (src/problems/include.ts); empty: none. */
@@ -88,6 +96,9 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   let problem: Judging['problem'];
   let included: RunFile[] = [];
   let answers = false;
+
+  let groups: GroupTree | null = null;
+  let outputBytes: number | undefined;
   if (settings.problem) {
     if (!deps.judge) throw new NotStarted('this runner cannot read stored problems');
     const { id, version } = settings.problem;
@@ -108,6 +119,8 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     if (recipe) included = includedFor(stored.include, recipe);
     answers = stored.submitAnswer === true;
     problem = { id, version };
+    groups = stored.groups ?? null;
+    if (stored.limits.output !== undefined) outputBytes = stored.limits.output * 1024;
   } else if (job.tests && job.tests.length > 0) {
     tests = job.tests.map((t) => ({ ...(t.name !== undefined ? { name: t.name } : {}), weight: t.weight ?? 1, input: text(t.input), answer: text(t.expected_output ?? '') }));
   } else {
@@ -115,6 +128,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
   }
   const interactor = settings.interactor ? await buildHelper(settings.interactor, 'interactor', sandbox, deps) : null;
   const checkerHelper = !interactor && checker.type === 'program' ? await buildHelper(checker, 'checker', sandbox, deps) : null;
+  const grader = groups?.grader ? await buildHelper(groups.grader, 'grader', sandbox, deps) : null;
   return {
     settings,
     tests,
@@ -122,6 +136,9 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
     checker: checkerHelper,
     interactor,
     ...(problem ? { problem } : {}),
+    ...(groups ? { groups } : {}),
+    ...(outputBytes !== undefined ? { outputBytes } : {}),
+    ...(grader ? { grader } : {}),
     limits,
     included,
     answers,
@@ -137,7 +154,7 @@ export async function prepareJudging(job: JobToRun, settings: JudgeSettings, san
  */
 export class HelperNotBuilt extends Error {
   constructor(
-    readonly what: 'checker' | 'interactor',
+    readonly what: 'checker' | 'interactor' | 'grader',
     readonly built: Extract<Built, { ok: false }>,
   ) {
     super(`the ${what} did not compile:\n${buildErrorText(built)}`);
@@ -145,7 +162,7 @@ export class HelperNotBuilt extends Error {
 }
 
 /** Builds a checker or interactor (compiled once per sources and compiler on this runner). */
-async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor', sandbox: Sandbox, deps: ExecuteDeps): Promise<Helper> {
+async function buildHelper(source: ProgramSource, what: 'checker' | 'interactor' | 'grader', sandbox: Sandbox, deps: ExecuteDeps): Promise<Helper> {
   const entry = compilerEntry(source.compiler, deps.recipesDir);
   if (!entry) throw new NotStarted(`compiler ${source.compiler} (of the ${what}) is not in the catalogue`);
   const rootfs = imageRootfs(deps.imagesDir, entry.image);
@@ -298,9 +315,10 @@ const skippedTest = (name: string | undefined): TestResult => ({ ...(name !== un
 export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
   const results: TestResult[] = [];
   const outcomes: (SandboxOutcome | null)[] = [];
+  const grading = new GroupGrading(j.groups, j.grader ? (input, flags) => runGrader(j, j.grader!, input, flags) : undefined);
   let stopped = false;
-  for (const t of j.tests) {
-    if (stopped) {
+  for (const [i, t] of j.tests.entries()) {
+    if (stopped || (await grading.skips(results, i))) {
       results.push(skippedTest(t.name));
       outcomes.push(null);
       continue;
@@ -327,7 +345,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     // here only for a checker program, which is given them.
     const inputFile = t.inputFile ? await t.inputFile() : undefined;
     const input = inputFile === undefined || j.checker ? await t.input() : NO_BYTES;
-    const outcome = await r.run(inputFile !== undefined ? { file: inputFile } : input, { floodBytes: judgedFloodBytes(answer.length) });
+    const outcome = await r.run(inputFile !== undefined ? { file: inputFile } : input, { floodBytes: judgedFloodBytes(answer.length, j.outputBytes) });
     const fields = executionFields(outcome);
     // A run stage's status is never compile_error, internal_error (NotStarted) or cancelled.
     const status = fields.status as Parameters<typeof testVerdict>[0];
@@ -347,7 +365,7 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
   if (shown === -1) shown = outcomes.length - 1 - [...outcomes].reverse().findIndex((o) => o !== null);
   const { name: _name, verdict: _verdict, score: _score, checker_message, passes: _passes, files, files_truncated, files_dropped, ...execution } = results[shown]!;
   const outcome = outcomes[shown]!;
-  return {
+  return grading.finish({
     ...r.base,
     ...(execution as Omit<typeof execution, 'status'> & { status: Exclude<TestResult['status'], 'skipped'> }),
     verdict: overall.verdict,
@@ -358,5 +376,16 @@ export async function judgeTests(j: Judging, r: JudgeRun): Promise<RunResult> {
     ...(j.problem ? { problem: j.problem } : {}),
     ...(r.returnFiles ? { files, files_truncated, files_dropped } : {}),
     ...(j.single ? {} : { tests: results }),
-  } as RunResult;
+  } as RunResult);
+}
+
+/** A custom grader's answer for a group: its stage given the items' `VERDICT score` lines on stdin and the group's flags, as problemtools runs it. */
+async function runGrader(j: Judging, h: Helper, input: string, flags: readonly string[]) {
+  const spec: SandboxSpec = { rootfs: h.rootfs, argv: [...h.run.argv, ...flags], files: h.run.files, dirs: h.run.dirs, stdin: input, slot: j.deps.slot };
+  if (j.limits) spec.limits = j.limits;
+  if (h.entry.env) spec.env = h.entry.env;
+  if (j.deps.signal) spec.signal = j.deps.signal;
+  const ended = await j.sandbox.run(spec);
+  if (ended.status === 'internal_error') throw new NotStarted('the sandbox could not run the grader', ended.diagnostic);
+  return ended.status === 'exited' && ended.exitCode === 0 ? graderAnswer(ended.stdout.toString('utf8')) : { verdict: 'JE' as const, score: 0 };
 }

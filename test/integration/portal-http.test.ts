@@ -475,7 +475,7 @@ describe('web portal over HTTP', function () {
 
     it('uploads a package with a multipart form (its token checked), shows it; a bad one is refused with why and nothing stored; another account gets 404', async () => {
       const { c, email } = await signUp(open);
-      const good = pkg({ 'problem.yaml': 'name: Echo\n', 'data/sample/1.in': 'hi\n', 'data/sample/1.ans': 'hi\n', 'data/secret/2.in': 'x\n', 'data/secret/2.ans': 'x\n' });
+      const good = pkg({ 'problem.yaml': 'name: Echo\nlicense: cc0\n', 'problem_statement/problem.en.tex': 'x', 'data/sample/1.in': 'hi\n', 'data/sample/1.ans': 'hi\n', 'data/secret/2.in': 'x\n', 'data/secret/2.ans': 'x\n' });
       expect((await upload(c, good, null)).res.status, 'no token').to.equal(403);
       expect((await upload(c, good, await c.token('/problems'), { Origin: 'https://evil.example' })).res.status, 'another site').to.equal(403);
       expect(await problemsOf(email)).to.deep.equal([]);
@@ -493,6 +493,11 @@ describe('web portal over HTTP', function () {
       const shown = await c.follow(made);
       expect(shown.res.status).to.equal(200);
       expect(shown.body).to.include('<h1>Echo</h1>').and.include('The problem is stored.').and.include('sample/1').and.include('secret/2');
+      // The package's report: its format, what was read, and what was ignored with why.
+      expect(shown.body).to.include('Format legacy; type pass-fail; no time limit stated.');
+      expect(shown.body).to.match(/<tr data-ignored="problem_statement\/"><th scope="row" class="mono">problem_statement\/<\/th><td>statements are not shown by the judge<\/td><\/tr>/);
+      expect(shown.body).to.include('<tr data-ignored="problem.yaml: license">');
+      expect(shown.body).to.match(/<li>problem\.yaml: name<\/li>/);
       expect((await c.request('/problems')).body).to.include(`href="/problems/${id}"`);
       // Another account: 404 to see it, and to delete it.
       const other = (await signUp(open)).c;

@@ -24,6 +24,7 @@ import * as m0052 from './0052_runner_claim_turns.js';
 import * as m0053 from './0053_output_attempts.js';
 import * as m0060 from './0060_jobe_files.js';
 import * as m0061 from './0061_problem_test_validator_args.js';
+import * as m0070 from './0070_problem_groups.js';
 import * as m0080 from './0080_problem_includes.js';
 import * as m0081 from './0081_problem_submit_answer.js';
 import * as m0082 from './0082_problem_test_interactions.js';
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '0053_output_attempts': m0053,
   '0060_jobe_files': m0060,
   '0061_problem_test_validator_args': m0061,
+  '0070_problem_groups': m0070,
   '0080_problem_includes': m0080,
   '0081_problem_submit_answer': m0081,
   '0082_problem_test_interactions': m0082,

@@ -4,6 +4,7 @@ import type { ProblemSummary, ProblemTestView, ProblemView, Storage } from '../.
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
+import { PackageReport } from './package-report.js';
 
 // The account's stored problems: the list with the form that uploads a package, one
 // problem with its tests (samples' content shown, the others by size), and deleting one.
@@ -204,6 +205,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
       <p>
         Created <When d={pr.created_at} />, updated <When d={pr.updated_at} />.
       </p>
+      {pr.package && <PackageReport model={pr.package} />}
       <h2>Tests</h2>
       <TableBox label="Tests">
         <table>

@@ -7,6 +7,7 @@ import { verdictText } from '../verdicts.js';
 import type { Page } from '../../util/pages.js';
 import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
 import { JudgedTests, ReturnedFiles } from './run-parts.js';
+import { TestGroups } from './test-groups.js';
 
 // The account's submissions, and one submission: its code, its input, its result as
 // readable fields (the raw JSON behind a toggle), and its callback deliveries.
@@ -242,8 +243,14 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
         <>
           {result.verdict !== undefined && (
             <p class="verdict-line" data-field="result.verdict">
-              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}`}
+              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}${result.points !== undefined ? ` · ${result.points}${result.max_points != null ? ` / ${result.max_points}` : ''} points` : ''}`}
             </p>
+          )}
+          {result.groups && result.groups.length > 0 && (
+            <>
+              <h3>Test groups</h3>
+              <TestGroups groups={result.groups} tests={result.tests ?? []} />
+            </>
           )}
           {p.judged && p.judged.length > 0 && (
             <>
