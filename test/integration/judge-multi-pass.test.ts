@@ -135,7 +135,7 @@ describe('judged runs (multi-pass problems)', function () {
 
   it("a request's sandbox time counts every pass a test may take: past the plan's bound it is refused before anything runs", async () => {
     const { key } = await keyFor(s.db);
-    const up = await upload(key.key, legacy('custom multi-pass', 'limits:\n  validation_passes: 32\n'));
+    const up = await upload(key.key, legacy('custom multi-pass', 'limits:\n  validation_passes: 32\n  time_limit: 30\n'));
     expect(up.status).to.equal(201);
     const res = await fetch(`${s.url}/api/v2/run-code-sync/`, { method: 'POST', headers: { Authorization: key.key, 'Content-Type': 'application/json' }, body: JSON.stringify({ code: DOUBLE, compiler: PY, problem: up.body.id }) });
     expect(res.status).to.equal(400);
