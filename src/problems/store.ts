@@ -215,10 +215,10 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
   return { type: 'program', ...programView(c) };
 }
 
-/** The account's problem (or another's public one) with its current version's tests (samples' content shown); undefined when it has none of that id. */
-export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
+/** The account's problem (with `others`, or another's public one) with its current version's tests (samples' content shown); undefined when it has none of that id. */
+export async function getProblem(db: Db, accountId: string, problemId: string, others: 'own' | 'and public' = 'own'): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await currentProblems(db, accountId, 'and public')
+  const row = await currentProblems(db, accountId, others)
     .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();

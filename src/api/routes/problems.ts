@@ -186,7 +186,7 @@ export const problemRoutes: RouteDef[] = [
     errors: [401, 403, 404, 405, 406, 500],
     handler: (deps) => async (ctx) => {
       const id = String(ctx.params['id'] ?? '');
-      const view = await getProblem(deps.db, ctx.state.auth!.accountId, id);
+      const view = await getProblem(deps.db, ctx.state.auth!.accountId, id, 'and public');
       if (!view) throw notFound(id);
       ctx.body = view;
     },

@@ -25,7 +25,7 @@ export type ProblemAnswer =
   | undefined;
 
 export async function problemAnswer(db: Db, accountId: string, m: WsProblemMessage): Promise<ProblemAnswer> {
-  const p = await getProblem(db, accountId, m.problem);
+  const p = await getProblem(db, accountId, m.problem, 'and public');
   if (!p) return undefined;
   const samples = p.tests.filter((t) => t.sample && t.input !== undefined && t.expected_output !== undefined);
   const statement = (p as { statement?: unknown }).statement;

@@ -4,10 +4,11 @@ import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
-import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
+import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
+import { deleteProblem, getProblem, listProblems, saveProblem, setProblemSettings } from '../../problems/store.js';
 import { admitProblemWrite } from '../../problems/write-limit.js';
 import { sendPage } from '../render.js';
-import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
 
 // Stored problems: the list, uploading a package (the same reading and storing as
@@ -63,8 +64,19 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.get('/problems/:id', async (ctx) => {
     const c = ctx as PortalContext;
-    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : [];
+    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : ctx.query['saved'] ? [{ kind: 'ok' as const, text: 'Saved.' }] : [];
     sendPage(ctx, <ProblemPage page={pageContext(c)} problem={await own(c)} notices={notices} />);
+  });
+
+  router.post('/problems/:id/settings', async (ctx) => {
+    const c = ctx as PortalContext;
+    const feedback = field(c, 'feedback');
+    if (!(FEEDBACK_SETTINGS as readonly string[]).includes(feedback)) throw new PortalError(400, 'Choose what others see of a run.');
+    await admitWrite(c);
+    const view = await setProblemSettings(db, c.state.session!.accountId, String(c.params['id']), { feedback: feedback as Feedback, public: field(c, 'public') !== '' });
+    if (!view) throw notFound();
+    ctx.status = 303;
+    ctx.redirect(`/problems/${view.id}?saved=1`);
   });
 
   router.get('/problems/:id/delete', async (ctx) => {

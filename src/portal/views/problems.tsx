@@ -1,4 +1,5 @@
 import type { ProblemSummary, ProblemView, Storage } from '../../problems/store.js';
+import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
@@ -148,6 +149,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           />
         </section>
       ))}
+      <ProblemSettingsForm page={p.page} problem={pr} />
       <h2>Delete</h2>
       <p>Runs already queued still finish; the test data goes once nothing needs it.</p>
       <p>
@@ -159,6 +161,41 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <a href="/problems">Back to problems</a>
       </p>
     </Layout>
+  );
+}
+
+/** What each feedback setting shows widget keys, student keys and other accounts, in words. */
+const FEEDBACK_WORDS: Record<Feedback, string> = {
+  full: 'Everything: every test with its output',
+  samples: 'Samples whole; the other tests by verdict only',
+  first_failure: 'The first failing test: its name and verdict',
+  verdict: 'The verdict and score only',
+};
+
+/** Who sees what of the problem's runs (src/problems/feedback.ts); this account's session and unmarked keys always see everything. */
+function ProblemSettingsForm(p: { page: PageContext; problem: ProblemView }) {
+  return (
+    <section aria-labelledby="settings-h">
+      <h2 id="settings-h">Feedback and sharing</h2>
+      <form method="post" action={`/problems/${p.problem.id}/settings`} class="stack">
+        <CsrfField token={p.page.csrf} />
+        <label for="f-feedback">What widget keys, student keys and other accounts see of a run</label>
+        <select id="f-feedback" name="feedback">
+          {FEEDBACK_SETTINGS.map((f) => (
+            <option value={f} selected={p.problem.feedback === f}>
+              {FEEDBACK_WORDS[f]}
+            </option>
+          ))}
+        </select>
+        <p>
+          <input type="checkbox" id="f-public" name="public" checked={p.problem.public} />
+          <label for="f-public">Public: any account's key may judge against it (billed to that account)</label>
+        </p>
+        <p>
+          <button type="submit">Save settings</button>
+        </p>
+      </form>
+    </section>
   );
 }
 
