@@ -35,7 +35,7 @@ describe('portal: student keys and problem feedback settings', () => {
     return { c, accountId };
   };
 
-  it('the key form makes a student key, and the list says so; a widget key cannot be one', async () => {
+  it('the key form makes a student key, the list says so, and its form unmarks it', async () => {
     const { c, accountId } = await signUp();
     expect((await c.post('/keys', { app_name: 'class', kind: 'api', student: 'on' }, '/keys/new')).res.status).to.equal(303);
     const row = await t.db.selectFrom('api_keys').select(['id', 'student']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
