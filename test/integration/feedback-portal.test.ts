@@ -3,6 +3,7 @@ import { createKey } from '../../src/accounts/keys.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
 import { Client } from '../helpers/portal-client.js';
+import { makeZip } from '../helpers/zip.js';
 
 // The portal's faces of exercises: the key form's Student key, a problem page's
 // Feedback and sharing form, and another account's public problem kept out of the
@@ -69,5 +70,17 @@ describe('portal: student keys and problem feedback settings', () => {
     expect((await other.c.request(`/problems/${id}`)).res.status).to.equal(404);
     expect((await other.c.post(`/problems/${id}/settings`, { feedback: 'full' }, '/problems')).res.status).to.equal(404);
     expect((await t.db.selectFrom('problems').select('feedback').where('id', '=', id).executeTakeFirstOrThrow()).feedback).to.equal('verdict');
+  });
+
+  it('an upload sets the feedback and public with the package', async () => {
+    const { c, accountId } = await signUp();
+    const form = new FormData();
+    form.set('_csrf', await c.token('/problems'));
+    form.set('feedback', 'first_failure');
+    form.set('public', 'on');
+    form.set('package', new Blob([new Uint8Array(makeZip([{ name: 'tests/1.in', content: 'a' }, { name: 'tests/1.out', content: 'a' }]))], { type: 'application/zip' }), 'p.zip');
+    const { res } = await c.request('/problems', { method: 'POST', body: form });
+    expect(res.status).to.equal(303);
+    expect(await t.db.selectFrom('problems').select(['feedback', 'public']).where('account_id', '=', accountId).executeTakeFirstOrThrow()).to.deep.equal({ feedback: 'first_failure', public: true });
   });
 });

@@ -5,7 +5,7 @@ import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
-import { deleteProblem, getProblem, listProblems, saveProblem, setProblemSettings } from '../../problems/store.js';
+import { deleteProblem, getProblem, listProblems, saveProblem, setProblemSettings, type ProblemSettings } from '../../problems/store.js';
 import { admitProblemWrite } from '../../problems/write-limit.js';
 import { sendPage } from '../render.js';
 import { field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
@@ -33,6 +33,13 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
   };
 
+  /** The form's feedback and public fields (an upload without them: full, private). */
+  const settingsOf = (c: PortalContext): ProblemSettings => {
+    const feedback = field(c, 'feedback') || 'full';
+    if (!(FEEDBACK_SETTINGS as readonly string[]).includes(feedback)) throw new PortalError(400, 'Choose what others see of a run.');
+    return { feedback: feedback as Feedback, public: field(c, 'public') !== '' };
+  };
+
   const list = async (c: PortalContext, error?: string) => {
     const { problems, storage } = await listProblems(db, c.state.session!.accountId);
     const notices = c.query['deleted'] ? [{ kind: 'ok' as const, text: 'The problem is deleted.' }] : [];
@@ -50,7 +57,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     try {
       const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForPackageFile(await offered(), config.RUNBOX_RECIPES_DIR) });
       try {
-        id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
+        id = (await saveProblem(db, c.state.session!.accountId, draft, undefined, settingsOf(c)))!.id;
       } finally {
         close();
       }
@@ -70,10 +77,9 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.post('/problems/:id/settings', async (ctx) => {
     const c = ctx as PortalContext;
-    const feedback = field(c, 'feedback');
-    if (!(FEEDBACK_SETTINGS as readonly string[]).includes(feedback)) throw new PortalError(400, 'Choose what others see of a run.');
+    const settings = settingsOf(c);
     await admitWrite(c);
-    const view = await setProblemSettings(db, c.state.session!.accountId, String(c.params['id']), { feedback: feedback as Feedback, public: field(c, 'public') !== '' });
+    const view = await setProblemSettings(db, c.state.session!.accountId, String(c.params['id']), settings);
     if (!view) throw notFound();
     ctx.status = 303;
     ctx.redirect(`/problems/${view.id}?saved=1`);

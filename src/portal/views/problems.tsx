@@ -74,6 +74,7 @@ export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[];
             </p>
           )}
         </div>
+        <FeedbackFields feedback="full" public={false} />
         <div>
           <button type="submit">Upload</button>
         </div>
@@ -172,25 +173,34 @@ const FEEDBACK_WORDS: Record<Feedback, string> = {
   verdict: 'The verdict and score only',
 };
 
-/** Who sees what of the problem's runs (src/problems/feedback.ts); this account's session and unmarked keys always see everything. */
+/** Who sees what of a problem's runs (src/problems/feedback.ts): the upload's fields and the settings form's. */
+function FeedbackFields(p: { feedback: Feedback; public: boolean }) {
+  return (
+    <>
+      <label for="f-feedback">What widget keys, student keys and other accounts see of a run</label>
+      <select id="f-feedback" name="feedback">
+        {FEEDBACK_SETTINGS.map((f) => (
+          <option value={f} selected={p.feedback === f}>
+            {FEEDBACK_WORDS[f]}
+          </option>
+        ))}
+      </select>
+      <p>
+        <input type="checkbox" id="f-public" name="public" checked={p.public} />
+        <label for="f-public">Public: any account's key may judge against it (billed to that account)</label>
+      </p>
+    </>
+  );
+}
+
+/** This account's session and unmarked keys always see everything. */
 function ProblemSettingsForm(p: { page: PageContext; problem: ProblemView }) {
   return (
     <section aria-labelledby="settings-h">
       <h2 id="settings-h">Feedback and sharing</h2>
       <form method="post" action={`/problems/${p.problem.id}/settings`} class="stack">
         <CsrfField token={p.page.csrf} />
-        <label for="f-feedback">What widget keys, student keys and other accounts see of a run</label>
-        <select id="f-feedback" name="feedback">
-          {FEEDBACK_SETTINGS.map((f) => (
-            <option value={f} selected={p.problem.feedback === f}>
-              {FEEDBACK_WORDS[f]}
-            </option>
-          ))}
-        </select>
-        <p>
-          <input type="checkbox" id="f-public" name="public" checked={p.problem.public} />
-          <label for="f-public">Public: any account's key may judge against it (billed to that account)</label>
-        </p>
+        <FeedbackFields feedback={p.problem.feedback} public={p.problem.public} />
         <p>
           <button type="submit">Save settings</button>
         </p>
