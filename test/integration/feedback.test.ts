@@ -214,6 +214,20 @@ describe('problem feedback: hidden tests stay on the server', function () {
         }
       });
 
+      it("another account's widget key on the public problem: its samples, its verdict, nothing hidden", async () => {
+        const otherWidget = (await createKey(s.db.db, { accountId: other.accountId, appName: 'page', kind: 'widget', allowedOrigins: [SITE] })).key;
+        const c = await WsClient.open(`ws://127.0.0.1:${s.api.port}/api/v2/ws/?key=${encodeURIComponent(otherWidget)}`, {}, SITE);
+        try {
+          c.send({ type: 'problem', id: 'p', problem: problemId });
+          expect(await c.until((m) => m.id === 'p')).to.include({ type: 'problem' });
+          c.send({ type: 'run', id: 'r', compiler: PY, code: CODE, problem: problemId });
+          expect(await c.until((m) => m.type === 'result' || m.type === 'error')).to.include({ type: 'result', verdict: 'wrong_answer' });
+          expectWithheld('the WebSocket messages', c.messages);
+        } finally {
+          c.close();
+        }
+      });
+
       it('student key through MCP: the judge tool and get_submission withhold the hidden test', async () => {
         const client = new Client({ name: 'runbox-test', version: '1' });
         await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { Authorization: student.key } } }));

@@ -86,4 +86,21 @@ describe('a widget exercise against a stored problem (samples feedback), in Chro
     expect(everything).to.not.include(HIDDEN_ANSWER);
     await page.close();
   });
+
+  it('an exercise with an expected output keeps the input it was given: the input box is read-only', async () => {
+    const { accountId } = await keyFor(s.db);
+    const widget = await createKey(s.db.db, { accountId, appName: 'course', kind: 'widget', allowedOrigins: [site.origin] });
+    const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Exercise 2</title>
+<script type="module" src="${s.url}/widget/v1.js"></script></head>
+<body><main><runbox-widget key="${widget.key}" compiler="${PY}" stdin="abc" expected="cba">print(input()[::-1])</runbox-widget></main></body></html>`;
+    const page = await chromium.browser.newPage();
+    await page.goto(site.page('/exercise-2', html), { waitUntil: 'load' });
+    await page.waitForFunction(() => !!document.querySelector('runbox-widget')?.shadowRoot?.querySelector('#stdin'));
+    expect(await page.$eval('runbox-widget', (w) => (w.shadowRoot!.querySelector('#stdin') as HTMLTextAreaElement).readOnly)).to.equal(true);
+    await page.locator('::-p-aria([name="Run"][role="button"])').setTimeout(30_000).click();
+    await page.waitForFunction(() => !!document.querySelector('runbox-widget')?.shadowRoot?.querySelector('.verdict'), { timeout: 120_000 });
+    expect((await page.$eval('runbox-widget', (w) => w.shadowRoot!.querySelector('.verdict')!.textContent)) ?? '').to.match(/^Accepted/);
+    await page.close();
+  });
 });
