@@ -49,11 +49,12 @@ export async function judgedTests(db: Db, asker: Asker, submissionId: string): P
   if (judge.problem) {
     const shown = await shownTo(db, asker, judge.problem);
     // Under a withholding feedback only a shown sample's data is read at all.
+    const dataShown = shown.feedback === 'full' ? sql`true` : shown.feedback === 'samples' ? sql`t.sample` : sql`false`;
     const { rows } = await sql<{ name: string; sample: boolean; input: Buffer | null; answer: Buffer | null }>`
       SELECT t.name, t.sample, substring(i.content from 1 for ${SHOWN}) AS input, substring(a.content from 1 for ${SHOWN}) AS answer
       FROM problem_tests t
-        LEFT JOIN test_data i ON i.hash = t.input_hash AND ${shown.feedback === 'full' || (shown.feedback === 'samples' ? sql`t.sample` : sql`false`)}
-        LEFT JOIN test_data a ON a.hash = t.answer_hash AND ${shown.feedback === 'full' || (shown.feedback === 'samples' ? sql`t.sample` : sql`false`)}
+        LEFT JOIN test_data i ON i.hash = t.input_hash AND ${dataShown}
+        LEFT JOIN test_data a ON a.hash = t.answer_hash AND ${dataShown}
       WHERE t.problem_id = ${judge.problem.id} AND t.version = ${judge.problem.version}
       ORDER BY t.ordinal`.execute(db);
     const text = (b: Buffer | null) => (b === null ? null : outputText(b, b.length >= SHOWN));
