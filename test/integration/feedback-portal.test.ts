@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createAdminKey } from '../../src/accounts/admin-keys.js';
 import { createKey } from '../../src/accounts/keys.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -70,6 +71,22 @@ describe('portal: student keys and problem feedback settings', () => {
     expect((await other.c.request(`/problems/${id}`)).res.status).to.equal(404);
     expect((await other.c.post(`/problems/${id}/settings`, { feedback: 'full' }, '/problems')).res.status).to.equal(404);
     expect((await t.db.selectFrom('problems').select('feedback').where('id', '=', id).executeTakeFirstOrThrow()).feedback).to.equal('verdict');
+  });
+
+  it('the admin API marks a key as a student key when made and later; a widget key cannot be one', async () => {
+    const { accountId } = await signUp();
+    const admin = (await createAdminKey(t.db, 'ops')).key;
+    const call = (method: string, path: string, body: unknown) =>
+      fetch(`${api.url}${path}`, { method, headers: { Authorization: admin, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const made = await call('POST', `/api/admin/accounts/${accountId}/keys`, { app_name: 'class', student: true });
+    expect(made.status).to.equal(201);
+    const key = (await made.json()) as { id: string; student: boolean };
+    expect(key.student).to.equal(true);
+    const unmarked = await call('PATCH', `/api/admin/keys/${key.id}`, { student: false });
+    expect(unmarked.status).to.equal(200);
+    expect(((await unmarked.json()) as { student: boolean }).student).to.equal(false);
+    const widget = await call('POST', `/api/admin/accounts/${accountId}/keys`, { app_name: 'page', kind: 'widget', allowed_origins: ['https://a.example'], student: true });
+    expect(widget.status).to.equal(400);
   });
 
   it('an upload sets the feedback and public with the package', async () => {
