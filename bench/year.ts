@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { lookupSubmission } from '../src/api/submission-view.js';
+import { ownerAsker } from '../src/problems/feedback.js';
 import type { Db } from '../src/db/connect.js';
 import { ensureOnlineIndexes } from '../src/db/online-indexes.js';
 import { PAGE_SIZE, listSubmissions } from '../src/portal/submission-list.js';
@@ -193,7 +194,7 @@ async function measurePair(a: Side, b: Side, month: string): Promise<{ year: Lat
       if (!admitted.admitted) throw new Error(`admission refused: ${admitted.reason}`);
       out[n]!.admission.push(ms);
       const s = samples[n]![i % samples[n]!.length]!;
-      const [lookupMs, found] = await timed(() => lookupSubmission(side.db, s.account_id, s.id));
+      const [lookupMs, found] = await timed(() => lookupSubmission(side.db, ownerAsker(s.account_id), s.id));
       if (!found || !('json' in found)) throw new Error(`lookup of ${s.id} found nothing`);
       out[n]!.lookup.push(lookupMs);
       if (i < 50) {

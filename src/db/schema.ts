@@ -62,6 +62,8 @@ export interface ApiKeysTable {
   signing_secret: string | null;
   /** Browser origins a widget key may be used from (scheme://host[:port]); empty for API keys. */
   allowed_origins: ColumnType<string[], string[] | undefined, string[]>;
+  /** A student's key: its account's problems' runs reach it under their feedback (migration 0110). */
+  student: Generated<boolean>;
   created_at: Generated<Date>;
   revoked_at: NullableTimestamp;
 }
@@ -340,6 +342,10 @@ export interface ProblemsTable {
   name: string;
   /** The current version. */
   version: number;
+  /** What restricted askers see of its runs (migration 0110; src/problems/feedback.ts). */
+  feedback: Generated<'full' | 'samples' | 'first_failure' | 'verdict'>;
+  /** Any account's key may judge against it (migration 0110). */
+  public: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   deleted_at: NullableTimestamp;

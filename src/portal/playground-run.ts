@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ownerAsker } from '../problems/feedback.js';
 import { findKeyById } from '../accounts/accounts.js';
 import { ApiError } from '../api/errors.js';
 import { storedResult, waitForRunEnd } from '../api/live.js';
@@ -44,8 +45,8 @@ export function playgroundRunner(deps: PortalDeps) {
     }
     const live = deps.live!;
     if (!(await waitForRunEnd(res, live, submission.id, deps.db, deps.log, submission.admittedAt))) return null;
-    const result = await storedResult(deps.db, submission.id, live);
-    const tests = result.verdict !== undefined ? await judgedTests(deps.db, accountId, submission.id) : undefined;
+    const result = await storedResult(deps.db, submission.id, ownerAsker(accountId), live);
+    const tests = result.verdict !== undefined ? await judgedTests(deps.db, ownerAsker(accountId), submission.id) : undefined;
     return { ok: true, submissionId: submission.id, result, tests };
   };
 }

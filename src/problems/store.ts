@@ -4,6 +4,7 @@ import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
+import type { Feedback } from './feedback.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
 import type { GroupNode, GroupTree } from '../judge/groups.js';
 import type { DataSource, PackageModel, ProblemDraft, ProblemLimits } from './draft.js';
@@ -48,6 +49,8 @@ export interface ProblemSummary {
   id: string;
   name: string;
   version: number;
+  feedback: Feedback;
+  public: boolean;
   test_count: number;
   data_bytes: number;
   created_at: string;
@@ -104,7 +107,13 @@ export async function accountStorage(db: Db, accountId: string): Promise<Storage
  * Stores a problem: a new one (no `problemId`), or the next version of the account's
  * `problemId`. Returns undefined when that problem is not the account's (or is gone).
  */
-export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string): Promise<ProblemView | undefined> {
+/** Who sees what of a problem's runs (src/problems/feedback.ts); unchanged by a write that leaves them out. */
+export interface ProblemSettings {
+  feedback?: Feedback;
+  public?: boolean;
+}
+
+export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string, settings: ProblemSettings = {}): Promise<ProblemView | undefined> {
   if (problemId !== undefined && !isProblemId(problemId)) return undefined;
   const id = await writeProblems(db, accountId, async (trx) => {
     let version = 1;
@@ -140,9 +149,9 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     const submissionFiles: { ordinal: number; name: string; hash: Buffer }[] = [];
     for (const [ordinal, x] of submissions.entries()) for (const f of x.files) submissionFiles.push({ ordinal, name: f.name, hash: (await store(f.source)).hash });
     if (id === undefined) {
-      id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version }).returning('id').executeTakeFirstOrThrow()).id;
+      id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version, ...settings }).returning('id').executeTakeFirstOrThrow()).id;
     } else {
-      await trx.updateTable('problems').set({ name: draft.name, version, updated_at: new Date() }).where('id', '=', id).execute();
+      await trx.updateTable('problems').set({ name: draft.name, version, updated_at: new Date(), ...settings }).where('id', '=', id).execute();
       await trx.updateTable('problem_versions').set({ superseded_at: new Date() }).where('problem_id', '=', id).where('superseded_at', 'is', null).execute();
     }
     await trx
@@ -182,6 +191,20 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
   return id === undefined ? undefined : getProblem(db, accountId, id);
 }
 
+/** Changes the account's problem's settings (no new version); undefined when it has no such problem. */
+export async function setProblemSettings(db: Db, accountId: string, problemId: string, settings: ProblemSettings): Promise<ProblemView | undefined> {
+  if (!isProblemId(problemId)) return undefined;
+  const row = await db
+    .updateTable('problems')
+    .set({ ...settings, updated_at: new Date() })
+    .where('id', '=', problemId)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row ? getProblem(db, accountId, problemId) : undefined;
+}
+
 /** Deletes the account's problem; false when it has no such problem. Runs already queued still finish. */
 export async function deleteProblem(db: Db, accountId: string, problemId: string): Promise<boolean> {
   if (!isProblemId(problemId)) return false;
@@ -213,19 +236,19 @@ async function writeProblems<T>(db: Db, accountId: string, write: (trx: Db) => P
 
 const iso = (d: Date) => new Date(d).toISOString();
 
-/** The account's problems (not deleted), each joined to its current version. */
-function currentProblems(db: Db, accountId: string) {
+/** The problems (not deleted) an account may use, each joined to its current version: its own, and with `others` every account's public ones. */
+function currentProblems(db: Db, accountId: string, others: 'own' | 'and public' = 'own') {
   return db
     .selectFrom('problems as p')
     .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
-    .where('p.account_id', '=', accountId)
+    .where((w) => (others === 'own' ? w('p.account_id', '=', accountId) : w.or([w('p.account_id', '=', accountId), w('p.public', '=', true)])))
     .where('p.deleted_at', 'is', null);
 }
 
-const SUMMARY_COLUMNS = ['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'] as const;
+const SUMMARY_COLUMNS = ['p.id', 'p.name', 'p.version', 'p.feedback', 'p.public', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'] as const;
 
-function summaryOf(r: { id: string; name: string; version: number; created_at: Date; updated_at: Date; tests: number; data_bytes: number | string | bigint }): ProblemSummary {
-  return { id: r.id, name: r.name, version: r.version, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+function summaryOf(r: { id: string; name: string; version: number; feedback: Feedback; public: boolean; created_at: Date; updated_at: Date; tests: number; data_bytes: number | string | bigint }): ProblemSummary {
+  return { id: r.id, name: r.name, version: r.version, feedback: r.feedback, public: r.public, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
 }
 
 function programView(p: ProgramSource): ProgramView {
@@ -237,10 +260,10 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
   return { type: 'program', ...programView(c) };
 }
 
-/** The account's problem with its current version's tests (samples' content shown); undefined when it has none of that id. */
-export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
+/** The account's problem (with `others`, or another's public one) with its current version's tests (samples' content shown); undefined when it has none of that id. */
+export async function getProblem(db: Db, accountId: string, problemId: string, others: 'own' | 'and public' = 'own'): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await currentProblems(db, accountId)
+  const row = await currentProblems(db, accountId, others)
     .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time', 'v.groups', 'v.package'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
@@ -316,9 +339,10 @@ export interface ProblemForRun {
   interactor: ProgramSource | null;
 }
 
+/** The account's problem, or another account's public one (judged under its feedback, billed to the judging account). */
 export async function problemForRun(db: Db, accountId: string, problemId: string): Promise<ProblemForRun | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await currentProblems(db, accountId)
+  const row = await currentProblems(db, accountId, 'and public')
     .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor', 'v.derived_time'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();

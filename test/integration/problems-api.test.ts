@@ -106,7 +106,7 @@ describe('problems API', () => {
     expect(a.data_bytes).to.equal(5000);
     const list = (await (await send('GET', '/api/v2/problems', key.key)).json()) as { problems: Problem[]; storage: { used_bytes: number; limit_bytes: number } };
     expect(list.problems.map((p) => p.name)).to.deep.equal(['B', 'A']);
-    expect(list.problems[0]).to.have.keys(['id', 'name', 'version', 'test_count', 'data_bytes', 'created_at', 'updated_at']);
+    expect(list.problems[0]).to.have.keys(['id', 'name', 'version', 'feedback', 'public', 'test_count', 'data_bytes', 'created_at', 'updated_at']);
     expect(list.storage).to.deep.equal({ used_bytes: 5000, limit_bytes: 64 * 1024 * 1024 });
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM test_data WHERE size = 5000`.execute(t.db);
     expect(rows[0]!.n).to.equal(1);

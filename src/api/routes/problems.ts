@@ -6,13 +6,14 @@ import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError, type ProblemDraft } from '../../problems/draft.js';
 import { problemFromJson } from '../../problems/json.js';
 import { openPackage } from '../../problems/package.js';
-import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
+import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
+import { deleteProblem, getProblem, listProblems, saveProblem, setProblemSettings, type ProblemSettings } from '../../problems/store.js';
 import { ApiError } from '../errors.js';
 import { advanceChecks, checkView, findCheck, startRejudge, startVerification } from '../problem-checks.js';
 import { assertOffered, runAdmitter } from '../middleware/admission.js';
 import { readRawBody } from '../middleware/json-body.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
-import { ProblemBody } from '../schemas.js';
+import { ProblemBody, ProblemSettingsBody } from '../schemas.js';
 
 // Stored problems of the calling account: POST (JSON, or a zip package sent as
 // application/zip), GET one, GET the list, PUT (the next version), DELETE. Another
@@ -34,6 +35,8 @@ export const ProblemSummarySchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   version: Type.Integer({ description: 'The current version; a PUT makes the next, and a run names the version it ran.' }),
+  feedback: Type.Enum([...FEEDBACK_SETTINGS], { description: 'What widget keys, student keys and other accounts see of its runs.' }),
+  public: Type.Boolean({ description: "Any account's key may judge against it." }),
   test_count: Type.Integer(),
   data_bytes: Type.Integer({ description: "The current version's test data, each distinct file once." }),
   created_at: Dated,
@@ -127,6 +130,32 @@ export const ProblemCheckSchema = Type.Object({
 
 const notFound = (id: string) => new ApiError(404, 'not_found', `no problem ${id}`);
 
+/** A student's key judges its account's problems; it does not write them. */
+function assertNotStudent(ctx: ApiContext): void {
+  const auth = ctx.state.auth!;
+  if (auth.kind === 'api' && auth.student) throw new ApiError(403, 'student_key', "this is a student key: it judges against the account's problems but cannot change them; use another API key");
+}
+
+/** The settings a write gives: JSON fields, or for a zip package the query's ?feedback= and ?public=. */
+function settingsOf(ctx: ApiContext, zip: boolean): ProblemSettings {
+  if (!zip) {
+    const body = ctx.state.body as ProblemBody;
+    return { ...(body.feedback !== undefined ? { feedback: body.feedback } : {}), ...(body.public !== undefined ? { public: body.public } : {}) };
+  }
+  const settings: ProblemSettings = {};
+  const feedback = ctx.query['feedback'];
+  if (feedback !== undefined) {
+    if (typeof feedback !== 'string' || !(FEEDBACK_SETTINGS as readonly string[]).includes(feedback)) throw new ApiError(400, 'invalid_request', `feedback must be one of ${FEEDBACK_SETTINGS.join(', ')}`);
+    settings.feedback = feedback as Feedback;
+  }
+  const pub = ctx.query['public'];
+  if (pub !== undefined) {
+    if (pub !== 'true' && pub !== 'false') throw new ApiError(400, 'invalid_request', 'public must be true or false');
+    settings.public = pub === 'true';
+  }
+  return settings;
+}
+
 /** The problem the request sends, JSON or a zip package, checked; its compilers offered here. */
 async function draftOf(ctx: ApiContext, deps: ApiDeps, available: () => Promise<Set<string>>): Promise<{ draft: ProblemDraft; close(): void }> {
   const offered = await available();
@@ -161,6 +190,8 @@ const writeRoute = (method: 'POST' | 'PUT'): RouteDef => ({
     'The body is JSON (ProblemBody) or a zip package sent as application/zip: the ICPC/Kattis layout (problem.yaml, data/sample/*.in + .ans,',
     'data/secret/*.in + .ans, output_validators/<name>/) or tests/NAME.in + tests/NAME.out.',
     `A test file may hold at most ${PROBLEM_LIMITS.testFileMaxBytes} bytes; the account's problems together at most its plan's problem_storage_bytes.`,
+    'feedback and public (JSON fields; for a zip package the query parameters ?feedback= and ?public=) say who sees what of its runs; a PUT without them keeps them.',
+    'A student key may not write problems (403 student_key).',
     'A refused problem (400: invalid_problem, invalid_package, test_file_too_large, problem_storage_full, compiler_unavailable) stores nothing.',
     `An account makes at most ${PROBLEM_LIMITS.writesPerMinute} problem writes (create, replace, delete) a minute; past that, 429 rate_limited with Retry-After.`,
   ].join(' '),
@@ -176,12 +207,14 @@ const writeRoute = (method: 'POST' | 'PUT'): RouteDef => ({
     const available = availabilityCache(deps.db, deps.config);
     return async (ctx) => {
       const auth = ctx.state.auth!;
+      assertNotStudent(ctx);
       const id = method === 'PUT' ? String(ctx.params['id'] ?? '') : undefined;
       const rejudge = method === 'PUT' ? rejudgeCount(ctx.query['rejudge']) : 0;
+      const settings = settingsOf(ctx, ctx.request.is(ZIP) !== false);
       const view = await refusals(async () => {
         const { draft, close } = await draftOf(ctx, deps, available);
         try {
-          return await saveProblem(deps.db, auth.accountId, draft, id);
+          return await saveProblem(deps.db, auth.accountId, draft, id, settings);
         } finally {
           close();
         }
@@ -249,13 +282,13 @@ export const problemRoutes: RouteDef[] = [
     method: 'GET',
     path: '/api/v2/problems/:id',
     operationId: 'getProblem',
-    summary: "A problem of the calling account, its current version's tests (samples' content shown, others by size).",
+    summary: "A problem of the calling account (or another account's public one), its current version's tests (samples' content shown, others by size).",
     auth: 'key',
     responses: { 200: { description: 'The problem.', schema: ProblemSchema } },
     errors: [401, 403, 404, 405, 406, 500],
     handler: (deps) => async (ctx) => {
       const id = String(ctx.params['id'] ?? '');
-      const view = await getProblem(deps.db, ctx.state.auth!.accountId, id);
+      const view = await getProblem(deps.db, ctx.state.auth!.accountId, id, 'and public');
       if (!view) throw notFound(id);
       ctx.body = view;
     },
@@ -293,6 +326,25 @@ export const problemRoutes: RouteDef[] = [
   checkRoute('verify'),
   checkRoute('rejudge'),
   {
+    method: 'PATCH',
+    path: '/api/v2/problems/:id',
+    operationId: 'updateProblemSettings',
+    summary: "Change a problem's feedback or public setting (no new version; results already stored are shown under the new setting).",
+    auth: 'key',
+    maintenance: true,
+    problemWrite: true,
+    body: ProblemSettingsBody,
+    responses: { 200: { description: 'The problem.', schema: ProblemSchema } },
+    errors: [400, 401, 403, 404, 405, 406, 429, 500, 503],
+    handler: (deps) => async (ctx) => {
+      assertNotStudent(ctx);
+      const id = String(ctx.params['id'] ?? '');
+      const view = await setProblemSettings(deps.db, ctx.state.auth!.accountId, id, ctx.state.body as ProblemSettingsBody);
+      if (!view) throw notFound(id);
+      ctx.body = view;
+    },
+  },
+  {
     method: 'DELETE',
     path: '/api/v2/problems/:id',
     operationId: 'deleteProblem',
@@ -304,6 +356,7 @@ export const problemRoutes: RouteDef[] = [
     responses: { 204: { description: 'Deleted.', contentType: 'text/plain' } },
     errors: [401, 403, 404, 405, 406, 429, 500, 503],
     handler: (deps) => async (ctx) => {
+      assertNotStudent(ctx);
       const id = String(ctx.params['id'] ?? '');
       if (!(await deleteProblem(deps.db, ctx.state.auth!.accountId, id))) throw notFound(id);
       ctx.status = 204;

@@ -19,6 +19,7 @@ import {
 } from '../../sessions/store.js';
 import { ApiError } from '../errors.js';
 import { storedResultJson, waitForRunEnd } from '../live.js';
+import { keyAsker } from '../../problems/feedback.js';
 import { assertOffered, requestProgram, runAdmitter } from '../middleware/admission.js';
 import { availabilityCache } from '../../compilers/deployment.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
@@ -135,7 +136,7 @@ export async function runForCaller(
     );
     counted = true;
     if (!(await wait(admitted))) return null;
-    return await storedResultJson(deps.db, admitted.id, {}, deps.live);
+    return await storedResultJson(deps.db, admitted.id, keyAsker(auth), {}, deps.live);
   } finally {
     await endRun(deps.db, id, counted);
   }

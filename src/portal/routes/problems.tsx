@@ -4,13 +4,14 @@ import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
-import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
+import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
+import { deleteProblem, getProblem, listProblems, saveProblem, setProblemSettings, type ProblemSettings } from '../../problems/store.js';
 import { admitProblemWrite } from '../../problems/write-limit.js';
 import { runAdmitter } from '../../api/middleware/admission.js';
 import { advanceChecks, checkView, findCheck, startVerification } from '../../api/problem-checks.js';
 import { ApiError } from '../../api/errors.js';
 import { sendPage } from '../render.js';
-import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
+import { field, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
 
 // Stored problems: the list, uploading a package (the same reading and storing as
@@ -44,6 +45,13 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
   };
 
+  /** The form's feedback and public fields (an upload without them: full, private). */
+  const settingsOf = (c: PortalContext): ProblemSettings => {
+    const feedback = field(c, 'feedback') || 'full';
+    if (!(FEEDBACK_SETTINGS as readonly string[]).includes(feedback)) throw new PortalError(400, 'Choose what others see of a run.');
+    return { feedback: feedback as Feedback, public: field(c, 'public') !== '' };
+  };
+
   const list = async (c: PortalContext, error?: string) => {
     const { problems, storage } = await listProblems(db, c.state.session!.accountId);
     const notices = c.query['deleted'] ? [{ kind: 'ok' as const, text: 'The problem is deleted.' }] : [];
@@ -61,7 +69,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     try {
       const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForPackageFile(await offered(), config.RUNBOX_RECIPES_DIR) });
       try {
-        id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
+        id = (await saveProblem(db, c.state.session!.accountId, draft, undefined, settingsOf(c)))!.id;
       } finally {
         close();
       }
@@ -75,7 +83,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.get('/problems/:id', async (ctx) => {
     const c = ctx as PortalContext;
-    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : ctx.query['verifying'] ? [{ kind: 'ok' as const, text: 'The verification has started.' }] : [];
+    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : ctx.query['verifying'] ? [{ kind: 'ok' as const, text: 'The verification has started.' }] : ctx.query['saved'] ? [{ kind: 'ok' as const, text: 'Saved.' }] : [];
     const problem = await own(c);
     sendPage(ctx, <ProblemPage page={pageContext(c)} problem={problem} notices={notices} verification={await latest(c, 'verify')} rejudge={await latest(c, 'rejudge')} />);
   });
@@ -95,6 +103,16 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     await advanceChecks(db, admit, config.RUNBOX_RECIPES_DIR, check);
     ctx.status = 303;
     ctx.redirect(`/problems/${problem.id}?verifying=1#verify`);
+  });
+
+  router.post('/problems/:id/settings', async (ctx) => {
+    const c = ctx as PortalContext;
+    const settings = settingsOf(c);
+    await admitWrite(c);
+    const view = await setProblemSettings(db, c.state.session!.accountId, String(c.params['id']), settings);
+    if (!view) throw notFound();
+    ctx.status = 303;
+    ctx.redirect(`/problems/${view.id}?saved=1`);
   });
 
   router.get('/problems/:id/delete', async (ctx) => {

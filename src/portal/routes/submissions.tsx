@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { ownerAsker } from '../../problems/feedback.js';
 import { inSnapshot, submissionViewJson } from '../../api/submission-view.js';
 import { deliveriesPage, queueRedelivery } from '../../callbacks/redeliver.js';
 import { judgedTests } from '../../judge/submission-tests.js';
@@ -39,9 +40,9 @@ export function submissionRoutes(router: Router<PortalState>, deps: PortalDeps):
     const { s, json, judged, deliveries } = await inSnapshot(db, async (trx) => {
       const s = await own(c, trx);
       // The submission as GET /api/v2/submissions/:id answers it (its field order), for the raw view.
-      const json = (await submissionViewJson(trx, c.state.session!.accountId, s.id)) ?? '{}';
+      const json = (await submissionViewJson(trx, ownerAsker(c.state.session!.accountId), s.id)) ?? '{}';
       // Each judged test's verdict, and where a wrong output first differs.
-      const judged = await judgedTests(trx, c.state.session!.accountId, s.id);
+      const judged = await judgedTests(trx, ownerAsker(c.state.session!.accountId), s.id);
       // Newest first, every one (a submission has a few: its delivery and the redeliveries asked for).
       return { s, json, judged, deliveries: (await deliveriesPage(trx, s.id, { limit: null })).items };
     });

@@ -1,6 +1,7 @@
 import type { CheckView } from '../../api/problem-checks.js';
 import { parseInteraction } from '../../problems/interaction.js';
 import type { ProblemSummary, ProblemTestView, ProblemView, Storage } from '../../problems/store.js';
+import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
@@ -76,6 +77,7 @@ export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[];
             </p>
           )}
         </div>
+        <FeedbackFields feedback="full" public={false} />
         <div>
           <button type="submit">Upload</button>
         </div>
@@ -270,6 +272,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           <Rejudge check={p.rejudge} />
         </>
       )}
+      <ProblemSettingsForm page={p.page} problem={pr} />
       <h2>Delete</h2>
       <p>Runs already queued still finish; the test data goes once nothing needs it.</p>
       <p>
@@ -318,6 +321,50 @@ function Interaction(p: { test: ProblemTestView; interactive: boolean }) {
         </>
       ))}
     </div>
+  );
+}
+
+/** What each feedback setting shows widget keys, student keys and other accounts, in words. */
+const FEEDBACK_WORDS: Record<Feedback, string> = {
+  full: 'Everything: every test with its output',
+  samples: 'Samples whole; the other tests by verdict only',
+  first_failure: 'The first failing test: its name and verdict',
+  verdict: 'The verdict and score only',
+};
+
+/** Who sees what of a problem's runs (src/problems/feedback.ts): the upload's fields and the settings form's. */
+function FeedbackFields(p: { feedback: Feedback; public: boolean }) {
+  return (
+    <>
+      <label for="f-feedback">What widget keys, student keys and other accounts see of a run</label>
+      <select id="f-feedback" name="feedback">
+        {FEEDBACK_SETTINGS.map((f) => (
+          <option value={f} selected={p.feedback === f}>
+            {FEEDBACK_WORDS[f]}
+          </option>
+        ))}
+      </select>
+      <p>
+        <input type="checkbox" id="f-public" name="public" checked={p.public} />
+        <label for="f-public">Public: any account's key may judge against it (billed to that account)</label>
+      </p>
+    </>
+  );
+}
+
+/** This account's session and unmarked keys always see everything. */
+function ProblemSettingsForm(p: { page: PageContext; problem: ProblemView }) {
+  return (
+    <section aria-labelledby="settings-h">
+      <h2 id="settings-h">Feedback and sharing</h2>
+      <form method="post" action={`/problems/${p.problem.id}/settings`} class="stack">
+        <CsrfField token={p.page.csrf} />
+        <FeedbackFields feedback={p.problem.feedback} public={p.problem.public} />
+        <p>
+          <button type="submit">Save settings</button>
+        </p>
+      </form>
+    </section>
   );
 }
 
