@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { BATCH_LIMITS } from '../limits.js';
 import { admitSubmission, type AdmissionRequest } from '../quota/admit.js';
+import { resultFor, type Asker } from '../problems/feedback.js';
 import { presentResult, internalErrorResult, type RunResult } from '../result.js';
 import { UUID } from '../util/uuid.js';
 
@@ -49,21 +50,25 @@ export async function getBatch(db: Db, accountId: string, id: string): Promise<B
   return { id: b.id, total: b.total, admitted: b.admitted, done: b.done, state: b.done >= b.total ? 'done' : 'running', created_at: b.created_at.toISOString() };
 }
 
-/** Results from completion offset `after` on: each as one JSON line (its offset, its index in the batch, its result or refusal). */
-export async function resultLines(db: Db, id: string, after: number, limit: number): Promise<{ lines: string[]; last: number }> {
+/** Results from completion offset `after` on: each as one JSON line (its offset, its index in the batch, its result or refusal), as `asker` may see it (a problem's feedback). */
+export async function resultLines(db: Db, id: string, asker: Asker, after: number, limit: number): Promise<{ lines: string[]; last: number }> {
   const { rows } = await sql<{ seq: number; done_seq: number; submission_id: string; refusal: unknown; result: RunResult | null; compiler: string | null; extra: string | null }>`
     SELECT i.seq, i.done_seq, i.submission_id, i.refusal, s.result, s.compiler, s.extra_params::text AS extra
     FROM batch_items i LEFT JOIN submissions s ON s.id = i.submission_id AND i.refusal IS NULL
     WHERE i.batch_id = ${id} AND i.done_seq > ${after}
     ORDER BY i.done_seq LIMIT ${limit}`.execute(db);
   let last = after;
-  const lines = rows.map((r) => {
+  const lines: string[] = [];
+  for (const r of rows) {
     last = r.done_seq;
     const head = `{"offset":${r.done_seq},"index":${r.seq},"submission_id":"${r.submission_id}",`;
-    if (r.refusal) return `${head}"error":${JSON.stringify(r.refusal)}}`;
+    if (r.refusal) {
+      lines.push(`${head}"error":${JSON.stringify(r.refusal)}}`);
+      continue;
+    }
     const result = r.result ?? internalErrorResult({ id: r.submission_id, compiler: r.compiler ?? '', extra_params: null }, 'the run could not be completed');
-    return `${head}"result":${presentResult(result, { extraParamsJson: r.extra })}}`;
-  });
+    lines.push(`${head}"result":${presentResult(await resultFor(db, asker, result), { extraParamsJson: r.extra })}}`);
+  }
   return { lines, last };
 }
 

@@ -57,6 +57,7 @@ function verdictOnly(t: TestResult): TestResult {
     ...notRun(t.status),
     ...(t.verdict !== undefined ? { verdict: t.verdict } : {}),
     ...(t.score !== undefined ? { score: t.score } : {}),
+    ...(t.points !== undefined ? { points: t.points } : {}),
     checker_message: null,
   };
 }
@@ -72,10 +73,10 @@ function shownIndex(tests: readonly TestResult[]): number {
   return -1;
 }
 
-/** A group's verdict and score pass through; anything else it may carry does not. */
+/** A group's name, verdict, score and its tests' names pass through; its message (a checker's or grader's words) does not. */
 function groupsView(groups: unknown): unknown {
   if (!Array.isArray(groups)) return undefined;
-  return groups.map((g: Record<string, unknown>) => Object.fromEntries(['name', 'verdict', 'score', 'weight'].filter((k) => k in g).map((k) => [k, g[k]])));
+  return groups.map((g: Record<string, unknown>) => Object.fromEntries(['name', 'verdict', 'score', 'max_score', 'tests'].filter((k) => k in g).map((k) => [k, g[k]])));
 }
 
 /** The pure part of the filter: the result under `shown` (a new object; fields outside the known ones are left out). */

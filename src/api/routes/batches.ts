@@ -8,6 +8,7 @@ import { admissionSettings, assertOffered, judgedProgram, rawExtraParams, reques
 import { readRawBody, validate } from '../middleware/json-body.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
+import { keyAsker } from '../../problems/feedback.js';
 
 // Batches: many runs in one request (JSON lines, each a run request as run-code takes it),
 // stored whole or not at all, admitted as the account's limits free up (queued behind the
@@ -138,7 +139,7 @@ export const batchRoutes: RouteDef[] = [
       res.once('close', () => (gone = true));
       let at = offset;
       while (!gone) {
-        const { lines, last } = await resultLines(deps.db, id, at, 500);
+        const { lines, last } = await resultLines(deps.db, id, keyAsker(auth), at, 500);
         at = last;
         if (lines.length > 0 && !res.write(lines.join('\n') + '\n')) await new Promise((r) => res.once('drain', r));
         if (at >= batch.total) break;
