@@ -17,7 +17,10 @@ import { retryOnConflict } from './retry.js';
 //     runner's lease.
 // With an account share, a claim that picked jobs also takes the runner's turn (turnCte)
 // before the account slots, so that the share is counted on a snapshot no other claim of
-// that runner has overtaken.
+// that runner has overtaken. The share is work-conserving: jobs of accounts under their
+// share on this runner go first; an account at its share takes a further slot only when
+// no such job is there to claim, and never for a run that waits on its user's input
+// (interactive), so idle browsers hold no more than the share (overShareAllowed).
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -34,6 +37,11 @@ export interface AccountShare {
   runnerId: string;
   accountSlots: number;
 }
+
+/** Runs that may wait on their user's input (interactive WebSocket runs) stay within the
+ *  share: a slot taken beyond it must end within its run's time limit, so another account's
+ *  run waits at most that long for it. */
+const overShareAllowed = sql`NOT (s.mode = 'ws' AND coalesce(s.run_options->'interactive' = 'true'::jsonb, false))`;
 
 /** A runner's share for one account: `slots` less `reserved`, at least one. */
 export function accountSlots(slots: number, reserved: number): number {
@@ -72,9 +80,10 @@ export function lostTurnColumn(share?: AccountShare): RawBuilder<unknown> {
  * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
  * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
  * (account_id) rows whose slots this same statement gives back (each row one slot),
- * which the snapshot's running_now does not show yet. With `share`, an account's jobs
- * running on that runner (less what `freed` gives back there) stay below its share,
- * and `pick` holds the picks only if the runner's turn was taken (turnCtes).
+ * which the snapshot's running_now does not show yet. With `share`, jobs of accounts whose
+ * jobs running on that runner (less what `freed` gives back there) are below their share
+ * go first, others only for slots none of those takes (work-conserving), and `pick`
+ * holds the picks only if the runner's turn was taken (turnCtes).
  */
 export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
@@ -87,49 +96,62 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
     ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
     : sql`0`;
   const shareLeft = share ? sql`${share.accountSlots} - ${onRunner}` : null;
-  const claimable = sql`
+  const claimable = (filter: RawBuilder<unknown> | null) => sql`
       FROM submissions s
       JOIN accounts a ON a.id = s.account_id
       JOIN plans p ON p.name = a.plan
       WHERE s.state = 'queued'
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
-        ${shareLeft ? sql`AND ${shareLeft} > 0` : sql``}
+        ${filter ? sql`AND ${filter}` : sql``}
       ORDER BY s.priority, s.run_at, s.created_at`;
+  const columns = sql`s.id, s.account_id, s.priority, s.run_at, s.created_at`;
   if (n === 1) {
     // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
     // on past jobs other claimers are taking, so the pick never comes back empty while
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
+    if (!shareLeft) {
+      return sql`
+    ${picks} AS (SELECT ${columns} ${claimable(null)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    cand AS (SELECT id FROM ${picks})`;
+    }
+    // With a share: a job of an account under it first; only when there is none, one of
+    // an account at its share (the second scan runs only then: its condition is the first's emptiness).
     return sql`
-    ${picks} AS (
-      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
+    under_share AS (SELECT ${columns} ${claimable(sql`${shareLeft} > 0`)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    over_share AS (
+      SELECT ${columns} ${claimable(sql`${overShareAllowed} AND NOT EXISTS (SELECT 1 FROM under_share)`)}
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
-    )${turn},
+    ),
+    ${picks} AS (SELECT * FROM under_share UNION ALL SELECT * FROM over_share)${turn},
     cand AS (SELECT id FROM ${picks})`;
   }
   // Several jobs: the account's free slots bound how many of its jobs one statement
   // takes, which needs the candidates before locking. Only the picks are locked: a
   // claimer that locked every candidate it looked at would hide them (SKIP LOCKED) from
-  // concurrent claimers, which would then find nothing.
+  // concurrent claimers, which would then find nothing. With a share, the candidates
+  // within their account's share go first, those beyond it fill what is left.
+  const free = sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`;
   return sql`
     cand AS (
-      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
-             ${shareLeft ? sql`least(coalesce(a.running, p.running) - a.running_now + ${freedCount}, ${shareLeft})` : sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`} AS free ${claimable}
+      SELECT ${columns}, ${free} AS free,
+             ${shareLeft ? sql`least(${free}, ${shareLeft})` : free} AS free_share,
+             ${shareLeft ? overShareAllowed : sql`false`} AS may_borrow ${claimable(null)}
       LIMIT ${candidates}
     ),
     eligible AS (
-      SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at FROM (
+      SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at, r.nth > r.free_share AS borrowed FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.created_at) AS nth FROM cand c
       ) r
-      WHERE r.nth <= r.free
+      WHERE r.nth <= r.free AND (r.nth <= r.free_share OR r.may_borrow)
     ),
     ${picks} AS (
       -- Still queued on the latest row version, and not being claimed by another.
       SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
       FROM submissions s JOIN eligible e ON e.id = s.id
       WHERE s.state = 'queued'
-      ORDER BY e.priority, e.run_at, e.created_at
+      ORDER BY e.borrowed, e.priority, e.run_at, e.created_at
       LIMIT ${n}
       FOR UPDATE OF s SKIP LOCKED
     )${turn}`;
