@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { ClaimedJob } from './job.js';
 import { retryOnConflict } from './retry.js';
+import { type WakeTokens, wakeCte } from './wake.js';
 
 // Claims queued submissions for a runner, a batch in a single statement:
 //  1. candidates: the first claimable jobs in (priority, run_at, created_at) order
@@ -196,12 +197,12 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
     )`;
 }
 
-const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
+const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare, wake?: WakeTokens) =>
   executePrepared(db, 'runbox_claim', sql<{ lost_turn: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
-    ${claimedCte(runnerId, leaseSeconds)}
+    ${claimedCte(runnerId, leaseSeconds)}${wake ? sql`,${wakeCte(wake, n)}` : sql``}
     SELECT ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
@@ -212,7 +213,7 @@ const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, c
  * running than its limit (accounts.running, else its plan's). Returns fewer when the
  * queue has nothing else claimable now.
  */
-export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number, share?: AccountShare): Promise<ClaimedJob[]> {
+export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number, share?: AccountShare, wake?: WakeTokens): Promise<ClaimedJob[]> {
   const jobs: ClaimedJob[] = [];
   // A lost race on an account's last slot is retried with a fresh snapshot; the bound
   // keeps a pathological storm of races from spinning here.
@@ -224,7 +225,8 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     const wanted = n - jobs.length;
     const candidates = candidatesFor(wanted) * widen;
     // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
-    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates, share));
+    // Each statement leaves the runner's wake tokens at the slots still free after it.
+    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates, share, wake));
     const row = rows[0];
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));

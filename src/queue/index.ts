@@ -10,3 +10,4 @@ export { reapExpired, type Reaped } from './reap.js';
 export { release } from './release.js';
 export { createWaker, type WakeReason, type Waker, type WakerOptions } from './waker.js';
 export { CANCEL_CHANNEL, cancelSubmission, cancelledAmong, type Cancelled } from './cancel.js';
+export { dropWakes, passWake, registerWakes, wakeChannelOf, type WakeTokens } from './wake.js';

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
-import { accountSlots, claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import { accountSlots, claim, complete, completeAndClaim, dropWakes, fail, heartbeat, markStopped, passWake, reapExpired, registerWakes, release, createWaker, wakeChannelOf, type ClaimedJob, type Waker, type WakeTokens } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
@@ -117,12 +117,18 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
 
   // One LISTEN connection for the process (src/queue/listen.ts), or none: then every watcher polls.
   const listenAt = listenUrl(config);
+  // Admissions wake this runner alone on its own channel while it holds wake tokens
+  // (src/queue/wake.ts): its claim statements keep them at its free slots while it listens.
   const waker: Waker = createWaker({
     url: listenAt,
     pollMs: config.RUNBOX_POLL_MS,
+    ownChannel: wakeChannelOf(id),
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
+    onOwnConnected: () => void registerWakes(db, id).then(() => waker.kick(), (err: Error) => rlog.warn({ err: err.message }, 'registering for wake-ups failed')),
+    onLost: () => void dropWakes(db, id).catch(() => {}),
   });
+  const tokens = (freeBesides: number): WakeTokens | undefined => (waker.listening ? { runnerId: id, freeBesides } : undefined);
   // A caller that went away stops its run (the job is completed as cancelled, so its slot frees).
   const cancellations = watchCancellations({
     url: listenAt,
@@ -247,7 +253,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           claimNext = !stopping;
           if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
           const end = claimSeconds.startTimer();
-          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share);
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share, tokens(freeSlots.length));
           end();
           return turned;
         });
@@ -301,7 +307,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         let jobs: ClaimedJob[] = [];
         try {
           const end = claimSeconds.startTimer();
-          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share);
+          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share, tokens(0));
           end();
           failures = 0;
         } catch (err) {
@@ -322,7 +328,10 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         // A full batch may have left more behind; a short one means the queue had no more.
         if (jobs.length === wanted && freeSlots.length > 0) continue;
       }
-      await waker.wait();
+      // Woken alone with no slot free (filled since its tokens were written): the wake goes on to another runner.
+      if ((await waker.wait()) === 'wake' && freeSlots.length === 0 && !stopping) {
+        await passWake(db).catch((err: Error) => rlog.warn({ err: err.message }, 'handing on a wake-up failed'));
+      }
     }
   })();
 
@@ -336,6 +345,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       const drainMs = options.drainMs ?? config.RUNBOX_DRAIN_SECONDS * 1000;
       stopping = true;
       wakeStopped();
+      // Admissions wake other runners from now on.
+      await dropWakes(db, id).catch(() => {});
       await waker.close();
       await loop;
       rlog.info({ running: active.size, bound_ms: drainMs }, 'draining: no more claims; letting the runs going finish');

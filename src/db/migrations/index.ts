@@ -25,6 +25,7 @@ import * as m0053 from './0053_output_attempts.js';
 import * as m0060 from './0060_jobe_files.js';
 import * as m0061 from './0061_problem_test_validator_args.js';
 import * as m0100 from './0100_work_conserving_share.js';
+import * as m0101 from './0101_wake_one_runner.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0060_jobe_files': m0060,
   '0061_problem_test_validator_args': m0061,
   '0100_work_conserving_share': m0100,
+  '0101_wake_one_runner': m0101,
 };
