@@ -4,7 +4,7 @@ export { complete } from './complete.js';
 export { completeAndClaim } from './complete-and-claim.js';
 export { createDoneWatcher, type DoneWatcher, type DoneWatcherOptions, type EndedRun, type FinalState } from './done.js';
 export { fail, type FailOptions } from './fail.js';
-export { heartbeat, markStopped, type RunnerInfo } from './heartbeat.js';
+export { heartbeat, liveRunnerSlots, markStopped, type RunnerInfo } from './heartbeat.js';
 export { DONE_CHANNEL, JOBS_CHANNEL, type ClaimedJob, type JobRef } from './job.js';
 export { reapExpired, type Reaped } from './reap.js';
 export { release } from './release.js';
