@@ -69,7 +69,7 @@ export const CONFIG_VARS = {
   ),
   RUNBOX_RUNNER_SLOTS: int('Runs at once on this runner host.', () => Math.max(1, cpus().length), 1, 1024),
   RUNBOX_RUNNER_RESERVED_SLOTS: int(
-    "Slots of this runner kept as other accounts' share (a runner of one slot keeps none): one account's runs take them only while no other account's run waits, and never for a run waiting on its user's input (it holds a slot with no CPU). 0: one account's interactive runs may take them all too.",
+    "Slots of this runner kept as other accounts' share (a runner of one slot keeps none): one account's runs take them only while no other account's run waits, and an interactive run idle on input in one gives it back when another account's run waits (runs waiting on input hold a slot with no CPU). 0: none kept.",
     1,
     0,
     1024,

@@ -20,8 +20,9 @@ import { type WakeTokens, wakeCte } from './wake.js';
 // before the account slots, so that the share is counted on a snapshot no other claim of
 // that runner has overtaken. The share is work-conserving: jobs of accounts under their
 // share on this runner go first; an account at its share takes a further slot only when
-// no such job is there to claim, and never for a run that waits on its user's input
-// (interactive), so idle browsers hold no more than the share (overShareAllowed).
+// no such job is there to claim. Such a job is claimed `borrowed`: an interactive one
+// idle on its user's input gives the slot back when another account's run waits
+// (src/runner/lent-slots.ts), so idle browsers starve nobody.
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -38,11 +39,6 @@ export interface AccountShare {
   runnerId: string;
   accountSlots: number;
 }
-
-/** Runs that may wait on their user's input (interactive WebSocket runs) stay within the
- *  share: a slot taken beyond it must end within its run's time limit, so another account's
- *  run waits at most that long for it. */
-const overShareAllowed = sql`NOT (s.mode = 'ws' AND coalesce(s.run_options->'interactive' = 'true'::jsonb, false))`;
 
 /** A runner's share for one account: `slots` less `reserved`, at least one. */
 export function accountSlots(slots: number, reserved: number): number {
@@ -113,15 +109,15 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
     if (!shareLeft) {
       return sql`
-    ${picks} AS (SELECT ${columns} ${claimable(null)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    ${picks} AS (SELECT ${columns}, false AS borrowed ${claimable(null)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
     cand AS (SELECT id FROM ${picks})`;
     }
     // With a share: a job of an account under it first; only when there is none, one of
     // an account at its share (the second scan runs only then: its condition is the first's emptiness).
     return sql`
-    under_share AS (SELECT ${columns} ${claimable(sql`${shareLeft} > 0`)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    under_share AS (SELECT ${columns}, false AS borrowed ${claimable(sql`${shareLeft} > 0`)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
     over_share AS (
-      SELECT ${columns} ${claimable(sql`${overShareAllowed} AND NOT EXISTS (SELECT 1 FROM under_share)`)}
+      SELECT ${columns}, true AS borrowed ${claimable(sql`NOT EXISTS (SELECT 1 FROM under_share)`)}
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
     ),
@@ -137,19 +133,18 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
   return sql`
     cand AS (
       SELECT ${columns}, ${free} AS free,
-             ${shareLeft ? sql`least(${free}, ${shareLeft})` : free} AS free_share,
-             ${shareLeft ? overShareAllowed : sql`false`} AS may_borrow ${claimable(null)}
+             ${shareLeft ? sql`least(${free}, ${shareLeft})` : free} AS free_share ${claimable(null)}
       LIMIT ${candidates}
     ),
     eligible AS (
       SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at, r.nth > r.free_share AS borrowed FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.created_at) AS nth FROM cand c
       ) r
-      WHERE r.nth <= r.free AND (r.nth <= r.free_share OR r.may_borrow)
+      WHERE r.nth <= r.free
     ),
     ${picks} AS (
       -- Still queued on the latest row version, and not being claimed by another.
-      SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
+      SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at, e.borrowed
       FROM submissions s JOIN eligible e ON e.id = s.id
       WHERE s.state = 'queued'
       ORDER BY e.borrowed, e.priority, e.run_at, e.created_at
@@ -193,7 +188,7 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
       WHERE s.id = pick.id AND pick.account_id IN (SELECT id FROM slot)
       RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params, s.run_options,
                 s.mode, s.units, s.month, s.attempts, s.max_attempts,
-                extract(epoch FROM now() - s.run_at)::float8 AS queued_seconds
+                extract(epoch FROM now() - s.run_at)::float8 AS queued_seconds, pick.borrowed
     )`;
 }
 

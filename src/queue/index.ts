@@ -11,3 +11,4 @@ export { release } from './release.js';
 export { createWaker, type WakeReason, type Waker, type WakerOptions } from './waker.js';
 export { CANCEL_CHANNEL, cancelSubmission, cancelledAmong, type Cancelled } from './cancel.js';
 export { dropWakes, passWake, registerWakes, wakeChannelOf, type WakeTokens } from './wake.js';
+export { runsWaiting } from './waiting.js';

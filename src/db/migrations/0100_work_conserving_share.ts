@@ -3,16 +3,14 @@ import { type Kysely, sql } from 'kysely';
 // The per-runner account share (migration 0021) becomes work-conserving at admission as
 // it is in the claim (src/queue/claim.ts): a waiting run (sync, ws) of an account that
 // holds its share is refused (too_many_running) only while another account's run is
-// queued, or when it is interactive (a run waiting on its user's input never takes a slot
-// beyond the share). Otherwise it is admitted while slots are free: the admitting
+// queued. Otherwise it is admitted while slots are free: the admitting
 // account's runs count in full against the live runners' slots, the other accounts' up
 // to their share (what they hold beyond it, they give back to whoever waits when those
 // runs end). Only that block of runbox_admit changes, patched in place as 0021 did.
 
 const SHARE_BEFORE = `            IF v_running_now + v_queued_interactive >= v_share AND v_share < capacity THEN`;
 const SHARE_AFTER = `            IF v_running_now + v_queued_interactive >= v_share AND v_share < capacity
-               AND (coalesce(r.mode = 'ws' AND r.run_options->'interactive' = 'true'::jsonb, false)
-                    OR EXISTS (SELECT 1 FROM submissions s WHERE s.state = 'queued' AND s.account_id <> r.account AND s.run_at <= now())) THEN`;
+               AND EXISTS (SELECT 1 FROM submissions s WHERE s.state = 'queued' AND s.account_id <> r.account AND s.run_at <= now()) THEN`;
 
 const BUSY_BEFORE = `              SELECT coalesce(sum(least(t.n, v_share)), 0)::int INTO v_busy
                 FROM (SELECT count(*) AS n FROM submissions s`;
