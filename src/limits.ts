@@ -5,6 +5,11 @@
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
+/** How long an interactive run in a slot lent beyond its account's share (src/queue/claim.ts) may
+ *  wait on its user's input, with nothing typed and nothing written, while another account's
+ *  run waits for a slot; then it is stopped, saying why (src/runner/lent-slots.ts). */
+export const LENT_SLOT_IDLE_MS = 5_000;
+
 /** Per-run limits, the same on every plan: paid plans never raise these. */
 export const RUN_LIMITS = {
   /** Memory of the whole run, tmpfs pages included; no swap. */

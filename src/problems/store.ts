@@ -7,7 +7,7 @@ import { UUID } from '../util/uuid.js';
 import type { Feedback } from './feedback.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
 import type { GroupNode, GroupTree } from '../judge/groups.js';
-import type { DataSource, PackageModel, ProblemDraft, ProblemLimits } from './draft.js';
+import { type DataSource, type PackageModel, ProblemInputError, type ProblemDraft, type ProblemLimits } from './draft.js';
 import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
@@ -126,6 +126,8 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     // Refused from the declared sizes, before anything is inflated, when it cannot fit.
     const submissions = draft.submissions ?? [];
     const allowance = await StorageAllowance.open(trx, accountId, id, [...draft.tests.flatMap((t) => [t.input, t.answer]), ...submissions.flatMap((x) => x.files.map((f) => f.source))]);
+    // A problem the account's plan could never judge in one request is refused here, not at every submission.
+    await refuseMoreTestsThanPlan(trx, accountId, draft.tests.length);
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
     const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null; interaction: string | null }[] = [];
@@ -203,6 +205,22 @@ export async function setProblemSettings(db: Db, accountId: string, problemId: s
     .returning('id')
     .executeTakeFirst();
   return row ? getProblem(db, accountId, problemId) : undefined;
+}
+
+/** Throws too_many_tests when a judged run of `tests` tests is more than the account's plan takes in one request (runbox_admit's rule). */
+async function refuseMoreTestsThanPlan(trx: Db, accountId: string, tests: number): Promise<void> {
+  const { rows } = await sql<{ per_request: number; per_minute: number }>`
+    SELECT coalesce(a.tests_per_request, p.tests_per_request) AS per_request, coalesce(a.per_minute, p.per_minute) AS per_minute
+      FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ${accountId}
+  `.execute(trx);
+  const r = rows[0];
+  if (!r) return;
+  if (tests > r.per_request) {
+    throw new ProblemInputError(`the problem has ${tests} tests and the account's plan judges at most ${r.per_request} tests per request: every submission would be refused; split it or ask for a plan with more tests per request`, 'too_many_tests');
+  }
+  if (tests > r.per_minute) {
+    throw new ProblemInputError(`the problem has ${tests} tests and each counts toward the plan's ${r.per_minute} submissions per minute: every submission would be refused`, 'too_many_tests');
+  }
 }
 
 /** Deletes the account's problem; false when it has no such problem. Runs already queued still finish. */

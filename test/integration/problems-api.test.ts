@@ -166,6 +166,23 @@ describe('problems API', () => {
     expect(rows[0]!.n).to.equal(0);
   });
 
+  it("a problem with more tests than the account's plan judges per request is refused at upload, naming the plan's figure; stored once the plan allows them", async () => {
+    const { accountId, key } = await accountWithKey(t.db, { limits: { testsPerRequest: 3 } });
+    const four = { name: 'Four', tests: Array.from({ length: 4 }, (_, i) => ({ input: `${i}\n`, expected_output: `${i}\n` })) };
+    const before = await rows();
+    const res = await send('POST', '/api/v2/problems/', key.key, four);
+    const err = await errorOf(res);
+    expect([res.status, err.code]).to.deep.equal([400, 'too_many_tests']);
+    expect(err.message).to.equal(
+      "the problem has 4 tests and the account's plan judges at most 3 tests per request: every submission would be refused; split it or ask for a plan with more tests per request",
+    );
+    expect(await rows()).to.deep.equal(before);
+    await sql`UPDATE accounts SET tests_per_request = 4 WHERE id = ${accountId}`.execute(t.db);
+    const stored = await send('POST', '/api/v2/problems/', key.key, four);
+    expect(stored.status).to.equal(201);
+    expect(((await stored.json()) as Problem).test_count).to.equal(4);
+  });
+
   describe("the account's storage allowance, checked before and while storing", () => {
     const MiB = 1024 * 1024;
 

@@ -29,6 +29,8 @@ import * as m0080 from './0080_problem_includes.js';
 import * as m0081 from './0081_problem_submit_answer.js';
 import * as m0082 from './0082_problem_test_interactions.js';
 import * as m0090 from './0090_problem_verification.js';
+import * as m0100 from './0100_work_conserving_share.js';
+import * as m0101 from './0101_wake_one_runner.js';
 import * as m0110 from './0110_problem_feedback.js';
 import * as m0140 from './0140_run_sessions.js';
 import * as m0141 from './0141_batches.js';
@@ -65,6 +67,8 @@ export const migrations: Record<string, Migration> = {
   '0081_problem_submit_answer': m0081,
   '0082_problem_test_interactions': m0082,
   '0090_problem_verification': m0090,
+  '0100_work_conserving_share': m0100,
+  '0101_wake_one_runner': m0101,
   '0110_problem_feedback': m0110,
   '0140_run_sessions': m0140,
   '0141_batches': m0141,
