@@ -33,6 +33,9 @@ export const VERDICT_WORDS: Record<string, string> = {
 export const statusWords = (status: string): string => STATUS_WORDS[status] ?? status;
 export const verdictWords = (verdict: string): string => VERDICT_WORDS[verdict] ?? verdict;
 
+/** A test as every table and heading names it: its name (a stored problem's, or the request's), else "Test 3" (1-based). */
+export const testLabel = (name: string | null | undefined, index: number): string => name ?? `Test ${index + 1}`;
+
 /** What the line under a run's output needs of its result. */
 export interface VerdictFields {
   status: string;

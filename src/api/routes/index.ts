@@ -9,6 +9,7 @@ import { openApiRoute } from './openapi.js';
 import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
+import { submissionListRoute } from './submission-list.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
 import { wsRoute } from './ws.js';
@@ -19,6 +20,7 @@ export function routes(): RouteDef[] {
     apiIndexRoute,
     runCodeRoute,
     runCodeSyncRoute,
+    submissionListRoute,
     submissionsRoute,
     ...problemRoutes,
     wsRoute,

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import { availabilityCache } from '../../compilers/deployment.js';
+import { listGraded } from '../../grading/list.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
@@ -13,6 +14,9 @@ import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.
 // Stored problems: the list, uploading a package (the same reading and storing as
 // POST /api/v2/problems with a zip: src/problems), one problem, and deleting it.
 // Another account's problem is a 404.
+
+/** Submissions a problem's page lists (newest first). */
+const PROBLEM_PAGE_SUBMISSIONS = 20;
 
 export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): void {
   const { db, config } = deps;
@@ -64,7 +68,10 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
   router.get('/problems/:id', async (ctx) => {
     const c = ctx as PortalContext;
     const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : [];
-    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={await own(c)} notices={notices} />);
+    const problem = await own(c);
+    // Its newest submissions, as the grading list shows them (the whole list: /submissions?problem=ID).
+    const submissions = await listGraded(db, c.state.session!.accountId, { problem: problem.id }, { limit: PROBLEM_PAGE_SUBMISSIONS });
+    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={problem} notices={notices} submissions={submissions} />);
   });
 
   router.get('/problems/:id/delete', async (ctx) => {

@@ -1,5 +1,8 @@
 import type { ProblemSummary, ProblemView, Storage } from '../../problems/store.js';
+import type { GradedLine } from '../../grading/list.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
+import { moreText, type Page } from '../../util/pages.js';
+import { GradedTable } from './grading.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
 
@@ -89,7 +92,7 @@ function checkerText(c: ProblemView['checker']): string {
   return `${c.type}${options.length > 0 ? ` (${options.join(', ')})` : ''}`;
 }
 
-export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[] }) {
+export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; submissions?: Page<GradedLine> }) {
   const pr = p.problem;
   const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined);
   return (
@@ -148,6 +151,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           />
         </section>
       ))}
+      {p.submissions && <ProblemSubmissions id={pr.id} list={p.submissions} />}
       <h2>Delete</h2>
       <p>Runs already queued still finish; the test data goes once nothing needs it.</p>
       <p>
@@ -159,6 +163,19 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
         <a href="/problems">Back to problems</a>
       </p>
     </Layout>
+  );
+}
+
+/** The problem's newest submissions, with the grading list's columns, and the way to all of them. */
+function ProblemSubmissions(p: { id: string; list: Page<GradedLine> }) {
+  return (
+    <section aria-labelledby="submissions-h">
+      <h2 id="submissions-h">Submissions</h2>
+      {p.list.items.length === 0 ? <p>No runs of this problem yet.</p> : <GradedTable items={p.list.items} showProblem={false} />}
+      <p>
+        <a href={`/submissions?problem=${p.id}`}>{p.list.more > 0 ? `All submissions of this problem (${moreText(p.list, 'older')})` : 'Filter and export these submissions'}</a>
+      </p>
+    </section>
   );
 }
 
