@@ -235,6 +235,9 @@ export const PROBLEM_LIMITS = {
   writesPerMinute: 20,
 } as const;
 
+/** A stored problem's statement (Markdown, or a package's LaTeX source), as written in the portal's form or found in a package. */
+export const PROBLEM_STATEMENT_LIMITS = { maxBytes: 256 * KiB } as const;
+
 /** Lists of submissions as graders read them (src/grading: the portal's list, GET /api/v2/submissions/). */
 export const GRADING_LIMITS = {
   /** Submissions on a page of the JSON answer (?limit), and its default. */

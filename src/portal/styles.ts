@@ -119,4 +119,13 @@ form.filters .field-error{flex-basis:100%}
 input[type=date]{font:inherit;padding:6px 8px;border:1px solid #9aa3b5;border-radius:6px;width:100%;box-sizing:border-box;background:#fff;color:var(--fg)}
 .nowrap,td.num,th{white-space:nowrap}
 td.mono.nowrap{overflow-wrap:normal}
+/* Problems made in the portal: the form's paired fields, the statement, each test's data folded. */
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(12em,1fr));gap:10px}
+form.problem-form{max-width:860px}
+form.problem-form fieldset{display:grid;gap:10px}
+form.problem-form fieldset label.check,form.stack label.check{display:inline-flex;gap:6px;align-items:center;font-weight:400;margin:0}
+.statement{max-width:80ch;overflow-wrap:anywhere}
+.statement pre{white-space:pre-wrap}
+details.test-data,details.test-input{border-top:1px solid var(--line);padding:6px 0}
+details.test-data summary,details.test-input summary{cursor:pointer;overflow-wrap:anywhere}
 `;

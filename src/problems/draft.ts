@@ -1,5 +1,5 @@
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import { PROBLEM_LIMITS, PROBLEM_STATEMENT_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import { sha256 } from './test-data.js';
 
 // A problem as sent, checked and ready to store: its tests (their data read when it is
@@ -50,6 +50,15 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** Its statement: Markdown (the portal's form, a package's problem.md), or a package's LaTeX source. */
+  statement?: ProblemStatement | undefined;
+  /** The sha-256 of the package it was read from. */
+  packageHash?: Buffer | undefined;
+}
+
+export interface ProblemStatement {
+  format: 'markdown' | 'latex';
+  text: string;
 }
 
 export function bufferSource(content: Buffer): DataSource {
@@ -82,6 +91,9 @@ export function checkDraft(draft: ProblemDraft): ProblemDraft {
     }
   }
   checkLimits(draft.limits);
+  if (draft.statement && Buffer.byteLength(draft.statement.text) > PROBLEM_STATEMENT_LIMITS.maxBytes) {
+    throw new ProblemInputError(`the statement is ${Buffer.byteLength(draft.statement.text)} bytes; it may have at most ${PROBLEM_STATEMENT_LIMITS.maxBytes}`);
+  }
   return draft;
 }
 

@@ -5,7 +5,7 @@ import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
-import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { DataSource, ProblemDraft, ProblemLimits, ProblemStatement } from './draft.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
 
@@ -48,6 +48,8 @@ export interface ProblemSummary {
 }
 
 export interface ProblemView extends ProblemSummary {
+  /** Its statement, as the current version keeps it (absent: none). */
+  statement?: ProblemStatement;
   limits: ProblemLimits;
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
@@ -123,6 +125,9 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         limits: JSON.stringify(draft.limits),
         tests: tests.length,
         data_bytes: dataBytes,
+        statement: draft.statement?.text ?? null,
+        statement_format: draft.statement?.format ?? null,
+        package_hash: draft.packageHash ?? null,
       })
       .execute();
     await trx
@@ -196,7 +201,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.statement', 'v.statement_format'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -211,6 +216,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .execute();
   return {
     ...summaryOf(row),
+    ...(row.statement !== null && row.statement_format !== null ? { statement: { format: row.statement_format, text: row.statement } } : {}),
     limits: row.limits as ProblemLimits,
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,

@@ -361,6 +361,8 @@ if (form) {
   };
 
   form.addEventListener('submit', (event) => {
+    // A button with a form action of its own ("Save as problem") posts the form there.
+    if ((event as SubmitEvent).submitter?.hasAttribute('formaction')) return;
     event.preventDefault();
     run();
   });

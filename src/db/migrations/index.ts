@@ -25,6 +25,7 @@ import * as m0053 from './0053_output_attempts.js';
 import * as m0060 from './0060_jobe_files.js';
 import * as m0061 from './0061_problem_test_validator_args.js';
 import * as m0120 from './0120_submissions_by_problem.js';
+import * as m0121 from './0121_problem_statements.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0060_jobe_files': m0060,
   '0061_problem_test_validator_args': m0061,
   '0120_submissions_by_problem': m0120,
+  '0121_problem_statements': m0121,
 };

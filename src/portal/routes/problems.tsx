@@ -1,6 +1,11 @@
 import type Router from '@koa/router';
 import { availabilityCache } from '../../compilers/deployment.js';
 import { listGraded } from '../../grading/list.js';
+import { problemVersions, testContents } from '../../problems/edit.js';
+import { sha256 } from '../../problems/test-data.js';
+import { changeNotices } from '../problem-notices.js';
+import type { Notice } from '../views/layout.js';
+import { storedPackage } from './problem-edits.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
@@ -36,10 +41,10 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
   };
 
-  const list = async (c: PortalContext, error?: string) => {
+  const list = async (c: PortalContext, error?: string, already?: { id: string; name: string }) => {
     const { problems, storage } = await listProblems(db, c.state.session!.accountId);
     const notices = c.query['deleted'] ? [{ kind: 'ok' as const, text: 'The problem is deleted.' }] : [];
-    sendPage(c, <ProblemsPage page={pageContext(c)} problems={problems} storage={storage} error={error} notices={notices} />, error ? 400 : 200);
+    sendPage(c, <ProblemsPage page={pageContext(c)} problems={problems} storage={storage} error={error} notices={notices} already={already} />, error ? 400 : 200);
   };
 
   router.get('/problems', async (ctx) => list(ctx as PortalContext));
@@ -49,11 +54,14 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
     const upload = c.state.upload;
     if (!upload || upload.content.length === 0) return list(c, 'Choose a problem package (a zip file) to upload.');
     await admitWrite(c);
+    // The same package again: said, and the problem it is offered (nothing stored twice).
+    const already = await storedPackage(deps, c.state.session!.accountId, upload.content);
+    if (already) return list(c, undefined, already);
     let id: string;
     try {
       const { draft, close } = await openPackage(upload.content, { compilerFor: compilerForPackageFile(await offered(), config.RUNBOX_RECIPES_DIR) });
       try {
-        id = (await saveProblem(db, c.state.session!.accountId, draft))!.id;
+        id = (await saveProblem(db, c.state.session!.accountId, { ...draft, packageHash: sha256(upload.content) }))!.id;
       } finally {
         close();
       }
@@ -67,11 +75,12 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
 
   router.get('/problems/:id', async (ctx) => {
     const c = ctx as PortalContext;
-    const notices = ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : [];
+    const notices: Notice[] = [...(ctx.query['created'] ? [{ kind: 'ok' as const, text: 'The problem is stored.' }] : []), ...changeNotices(ctx.query)];
     const problem = await own(c);
+    const owner = { tests: await testContents(db, c.state.session!.accountId, problem.id), versions: await problemVersions(db, c.state.session!.accountId, problem.id) };
     // Its newest submissions, as the grading list shows them (the whole list: /submissions?problem=ID).
     const submissions = await listGraded(db, c.state.session!.accountId, { problem: problem.id }, { limit: PROBLEM_PAGE_SUBMISSIONS });
-    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={problem} notices={notices} submissions={submissions} />);
+    sendPage(ctx, <ProblemPage page={pageContext(c)} problem={problem} notices={notices} submissions={submissions} owner={owner} />);
   });
 
   router.get('/problems/:id/delete', async (ctx) => {

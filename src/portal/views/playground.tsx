@@ -158,6 +158,9 @@ function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[
           <button type="submit" name="op" value="add-test" class="secondary" id="pg-add-test" aria-describedby="pg-tests-hint">
             Add a test
           </button>
+          <button type="submit" name="from" value="playground" class="secondary" id="pg-save-problem" formAction="/problems/new" formMethod="post" formNoValidate>
+            Save as problem
+          </button>
         </div>
       </fieldset>
       <div class="actions">

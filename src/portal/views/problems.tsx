@@ -2,7 +2,9 @@ import type { ProblemSummary, ProblemView, Storage } from '../../problems/store.
 import type { GradedLine } from '../../grading/list.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
 import { moreText, type Page } from '../../util/pages.js';
+import type { TestContent, VersionLine } from '../../problems/edit.js';
 import { GradedTable } from './grading.js';
+import { AllTests, ChangeForms, ProblemIdField, Statement, Versions } from './problem-forms.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
 
@@ -11,12 +13,25 @@ import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type 
 
 const MiB = 1024 * 1024;
 
-export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[]; storage: Storage; error?: string | undefined; notices?: Notice[] }) {
+export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[]; storage: Storage; error?: string | undefined; notices?: Notice[]; already?: { id: string; name: string } | undefined }) {
   return (
     <Layout title="Problems" page={p.page} notices={p.notices}>
       <p>
         A problem keeps tests (inputs and expected outputs), a checker and limits once, for every run to be judged against: name it in a run request
         (<code>"problem": "ID"</code>) or pick it in the <a href="/playground">Playground</a>.
+      </p>
+      {p.already && (
+        <p class="notice warn" role="alert" data-field="already-stored">
+          {'This package is already stored, as '}
+          <a href={`/problems/${p.already.id}`}>{p.already.name}</a>
+          {'. Nothing was stored again; to change that problem, upload the package on its page as a new version.'}
+        </p>
+      )}
+      <p>
+        <a class="button" href="/problems/new">
+          New problem…
+        </a>{' '}
+        Write the statement and type the tests in a form, or upload a package below.
       </p>
       <p data-field="storage">{`Test data kept: ${sizeText(p.storage.used_bytes)} of ${sizeText(p.storage.limit_bytes)} your plan allows.`}</p>
       {p.problems.length === 0 ? (
@@ -92,12 +107,12 @@ function checkerText(c: ProblemView['checker']): string {
   return `${c.type}${options.length > 0 ? ` (${options.join(', ')})` : ''}`;
 }
 
-export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; submissions?: Page<GradedLine> }) {
+export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; submissions?: Page<GradedLine>; owner?: { tests: TestContent[]; versions: VersionLine[] } }) {
   const pr = p.problem;
   const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined);
   return (
-    <Layout title={pr.name} page={p.page} notices={p.notices}>
-      <p class="mono id">{pr.id}</p>
+    <Layout title={pr.name} page={p.page} notices={p.notices} scripts={['portal.js']}>
+      <ProblemIdField id={pr.id} />
       <dl class="figures">
         <Figure label="Tests" field="test_count" value={pr.test_count} />
         <Figure label="Version" field="version" value={pr.version} />
@@ -110,6 +125,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
       <p>
         Created <When d={pr.created_at} />, updated <When d={pr.updated_at} />.
       </p>
+      <Statement problem={pr} />
       <h2>Tests</h2>
       <TableBox label="Tests">
         <table>
@@ -151,7 +167,10 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           />
         </section>
       ))}
+      {p.owner && <AllTests tests={p.owner.tests} />}
       {p.submissions && <ProblemSubmissions id={pr.id} list={p.submissions} />}
+      {p.owner && <Versions versions={p.owner.versions} />}
+      {p.owner && <ChangeForms page={p.page} id={pr.id} testNames={pr.tests.map((t) => t.name)} />}
       <h2>Delete</h2>
       <p>Runs already queued still finish; the test data goes once nothing needs it.</p>
       <p>
