@@ -128,4 +128,5 @@ form.problem-form fieldset label.check,form.stack label.check{display:inline-fle
 .statement pre{white-space:pre-wrap}
 details.test-data,details.test-input{border-top:1px solid var(--line);padding:6px 0}
 details.test-data summary,details.test-input summary{cursor:pointer;overflow-wrap:anywhere}
+#output .note{color:var(--muted);font-style:italic}
 `;

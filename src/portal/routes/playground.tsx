@@ -79,6 +79,6 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
       }
       outcome = done;
     }
-    sendPage(ctx, <PlaygroundPage page={pageContext(c)} {...data} base={baseUrl(ctx, config)} form={form} outcome={outcome} />, outcome && !outcome.ok ? outcome.status : 200);
+    sendPage(ctx, <PlaygroundPage page={pageContext(c)} {...data} base={baseUrl(ctx, config)} form={form} outcome={outcome} posted />, outcome && !outcome.ok ? outcome.status : 200);
   });
 }
