@@ -129,4 +129,7 @@ form.problem-form fieldset label.check,form.stack label.check{display:inline-fle
 details.test-data,details.test-input{border-top:1px solid var(--line);padding:6px 0}
 details.test-data summary,details.test-input summary{cursor:pointer;overflow-wrap:anywhere}
 #output .note{color:var(--muted);font-style:italic}
+/* Phone width: dates and key prefixes stay on one line in tables; the usage chart's labels stay readable when it scales down. */
+td time{white-space:nowrap}
+@media (max-width:600px){.chart text{font-size:22px}.table-box td{min-width:4.5em}}
 `;

@@ -1,4 +1,4 @@
-import { isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
+import { inFormWords, isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
 import { Attempts } from '../shared/attempts.js';
 import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
 import { filesView } from '../shared/files.js';
@@ -357,7 +357,7 @@ if (form) {
         filesOut.replaceChildren(...filesView(r));
         end(verdictText(r), r.status);
       } else if (msg.type === 'error') {
-        end(msg.message ?? 'The run was refused.', 'refused');
+        end(inFormWords(msg.message ?? 'The run was refused.'), 'refused');
       }
     });
     ws.addEventListener('close', () => {
