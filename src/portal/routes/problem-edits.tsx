@@ -3,15 +3,14 @@ import { ApiError } from '../../api/errors.js';
 import { assertOffered } from '../../api/middleware/admission.js';
 import { availabilityCache } from '../../compilers/deployment.js';
 import { settingCompilers } from '../../judge/settings.js';
-import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { bufferSource, checkDraft, ProblemInputError, type ProblemDraft } from '../../problems/draft.js';
 import { currentDraft, problemOfPackage } from '../../problems/edit.js';
 import { openPackage } from '../../problems/package.js';
 import { getProblem, saveProblem } from '../../problems/store.js';
 import { sha256 } from '../../problems/test-data.js';
-import { admitProblemWrite } from '../../problems/write-limit.js';
 import { draftOfForm, FORM_TEST_SLOTS_MAX, testCount, typedText, type ProblemFormValues } from '../problem-form.js';
+import { admitPortalProblemWrite } from '../problem-writes.js';
 import { sendPage } from '../render.js';
 import { field, fieldList, notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { EditProblemPage, NewProblemPage } from '../views/problem-forms.js';
@@ -27,12 +26,7 @@ export function problemEditRoutes(router: Router<PortalState>, deps: PortalDeps)
   const offered = availabilityCache(db, config);
   const compilerIds = async () => [...(await offered())].sort();
 
-  const admitWrite = async (c: PortalContext) => {
-    const refused = await admitProblemWrite(db, c.state.session!.accountId);
-    if (!refused) return;
-    c.set('Retry-After', String(refused.retryAfterSeconds));
-    throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
-  };
+  const admitWrite = (c: PortalContext) => admitPortalProblemWrite(db, c);
 
   /** Stores the draft (a new problem, or the next version of `id`); a refusal in words, or the problem's id. */
   const store = async (c: PortalContext, draft: () => Promise<ProblemDraft>, id?: string): Promise<{ id: string } | { error: string }> => {

@@ -6,12 +6,11 @@ import { sha256 } from '../../problems/test-data.js';
 import { changeNotices } from '../problem-notices.js';
 import type { Notice } from '../views/layout.js';
 import { storedPackage } from './problem-edits.js';
-import { PROBLEM_LIMITS } from '../../limits.js';
 import { compilerForPackageFile } from '../../problems/compilers.js';
 import { ProblemInputError } from '../../problems/draft.js';
 import { openPackage } from '../../problems/package.js';
 import { deleteProblem, getProblem, listProblems, saveProblem } from '../../problems/store.js';
-import { admitProblemWrite } from '../../problems/write-limit.js';
+import { admitPortalProblemWrite } from '../problem-writes.js';
 import { sendPage } from '../render.js';
 import { notFound, pageContext, PortalError, type PortalContext, type PortalDeps, type PortalState } from '../state.js';
 import { DeleteProblemPage, ProblemPage, ProblemsPage } from '../views/problems.js';
@@ -34,12 +33,7 @@ export function problemRoutes(router: Router<PortalState>, deps: PortalDeps): vo
   };
 
   /** Counts a problem write (as the API does); 429 with Retry-After past the per-minute bound. */
-  const admitWrite = async (c: PortalContext) => {
-    const refused = await admitProblemWrite(db, c.state.session!.accountId);
-    if (!refused) return;
-    c.set('Retry-After', String(refused.retryAfterSeconds));
-    throw new PortalError(429, `You can store, replace or delete ${PROBLEM_LIMITS.writesPerMinute} problems a minute. Try again in ${refused.retryAfterSeconds} seconds.`);
-  };
+  const admitWrite = (c: PortalContext) => admitPortalProblemWrite(db, c);
 
   const list = async (c: PortalContext, error?: string, already?: { id: string; name: string }) => {
     const { problems, storage } = await listProblems(db, c.state.session!.accountId);
