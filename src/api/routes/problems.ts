@@ -37,6 +37,7 @@ export const ProblemSummarySchema = Type.Object({
 export const ProblemSchema = Type.Object({
   ...ProblemSummarySchema.properties,
   limits: Limits,
+  statement: Type.Optional(Type.Object({ format: Type.Enum(['markdown', 'latex']), text: Type.String() }, { description: "Its statement: Markdown (written in the portal, or a package's problem_statement/problem.md), or a package's LaTeX source." })),
   checker: Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'A built-in comparison with its options, or {"type":"program", compiler, convention, files}.' }),
   interactor: Type.Union([Program, Type.Null()]),
   tests: Type.Array(
