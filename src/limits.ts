@@ -244,6 +244,20 @@ export const PROBLEM_LIMITS = {
   writesPerMinute: 20,
 } as const;
 
+/** A stored problem's statement (Markdown, or a package's LaTeX source), as written in the portal's form or found in a package. */
+export const PROBLEM_STATEMENT_LIMITS = { maxBytes: 256 * KiB } as const;
+
+/** Lists of submissions as graders read them (src/grading: the portal's list, GET /api/v2/submissions/). */
+export const GRADING_LIMITS = {
+  /** Submissions on a page of the JSON answer (?limit), and its default. */
+  pageMax: 1000,
+  pageDefault: 100,
+  /** Submissions a page of the portal shows. */
+  portalPage: 50,
+  /** Rows of one CSV or JSON-lines export: a longer one ends there (its last id, as ?after=, reads on). */
+  exportMaxRows: 100_000,
+} as const;
+
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */
 export const VERDICT_CODES = {
   outputLimitExitCode: 153,

@@ -365,6 +365,11 @@ export interface ProblemVersionsTable {
   data_bytes: ColumnType<string, string | number, string | number>;
   created_at: Generated<Date>;
   superseded_at: NullableTimestamp;
+  /** Its statement (migration 0121): Markdown, or a package's LaTeX source; null: none. */
+  statement: ColumnType<string | null, string | null | undefined, string | null>;
+  statement_format: ColumnType<'markdown' | 'latex' | null, 'markdown' | 'latex' | null | undefined, 'markdown' | 'latex' | null>;
+  /** The sha-256 of the package it was uploaded from (migration 0121). */
+  package_hash: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   /** Files copied over a submission before it is built, by language code (migration 0080); null: none. */
   include: Json<Record<string, RunFile[]> | null>;
   /** A submit-answer problem: a submission is its answer files (migration 0081). */

@@ -9,7 +9,7 @@ import { validate } from '../api/middleware/json-body.js';
 import { RunCodeRequest } from '../api/schemas.js';
 import { judgedTests, type JudgedTestView } from '../judge/submission-tests.js';
 import type { RunResult } from '../result.js';
-import type { PlaygroundRequest } from './playground-request.js';
+import { inFormWords, type PlaygroundRequest } from './playground-request.js';
 import type { PortalDeps } from './state.js';
 
 // A playground run made by the portal itself, for the form posted without JavaScript
@@ -40,7 +40,7 @@ export function playgroundRunner(deps: PortalDeps) {
       if (!deps.live) return refused(503, 'Runs are not available on this server process.');
       submission = await admit(key, { compiler: body.compiler, ...judgedProgram(program, judging, body), extraParams: null }, 'sync');
     } catch (err) {
-      if (err instanceof ApiError) return refused(err.status, err.message);
+      if (err instanceof ApiError) return refused(err.status, inFormWords(err.message));
       throw err;
     }
     const live = deps.live!;

@@ -2,7 +2,7 @@ import type { GroupTree } from '../judge/groups.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import type { ExampleSubmission } from './example-submissions.js';
 import type { Timing } from './time-limit.js';
-import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import { PROBLEM_LIMITS, PROBLEM_STATEMENT_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import type { Includes } from './include.js';
 import { sha256 } from './test-data.js';
 
@@ -76,6 +76,15 @@ export interface ProblemDraft {
   /** A Kattis package's tree of test groups (the tests are in its order). */
   groups?: GroupTree;
   package?: PackageModel;
+  /** Its statement: Markdown (the portal's form, a package's problem.md), or a package's LaTeX source. */
+  statement?: ProblemStatement | undefined;
+  /** The sha-256 of the package it was read from. */
+  packageHash?: Buffer | undefined;
+}
+
+export interface ProblemStatement {
+  format: 'markdown' | 'latex';
+  text: string;
 }
 
 export function bufferSource(content: Buffer): DataSource {
@@ -108,6 +117,9 @@ export function checkDraft(draft: ProblemDraft): ProblemDraft {
     }
   }
   checkLimits(draft.limits);
+  if (draft.statement && Buffer.byteLength(draft.statement.text) > PROBLEM_STATEMENT_LIMITS.maxBytes) {
+    throw new ProblemInputError(`the statement is ${Buffer.byteLength(draft.statement.text)} bytes; it may have at most ${PROBLEM_STATEMENT_LIMITS.maxBytes}`);
+  }
   return draft;
 }
 

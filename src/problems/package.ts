@@ -3,9 +3,9 @@ import { DEFAULT_CHECKER, kattisOptions, ValidatorFlagsError } from '../judge/ch
 import type { Convention } from '../judge/conventions.js';
 import { DEFAULT_VALIDATION_PASSES } from '../judge/multi-pass.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
+import { JUDGE_LIMITS, PROBLEM_LIMITS, PROBLEM_STATEMENT_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
-import { checkDraft, ProblemInputError, type DraftTest, type ProblemDraft } from './draft.js';
+import { checkDraft, ProblemInputError, type DraftTest, type ProblemDraft, type ProblemStatement } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
 import { exampleSubmissions } from './example-submissions.js';
 import { readIncludes } from './include.js';
@@ -51,7 +51,7 @@ const bad = (message: string) => new ProblemInputError(message, 'invalid_package
 const HEADER = /\.(h|hh|hpp|hxx|inc)$/i;
 const MAIN_NAMES = ['validator', 'checker', 'check', 'interactor', 'main'];
 /** Directories of a package's root, in either layout. */
-const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validator', 'checker', 'interactor'];
+const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validator', 'checker', 'interactor', 'problem_statement', 'statement'];
 
 /** The package as a draft whose tests read from the zip as they are stored; close() once stored. */
 export async function openPackage(zip: Buffer, options: PackageOptions): Promise<{ draft: ProblemDraft; close(): void }> {
@@ -153,9 +153,11 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions, esc
   const verifyTiming = timingOf(yaml, stated);
   const submissions = await exampleSubmissions(files, options.compilerFor, dialect, String(yaml.problem_format_version ?? 'legacy').trim());
   if (submissions.length > 0) report.read('submissions/');
+  const statement = await statementOf(files);
+  if (statement) report.read(statement.path);
   reportProblemYaml(yaml, report);
   reportRoot(files, report);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, groups: tree, package: { report: report.done(), timing }, timing: verifyTiming, submissions, ...(include ? { include } : {}), ...draftExtras });
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, groups: tree, package: { report: report.done(), timing }, timing: verifyTiming, submissions, statement: statement?.statement, ...(include ? { include } : {}), ...draftExtras });
 }
 
 /** A plain archive: tests/NAME.in + NAME.out, an optional checker/ or interactor/. */
@@ -207,6 +209,32 @@ function constantsOf(yaml: Record<string, unknown>): Map<string, string> {
     } else throw bad(`problem.yaml: constants: ${name} must be a number, a string, or a mapping with a value`);
   }
   return out;
+}
+
+/** Statement files in the order they are preferred: Markdown first (shown), then LaTeX (offered as a download); English before other languages. */
+const STATEMENT_DIRS = ['problem_statement/', 'statement/'];
+const statementRank = (path: string): number | undefined => {
+  const dir = STATEMENT_DIRS.find((d) => path.startsWith(d));
+  if (dir === undefined || path.slice(dir.length).includes('/')) return undefined;
+  const name = path.slice(dir.length);
+  const md = /\.md$/i.test(name);
+  if (!md && !/\.tex$/i.test(name)) return undefined;
+  const english = /^(problem(\.en)?|en|statement)\.(md|tex)$/i.test(name);
+  return (md ? 0 : 10) + (english ? 0 : 1) + STATEMENT_DIRS.indexOf(dir) * 2;
+};
+
+/** The package's statement (problem_statement/problem.md, problem.en.tex, statement/…), refused past its bound from the declared size. */
+async function statementOf(files: Map<string, ZipFileEntry>): Promise<{ path: string; statement: ProblemStatement } | undefined> {
+  const ranked = [...files.entries()]
+    .map(([path, file]) => ({ path, file, rank: statementRank(path) }))
+    .filter((f): f is { path: string; file: ZipFileEntry; rank: number } => f.rank !== undefined)
+    .sort((a, b) => a.rank - b.rank || a.path.localeCompare(b.path));
+  const first = ranked[0];
+  if (!first) return undefined;
+  const max = PROBLEM_STATEMENT_LIMITS.maxBytes;
+  if (first.file.size > max) throw bad(`${first.path} is ${first.file.size} bytes; a statement may have at most ${max}`);
+  const text = (await first.file.read()).toString('utf8');
+  return { path: first.path, statement: { format: /\.md$/i.test(first.path) ? 'markdown' : 'latex', text } };
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));

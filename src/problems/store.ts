@@ -7,7 +7,7 @@ import { UUID } from '../util/uuid.js';
 import type { Feedback } from './feedback.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
 import type { GroupNode, GroupTree } from '../judge/groups.js';
-import { type DataSource, type PackageModel, ProblemInputError, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { type DataSource, type PackageModel, ProblemInputError, type ProblemDraft, type ProblemLimits, type ProblemStatement } from './draft.js';
 import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
@@ -66,6 +66,8 @@ export interface ProblemGroupView {
 }
 
 export interface ProblemView extends ProblemSummary {
+  /** Its statement, as the current version keeps it (absent: none). */
+  statement?: ProblemStatement;
   limits: ProblemLimits;
   /** The CPU seconds its runs have, and whether the package stated them, a verification derived them, or neither (the default). */
   time_limit: TimeLimit;
@@ -172,6 +174,9 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         tests: tests.length,
         data_bytes: dataBytes,
         timing: JSON.stringify(draft.timing ?? plainTiming(draft.limits.time)),
+        statement: draft.statement?.text ?? null,
+        statement_format: draft.statement?.format ?? null,
+        package_hash: draft.packageHash ?? null,
       })
       .execute();
     if (submissions.length > 0) {
@@ -282,7 +287,7 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
 export async function getProblem(db: Db, accountId: string, problemId: string, others: 'own' | 'and public' = 'own'): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
   const row = await currentProblems(db, accountId, others)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time', 'v.groups', 'v.package'])
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time', 'v.groups', 'v.package', 'v.statement', 'v.statement_format'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -304,6 +309,7 @@ export async function getProblem(db: Db, accountId: string, problemId: string, o
     .execute();
   return {
     ...summaryOf(row),
+    ...(row.statement !== null && row.statement_format !== null ? { statement: { format: row.statement_format, text: row.statement } } : {}),
     limits: row.limits as ProblemLimits,
     time_limit: timeLimitOf((row.limits as ProblemLimits).time, row.derived_time),
     example_submissions: examples.map((x) => ({ path: x.path, compiler: x.compiler, refusal: x.refusal, expected: (x.expected as { said: string[] }).said })),

@@ -49,7 +49,13 @@ describe('the playground, in Chromium', function () {
   const keys: CreatedKey[] = [];
   const email = `playground-${process.pid}@example.com`;
 
-  const goto = async (path: string) => (await page.goto(stack.url + path, { waitUntil: 'load' }))!;
+  /** beforeunload questions seen. */
+  const leaving: string[] = [];
+  const goto = async (path: string) => {
+    // Each test starts from the page as the server gives it, not the session's kept program.
+    if (page.url().startsWith(stack.url)) await page.evaluate(() => sessionStorage.clear());
+    return (await page.goto(stack.url + path, { waitUntil: 'load' }))!;
+  };
   const value = (selector: string) => page.$eval(selector, (e) => (e as HTMLInputElement).value);
   /** The code editor named `name` (its accessible name, as a screen reader says it). */
   const editor = (name: string) => page.locator(`::-p-aria([name="${name}"][role="textbox"])`);
@@ -95,6 +101,11 @@ describe('the playground, in Chromium', function () {
     await stack.startRunner();
     tb = await launchBrowser();
     page = await tb.browser.newPage();
+    // Leaving the playground with changes asks first (beforeunload): the tests go on.
+    page.on('dialog', (d) => {
+      if (d.type() === 'beforeunload') leaving.push(d.message());
+      void d.accept().catch(() => {});
+    });
     await goto('/signup');
     await fill(page, 'Email', email);
     await fill(page, 'Password', 'correct horse battery');
@@ -195,7 +206,9 @@ describe('the playground, in Chromium', function () {
     await waitForOutput('started');
     expect(await page.$eval('#pg-stop', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
     await (await byText(page, 'Stop', 'button')).click();
-    expect(await waitForVerdict()).to.deep.equal({ status: 'stopped', text: 'Stopped' });
+    const said = await waitForVerdict();
+    expect(said.status).to.equal('stopped');
+    expect(said.text).to.match(/^Stopped · (\d+ ms|\d+\.\d\d s)$/);
     expect(await page.evaluate(() => document.activeElement?.id)).to.equal('pg-run');
     expect(await page.$eval('#pg-run', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
     const stopped = await until('the run to be cancelled', async () => {
@@ -204,8 +217,54 @@ describe('the playground, in Chromium', function () {
       return last && last.cancelled_at !== null && (last.result as { status?: string } | null)?.status ? last : undefined;
     }, 15_000);
     expect((stopped.result as { status: string }).status).to.equal('cancelled');
-    expect(await outputText()).to.equal('started\n');
+    expect(await outputText()).to.match(/^started\nStopped after (\d+ ms|\d+\.\d\d s)\.$/);
   });
+
+  it('Stop on an endless loop that prints nothing says so in the output: Stopped, and the time so far', async () => {
+    await goto('/playground');
+    await page.select('#pg-key', keys[0]!.id);
+    await page.select('#pg-compiler', PY);
+    await setCode('while True:\n    pass\n');
+    await pause();
+    await (await byText(page, 'Run', 'button')).click();
+    await page.waitForFunction(() => !document.getElementById('pg-stop')!.hasAttribute('aria-disabled'), { timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    // Still running: an endless loop ends only by Stop.
+    expect(await page.$eval('#pg-stop', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
+    await (await byText(page, 'Stop', 'button')).click();
+    const said = await waitForVerdict();
+    expect(said.status).to.equal('stopped');
+    expect(said.text).to.match(/^Stopped · (\d+ ms|\d+\.\d\d s)$/);
+    expect(await outputText()).to.match(/^Stopped after (\d+ ms|\d+\.\d\d s)\.$/);
+    expect(await seriousAxeViolations(page)).to.deep.equal([]);
+  });
+
+  for (const w of WIDTHS) {
+    it(`at ${w.name}: a reload keeps the code, arguments, input and tests of the session, and leaving with changes asks first`, async () => {
+      await page.setViewport({ width: w.width, height: w.height });
+      try {
+        await goto('/playground');
+        await page.select('#pg-compiler', PY);
+        const code = `print("kept at ${w.name}")\n`;
+        await setCode(code);
+        await fill(page, 'Standard input', 'kept input');
+        await (await byText(page, 'Add a test', 'button')).click();
+        await fill(page, 'Input of test 1', 'test input');
+        await fill(page, 'Expected output of test 1', 'test output');
+        const asked = leaving.length;
+        await page.reload({ waitUntil: 'load' });
+        expect(leaving.length - asked, 'asked before leaving').to.equal(1);
+        await page.waitForSelector('#playground[data-restored="true"]', { timeout: 10_000 });
+        expect(await codeOf()).to.equal(code);
+        expect(await value('#pg-input')).to.equal('kept input');
+        expect(await page.$$eval('#pg-tests [data-test] textarea', (t) => t.map((x) => (x as HTMLTextAreaElement).value))).to.deep.equal(['test input', 'test output']);
+        expect(await seriousAxeViolations(page)).to.deep.equal([]);
+      } finally {
+        await page.evaluate(() => sessionStorage.clear());
+        await page.setViewport({ width: 1280, height: 900 });
+      }
+    });
+  }
 
   for (const w of WIDTHS) {
     it(`at ${w.name}: answers input() typed into the input line, echoed as input; axe-clean while it waits`, async () => {
@@ -386,7 +445,7 @@ describe('the playground, in Chromium', function () {
     expect(await page.$eval('#pg-options-row', (e) => (e as HTMLElement).hidden), 'python takes no compiler options').to.equal(true);
     await page.select('#pg-compiler', C);
     expect(await page.$eval('#pg-options-row', (e) => (e as HTMLElement).hidden)).to.equal(false);
-    expect(await page.$eval('#pg-options-hint', (e) => e.textContent)).to.match(/^Separated by spaces\. gcc-4\.9 allows: -std=.*-O\[0-3sg\]\?/);
+    expect(await page.$eval('#pg-options-hint', (e) => e.textContent)).to.match(/^Separated by spaces\. gcc-4\.9 allows: -std=… \(c or gnu, then 89, .*-O\[0, 1, 2, 3, s or g\]/);
     await setCode('#include <stdio.h>\nint main(int argc, char **argv) {\n  int i;\n  for (i = 1; i < argc; i++) printf("%d:%s\\n", TIMES, argv[i]);\n  return 0;\n}\n', 'Code of main.c');
     await fill(page, 'Compiler options', '-DTIMES=3 -O2');
     await fill(page, 'Arguments', 'a b');
@@ -401,7 +460,7 @@ describe('the playground, in Chromium', function () {
     await (await byText(page, 'Run', 'button')).click();
     const refused = await waitForVerdict();
     expect(refused.status).to.equal('refused');
-    expect(refused.text).to.include('is never allowed');
+    expect(refused.text).to.match(/^Compiler option 1: "-o" is never allowed/);
   });
 
   it('tests with expected outputs: a verdict per test, and where a wrong output first differs; axe-clean', async () => {
@@ -456,7 +515,7 @@ describe('the playground, in Chromium', function () {
       await input.uploadFile(zip);
       await clickAndWait(page, await byText(page, 'Upload', 'button'));
       expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Sum of two');
-      const tests = await page.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+      const tests = await page.$$eval('[aria-label="Tests"] tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
       expect(tests).to.deep.equal([
         ['sample/1', 'Sample', '1', '4 bytes', '2 bytes'],
         ['secret/big', '—', '1', '5 bytes', '3 bytes'],

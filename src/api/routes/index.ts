@@ -11,6 +11,7 @@ import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
 import { batchRoutes } from './batches.js';
 import { sessionRoutes } from './sessions.js';
+import { submissionListRoute } from './submission-list.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
 import { wsRoute } from './ws.js';
@@ -21,6 +22,7 @@ export function routes(): RouteDef[] {
     apiIndexRoute,
     runCodeRoute,
     runCodeSyncRoute,
+    submissionListRoute,
     submissionsRoute,
     ...sessionRoutes,
     ...batchRoutes,

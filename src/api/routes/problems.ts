@@ -59,6 +59,7 @@ export const ProblemSchema = Type.Object({
     }),
     { description: "The package's example submissions, judged by POST /api/v2/problems/{id}/verify." },
   ),
+  statement: Type.Optional(Type.Object({ format: Type.Enum(['markdown', 'latex']), text: Type.String() }, { description: "Its statement: Markdown (written in the portal, or a package's problem_statement/problem.md), or a package's LaTeX source." })),
   checker: Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'A built-in comparison with its options, or {"type":"program", compiler, convention, files}.' }),
   interactor: Type.Union([Program, Type.Null()]),
   submit_answer: Type.Optional(Type.Literal(true, { description: 'A submit-answer problem: a submission is its answer files, NAME.out for test NAME.' })),

@@ -61,7 +61,8 @@ export class RunboxWidget extends HTMLElement {
   private line: StdinLine | null = null;
   private status!: HTMLSpanElement;
   private output!: HTMLPreElement;
-  private current: { id: string; streamed: { stdout: boolean; stderr: boolean }; attempts: Attempts } | null = null;
+  private current: { id: string; streamed: { stdout: boolean; stderr: boolean }; attempts: Attempts; request?: Record<string, unknown>; queued?: boolean } | null = null;
+  private lineField: HTMLInputElement | null = null;
   private runs = 0;
 
   connectedCallback(): void {
@@ -141,6 +142,7 @@ export class RunboxWidget extends HTMLElement {
       row.append(el('label', { htmlFor: 'line', textContent: 'Input to the program (Enter sends a line, Ctrl+D ends input)' }), bar);
       box.append(row);
       this.line = stdinLine(row, field, end, this.output);
+      this.lineField = field;
     }
     if (lostTag) this.notice(`The code lost its <${lostTag}>: write < as &lt; in the element's text, or put the code in a <script type="text/plain"> child.`);
     // A constructed stylesheet where the browser has them: a page whose CSP allows no
@@ -254,7 +256,7 @@ export class RunboxWidget extends HTMLElement {
         : { files: this.sources.map((s, i) => ({ name: s.name, content: this.codeOf(i) })), main: this.sources.find((s) => s.main)!.name };
     try {
       await connection.open();
-      connection.send({
+      const request = {
         type: 'run',
         id,
         ...program,
@@ -265,7 +267,9 @@ export class RunboxWidget extends HTMLElement {
         ...(this.expected !== null && this.problem === null ? { expected_output: this.expected } : {}),
         return_files: true,
         ...(line ? { interactive: true } : {}),
-      });
+      };
+      if (this.current?.id === id) this.current.request = request;
+      connection.send(request);
       line?.open((m) => {
         // The run may have ended or the socket dropped meanwhile: nothing is waiting then.
         try {
@@ -274,6 +278,8 @@ export class RunboxWidget extends HTMLElement {
           // The socket dropped: the run ends with that message.
         }
       });
+      // The program may wait for input at once: the reader who pressed Run types next, in the input line.
+      if (line && this.lineField && this.shadowRoot?.activeElement === this.button) this.lineField.focus();
     } catch {
       this.finish(null, 'Could not connect to the code runner. Check your connection and try again.');
     }
@@ -310,6 +316,21 @@ export class RunboxWidget extends HTMLElement {
       if (!run.streamed.stderr && result.error) this.write(result.error, 'stderr');
       this.finish(result, null);
       this.emit('runbox-result', m);
+    } else if (m.type === 'error' && (m['code'] === 'rate_limited' || m['reason'] === 'rate_limited') && run.request && !run.queued) {
+      // A second Run within the connection's one run a second: queued, sent once the
+      // second is over (once: a refusal the wait does not lift is then shown).
+      run.queued = true;
+      this.status.textContent = 'Queued: starting in a moment…';
+      const request = run.request;
+      setTimeout(() => {
+        if (this.current?.id !== run.id) return;
+        this.status.textContent = 'Running…';
+        try {
+          this.connection?.send(request);
+        } catch {
+          this.finish(null, 'The connection was lost before the run finished. Try again.');
+        }
+      }, 1000);
     } else if (m.type === 'error') {
       let message = String(m['message'] ?? 'The run was refused.');
       const valid = /\/compiler: must be one of: (.*)$/.exec(message);

@@ -32,6 +32,8 @@ import * as m0090 from './0090_problem_verification.js';
 import * as m0100 from './0100_work_conserving_share.js';
 import * as m0101 from './0101_wake_one_runner.js';
 import * as m0110 from './0110_problem_feedback.js';
+import * as m0120 from './0120_submissions_by_problem.js';
+import * as m0121 from './0121_problem_statements.js';
 import * as m0140 from './0140_run_sessions.js';
 import * as m0141 from './0141_batches.js';
 
@@ -70,6 +72,8 @@ export const migrations: Record<string, Migration> = {
   '0100_work_conserving_share': m0100,
   '0101_wake_one_runner': m0101,
   '0110_problem_feedback': m0110,
+  '0120_submissions_by_problem': m0120,
+  '0121_problem_statements': m0121,
   '0140_run_sessions': m0140,
   '0141_batches': m0141,
 };

@@ -30,13 +30,13 @@ export function KeyUsageCells(p: { k: KeyRow }) {
   return (
     <>
       <td class="num" data-field="submissions">
-        {k.runs_this_month}
+        {k.runs_this_month.toLocaleString('en-US')}
       </td>
       <td class="num" data-field="monthly_limit">
-        {k.monthly_limit ?? 'none'}
+        {k.monthly_limit?.toLocaleString('en-US') ?? 'none'}
       </td>
       <td class="num" data-field="remaining">
-        {k.remaining ?? '—'}
+        {k.remaining?.toLocaleString('en-US') ?? '—'}
       </td>
     </>
   );
@@ -109,7 +109,7 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; list: ListPosit
             <tbody>
               {p.keys.map((k) => (
                 <tr data-key-id={k.id} data-key-prefix={k.key_prefix}>
-                  <td class="mono">{k.key_prefix}…</td>
+                  <td class="mono nowrap">{k.key_prefix}…</td>
                   <td>
                     <a href={`/keys/${k.id}`}>{k.app_name}</a>
                   </td>

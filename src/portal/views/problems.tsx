@@ -2,7 +2,12 @@ import type { CheckView } from '../../api/problem-checks.js';
 import { parseInteraction } from '../../problems/interaction.js';
 import type { ProblemSummary, ProblemTestView, ProblemView, Storage } from '../../problems/store.js';
 import { FEEDBACK_SETTINGS, type Feedback } from '../../problems/feedback.js';
+import type { GradedLine } from '../../grading/list.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
+import { moreText, type Page } from '../../util/pages.js';
+import type { TestContent, VersionLine } from '../../problems/edit.js';
+import { GradedTable } from './grading.js';
+import { AllTests, ChangeForms, ProblemIdField, Statement, Versions } from './problem-forms.js';
 import { sizeText } from '../returned-files.js';
 import { CsrfField, Figure, Layout, TableBox, TextPair, When, type Notice, type PageContext } from './layout.js';
 import { PackageReport } from './package-report.js';
@@ -12,12 +17,25 @@ import { PackageReport } from './package-report.js';
 
 const MiB = 1024 * 1024;
 
-export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[]; storage: Storage; error?: string | undefined; notices?: Notice[] }) {
+export function ProblemsPage(p: { page: PageContext; problems: ProblemSummary[]; storage: Storage; error?: string | undefined; notices?: Notice[]; already?: { id: string; name: string } | undefined }) {
   return (
     <Layout title="Problems" page={p.page} notices={p.notices}>
       <p>
         A problem keeps tests (inputs and expected outputs), a checker and limits once, for every run to be judged against: name it in a run request
         (<code>"problem": "ID"</code>) or pick it in the <a href="/playground">Playground</a>.
+      </p>
+      {p.already && (
+        <p class="notice warn" role="alert" data-field="already-stored">
+          {'This package is already stored, as '}
+          <a href={`/problems/${p.already.id}`}>{p.already.name}</a>
+          {'. Nothing was stored again; to change that problem, upload the package on its page as a new version.'}
+        </p>
+      )}
+      <p>
+        <a class="button" href="/problems/new">
+          New problem…
+        </a>{' '}
+        Write the statement and type the tests in a form, or upload a package below.
       </p>
       <p data-field="storage">{`Test data kept: ${sizeText(p.storage.used_bytes)} of ${sizeText(p.storage.limit_bytes)} your plan allows.`}</p>
       {p.problems.length === 0 ? (
@@ -183,12 +201,12 @@ function Rejudge(p: { check: CheckView }) {
   );
 }
 
-export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; verification?: CheckView | undefined; rejudge?: CheckView | undefined }) {
+export function ProblemPage(p: { page: PageContext; problem: ProblemView; notices?: Notice[]; verification?: CheckView | undefined; rejudge?: CheckView | undefined; submissions?: Page<GradedLine>; owner?: { tests: TestContent[]; versions: VersionLine[] } }) {
   const pr = p.problem;
   const samples = pr.tests.filter((t) => t.input !== undefined || t.expected_output !== undefined || t.interaction !== undefined);
   return (
-    <Layout title={pr.name} page={p.page} notices={p.notices}>
-      <p class="mono id">{pr.id}</p>
+    <Layout title={pr.name} page={p.page} notices={p.notices} scripts={['portal.js']}>
+      <ProblemIdField id={pr.id} />
       <dl class="figures">
         <Figure label="Tests" field="test_count" value={pr.test_count} />
         <Figure label="Version" field="version" value={pr.version} />
@@ -207,6 +225,7 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
       <p>
         Created <When d={pr.created_at} />, updated <When d={pr.updated_at} />.
       </p>
+      <Statement problem={pr} />
       {pr.package && <PackageReport model={pr.package} />}
       <h2>Tests</h2>
       <TableBox label="Tests">
@@ -253,6 +272,10 @@ export function ProblemPage(p: { page: PageContext; problem: ProblemView; notice
           )}
         </section>
       ))}
+      {p.owner && <AllTests tests={p.owner.tests} />}
+      {p.submissions && <ProblemSubmissions id={pr.id} list={p.submissions} />}
+      {p.owner && <Versions versions={p.owner.versions} />}
+      {p.owner && <ChangeForms page={p.page} id={pr.id} testNames={pr.tests.map((t) => t.name)} />}
       <h2 id="verify">Verify</h2>
       {pr.example_submissions.length === 0 ? (
         <p>The package has no example submissions (submissions/accepted/, wrong_answer/, time_limit_exceeded/, …) to verify it with.</p>
@@ -364,6 +387,19 @@ function ProblemSettingsForm(p: { page: PageContext; problem: ProblemView }) {
           <button type="submit">Save settings</button>
         </p>
       </form>
+    </section>
+  );
+}
+
+/** The problem's newest submissions, with the grading list's columns, and the way to all of them. */
+function ProblemSubmissions(p: { id: string; list: Page<GradedLine> }) {
+  return (
+    <section aria-labelledby="submissions-h">
+      <h2 id="submissions-h">Submissions</h2>
+      {p.list.items.length === 0 ? <p>No runs of this problem yet.</p> : <GradedTable items={p.list.items} showProblem={false} />}
+      <p>
+        <a href={`/submissions?problem=${p.id}`}>{p.list.more > 0 ? `All submissions of this problem (${moreText(p.list, 'older')})` : 'Filter and export these submissions'}</a>
+      </p>
     </section>
   );
 }

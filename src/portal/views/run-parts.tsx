@@ -1,7 +1,7 @@
 import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { ReturnedFile } from '../../result.js';
 import { downloadName, droppedText, fileShown, fileUrl, imageAlt, sizeText } from '../returned-files.js';
-import { verdictWords } from '../verdicts.js';
+import { testLabel, verdictWords } from '../verdicts.js';
 import { TableBox, TextPair } from './layout.js';
 
 // Parts of a run's result that the submission page and the playground both show: the
@@ -53,7 +53,7 @@ export function ReturnedFiles(p: { files: ReturnedFile[] | undefined; dropped?: 
   );
 }
 
-const testName = (t: JudgedTestView, i: number) => t.name ?? `Test ${i + 1}`;
+const testName = (t: JudgedTestView, i: number) => testLabel(t.name, i);
 const linesText = (lines: string[]) => (lines.length > 0 ? lines.join('\n') : '(nothing)');
 
 /** Each judged test's verdict, score and checker's message; then, for each test whose output differs, the first lines that differ. */
