@@ -29,7 +29,9 @@ import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutco
 // LISTENing (each on a direct connection) and polling (RUNBOX_DATABASE_LISTEN_URL=none),
 // against a cluster of the benchmark's own (Debian's defaults, fsync on):
 // runs/s against every slot kept busy, p50/p99 admission and claim latency, PostgreSQL's
-// CPU (postmaster and every backend, from /proc) and WAL bytes per run.
+// CPU (postmaster and every backend, from /proc), WAL bytes per run, and the runners'
+// claims per run with those that found nothing. RUNBOX_BENCH_FLEET_WAKE=one,all also
+// measures each LISTEN point as before wake tokens (every admission waking every host).
 
 const STAGE_MS = Number(process.env.RUNBOX_BENCH_FLEET_STAGE_MS ?? 1000);
 const HOST_SLOTS = Number(process.env.RUNBOX_BENCH_FLEET_HOST_SLOTS ?? 10);
@@ -44,6 +46,10 @@ const API_POOL = 10;
 const ADMIT_LOOPS = 16;
 /** Server connections PgBouncer opens per database: a few per core. */
 const BOUNCER_POOL = 20;
+
+/** How admissions wake runner hosts: one (a wake token, src/queue/wake.ts) or, as before it, all of them (runbox_jobs for every run). */
+const WAKES = (process.env.RUNBOX_BENCH_FLEET_WAKE ?? 'one').split(',') as Wake[];
+type Wake = 'one' | 'all';
 
 /** Statements direct or through PgBouncer; runner hosts LISTENing (each on a direct connection) or polling. */
 type Mode = 'direct' | 'direct-polling' | 'pgbouncer' | 'pgbouncer-polling';
@@ -81,8 +87,14 @@ function clusterCpuMs(postmaster: number): number {
 
 type Kind = 'admit' | 'claim' | 'complete_claim' | 'output' | 'heartbeat';
 
-/** Times the statements of a pool's connections by what they are (the SQL says). */
-function timeStatements(pool: pg.Pool, samples: Map<Kind, number[]>, measuring: () => boolean): void {
+/** Claims made by the runners' loops (a wake, a poll, a freed slot), and those that found nothing. */
+interface ClaimCounts {
+  claims: number;
+  empty: number;
+}
+
+/** Times the statements of a pool's connections by what they are (the SQL says), and counts the claims that found nothing. */
+function timeStatements(pool: pg.Pool, samples: Map<Kind, number[]>, measuring: () => boolean, counts?: ClaimCounts): void {
   const kindOf = (text: string): Kind | undefined =>
     text.includes('runbox_admit(')
       ? 'admit'
@@ -104,7 +116,14 @@ function timeStatements(pool: pg.Pool, samples: Map<Kind, number[]>, measuring: 
       const out = query(...args);
       if (kind && out instanceof Promise) {
         out.then(
-          () => measuring() && samples.get(kind)!.push(performance.now() - t0),
+          (res: { rows?: { jobs?: unknown[] }[] }) => {
+            if (!measuring()) return;
+            samples.get(kind)!.push(performance.now() - t0);
+            if (kind === 'claim' && counts) {
+              counts.claims++;
+              if ((res.rows?.[0]?.jobs?.length ?? 0) === 0) counts.empty++;
+            }
+          },
           () => {},
         );
       }
@@ -136,6 +155,7 @@ const noSandbox: Sandbox = { launcher: 'none', run: () => Promise.reject(new Err
 
 interface Point {
   mode: Mode;
+  wake: Wake;
   slots: number;
   hosts: number;
   runsPerSecond: number;
@@ -150,17 +170,27 @@ interface Point {
   /** Connections PostgreSQL held during the run (client backends). */
   serverConnections: number;
   admissionErrors: number;
+  /** Claims of the runners' loops per run, and those of them that found nothing (complete-and-claim not counted). */
+  claimsPerRun: number;
+  emptyClaimsPerRun: number;
   loadAverage: string;
 }
 
-async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, template: string, mode: Mode, slots: number): Promise<Point> {
-  const dbName = `fleet_${mode.replace(/-/g, '_')}_${slots}`;
+async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, template: string, mode: Mode, slots: number, wake: Wake): Promise<Point> {
+  const dbName = `fleet_${mode.replace(/-/g, '_')}_${slots}_${wake}`;
   await cluster.query(`CREATE DATABASE ${dbName} TEMPLATE ${template}`);
   const direct = cluster.url(dbName);
+  if (wake === 'all') {
+    // The previous release's admission: every run notifies every runner host.
+    const c = connect(direct, { max: 1 });
+    await sql`CREATE OR REPLACE FUNCTION runbox_wake_one() RETURNS void LANGUAGE sql AS $$ SELECT pg_notify('runbox_jobs', '') $$`.execute(c.db);
+    await c.close();
+  }
   const viaBouncer = mode.startsWith('pgbouncer');
   const statements = viaBouncer ? bouncer!.url(dbName) : direct;
   const named = !viaBouncer;
   const samples = new Map<Kind, number[]>((['admit', 'claim', 'complete_claim', 'output', 'heartbeat'] as Kind[]).map((k) => [k, []]));
+  const claimCounts: ClaimCounts = { claims: 0, empty: 0 };
   let measuring = false;
   const admissions: number[] = [];
   const handles: DbHandle[] = [];
@@ -181,7 +211,7 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
     const base = loadConfig();
     for (let h = 0; h < hosts; h++) {
       const handle = connect(statements, { max: RUNNER_POOL, applicationName: 'bench-runner', namedStatements: named });
-      timeStatements(handle.pool, samples, () => measuring);
+      timeStatements(handle.pool, samples, () => measuring, claimCounts);
       handles.push(handle);
       const id = `fleet-${h}`;
       const execute: Executor = async (job) => {
@@ -279,6 +309,7 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
     for (const [k, v] of samples) if (v.length > 0) statementMs[k] = stats(v);
     return {
       mode,
+      wake,
       slots,
       hosts,
       runsPerSecond: done / seconds,
@@ -291,6 +322,8 @@ async function measurePoint(cluster: Cluster, bouncer: PgBouncer | undefined, te
       walBytesPerRun: done > 0 ? wal / done : 0,
       serverConnections,
       admissionErrors,
+      claimsPerRun: done > 0 ? claimCounts.claims / done : 0,
+      emptyClaimsPerRun: done > 0 ? claimCounts.empty / done : 0,
       loadAverage: loadAverage(),
     };
   } finally {
@@ -346,8 +379,10 @@ export async function benchFleet(): Promise<BenchOutcome> {
     for (const slots of SLOTS) {
       for (const mode of MODES) {
         if (mode.startsWith('pgbouncer') && !bouncer) continue;
-        console.error(`   fleet: ${slots} slots, ${mode} (load average ${loadAverage()})`);
-        points.push(await measurePoint(cluster, bouncer, template, mode, slots));
+        for (const wake of mode.endsWith('polling') ? (['one'] as Wake[]) : WAKES) {
+          console.error(`   fleet: ${slots} slots, ${mode}, wakes ${wake} (load average ${loadAverage()})`);
+          points.push(await measurePoint(cluster, bouncer, template, mode, slots, wake));
+        }
       }
     }
   } finally {
@@ -375,13 +410,15 @@ export async function benchFleet(): Promise<BenchOutcome> {
   writeResult('fleet', result);
 
   const rows: Row[] = [];
-  const label = (p: Point) => `${p.slots} slots (${p.hosts} hosts × ${Math.min(HOST_SLOTS, p.slots)}), ${p.mode}`;
+  const label = (p: Point) =>
+    `${p.slots} slots (${p.hosts} hosts × ${Math.min(HOST_SLOTS, p.slots)}), ${p.mode}${p.mode.endsWith('polling') ? '' : p.wake === 'one' ? ', wakes one' : ', wakes all (before)'}, load ${p.loadAverage}`;
   for (const p of points) {
     rows.push(
       row({ benchmark: 'fleet', figure: `runs/s, ${label(p)}, stage = sleep ${STAGE_MS} ms`, unit: 'runs/s', value: p.runsPerSecond, baseline: p.idealRunsPerSecond, baselineIs: 'every slot busy', target: 'report', met: null }),
       row({ benchmark: 'fleet', figure: `admission p50 / p99, ${label(p)}`, unit: 'ms', value: p.admissionMs?.median ?? 0, baseline: null, baselineIs: '', target: `p99 ${p.admissionMs?.p99.toFixed(1) ?? '–'} ms`, met: null }),
       row({ benchmark: 'fleet', figure: `claim (complete-and-claim) p50 / p99, ${label(p)}`, unit: 'ms', value: p.statementMs.complete_claim?.median ?? 0, baseline: null, baselineIs: '', target: `p99 ${p.statementMs.complete_claim?.p99.toFixed(1) ?? '–'} ms`, met: null }),
       row({ benchmark: 'fleet', figure: `PostgreSQL CPU per run, ${label(p)}`, unit: 'ms', value: p.postgresCpuMsPerRun, baseline: null, baselineIs: '', target: 'report', met: null }),
+      row({ benchmark: 'fleet', figure: `empty claims per run (of ${p.claimsPerRun.toFixed(2)} claims per run), ${label(p)}`, unit: '', value: p.emptyClaimsPerRun, baseline: null, baselineIs: '', target: 'report', met: null }),
       row({ benchmark: 'fleet', figure: `WAL per run, ${label(p)}`, unit: 'KB', value: p.walBytesPerRun / 1024, baseline: null, baselineIs: '', target: 'report', met: null }),
       row({ benchmark: 'fleet', figure: `PostgreSQL connections, ${label(p)}`, unit: '', value: p.serverConnections, baseline: null, baselineIs: '', target: 'report', met: null }),
     );

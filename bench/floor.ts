@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { executeJob } from '../src/runner/execute.js';
 import { planProgram } from '../src/program/plan.js';
 import { createSandbox } from '../src/sandbox/index.js';
-import type { Sandbox, SandboxSpec } from '../src/sandbox/spec.js';
+import type { Sandbox, SandboxSpec, StageFile } from '../src/sandbox/spec.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
 import { cpuDelta, runnerCpu } from './cpu.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
@@ -56,6 +56,18 @@ export async function floor(harness: string, rootfs: string, n: number, par: num
   return r;
 }
 
+/** The C hello world (gcc-4.9's recipe), compiled once in its image through the sandbox. */
+export async function cHello(sb: Sandbox): Promise<{ gcc: NonNullable<ReturnType<typeof compilerEntry>>; rootfs: string; binary: StageFile }> {
+  const gcc = compilerEntry('gcc-4.9');
+  if (!gcc?.compile) throw new Error('no gcc-4.9 recipe');
+  const rootfs = join(loadConfig().RUNBOX_IMAGES_DIR, gcc.image, 'rootfs');
+  const plan = planProgram(gcc, { code: gcc.hello.code });
+  const built = await sb.run({ rootfs, argv: plan.compile!.argv, files: plan.files, collect: plan.compile!.collect, slot: 0 });
+  const binary = built.collected[0];
+  if (!binary) throw new Error(`compiling the C hello world failed: ${built.stderr.toString()}`);
+  return { gcc, rootfs, binary };
+}
+
 /** `n` runs through the sandbox, `par` at a time (one slot each): wall, and the CPU of the runner's whole tree. */
 async function boxed(sb: Sandbox, n: number, par: number, spec: Omit<SandboxSpec, 'slot'>, expect: string): Promise<{ wallMs: number; cpuMs: number; tookMs: number[] }> {
   const took: number[] = [];
@@ -99,14 +111,7 @@ export async function benchFloor(): Promise<BenchOutcome> {
   const result: Record<string, unknown> = { date: new Date().toISOString(), runs: RUNS, tests: TESTS, launcher: sb.launcher, loadBefore: loadAverage() };
   const dir = mkdtempSync('/dev/shm/runbox-bench-floor-');
   try {
-    // The C hello world, compiled once in its image.
-    const gcc = compilerEntry('gcc-4.9');
-    if (!gcc?.compile) throw new Error('no gcc-4.9 recipe');
-    const cRoot = join(config.RUNBOX_IMAGES_DIR, gcc.image, 'rootfs');
-    const plan = planProgram(gcc, { code: gcc.hello.code });
-    const built = await sb.run({ rootfs: cRoot, argv: plan.compile!.argv, files: plan.files, collect: plan.compile!.collect, slot: 0 });
-    const binary = built.collected[0];
-    if (!binary) throw new Error(`compiling the C hello world failed: ${built.stderr.toString()}`);
+    const { gcc, rootfs: cRoot, binary } = await cHello(sb);
     writeFileSync(join(dir, binary.name), binary.content, { mode: 0o755 });
 
     const pyRoot = join(config.RUNBOX_IMAGES_DIR, 'python3.9', 'rootfs');

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import type { JudgeDeps } from '../src/runner/judge.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import type { Sandbox, StageFile } from '../src/sandbox/spec.js';
 import { PROJECT_ROOT } from '../src/util/paths.js';
+import { cpuDelta, runnerCpu, type ProcCpu } from './cpu.js';
 import { loadAverage, QUICK, row, runIfMain, stats, writeResult, type BenchOutcome, type Row } from './common.js';
 
 // Judged runs against their floor, measured in the same run:
@@ -116,20 +117,35 @@ function problemDeps(tests: Test[], cacheDir: string): JudgeDeps {
   } as JudgeDeps & { checker: JudgeSettings['checker'] };
 }
 
-/** The runner judging every test of the problem: wall per test once the solution is compiled. */
-async function judged(sb: Sandbox, deps: JudgeDeps, compiler: string, code: string, tests: number): Promise<number> {
+/** The runner judging every test of the problem: wall per test once the solution is compiled
+ *  (and, in `cpu`, the CPU per test of the runner's process and its fork server's tree). */
+async function judged(sb: Sandbox, deps: JudgeDeps, compiler: string, code: string, tests: number, cpu?: { perTestMs: number }, viaPipes = false): Promise<number> {
   const config = loadConfig();
   let compiled = 0;
+  let cpu0: ProcCpu | null = null;
   // The compile stage is the one that brings files back; the tests start when it is over.
-  const timing: Sandbox = { launcher: sb.launcher, run: async (spec) => {
+  const timing: Sandbox = { launcher: sb.launcher, run: async (given) => {
+    // viaPipes: the input as bytes through the runner and the fork server, as before tests' inputs were given as files.
+    let spec = given;
+    if (viaPipes && given.stdinFile !== undefined) {
+      const { stdinFile, ...rest } = given;
+      spec = { ...rest, stdin: readFileSync(stdinFile) };
+    }
     const r = await sb.run(spec);
-    if (spec.collect && !compiled) compiled = performance.now();
+    if (spec.collect && !compiled) {
+      compiled = performance.now();
+      cpu0 = runnerCpu();
+    }
     return r;
   } };
   const judge: JudgeSettings = { checker: { type: 'tokens' }, interactor: null, stop_on_failure: false, problem: { id: 'bench', version: 1 } };
   const job = { id: 'bench-judge', compiler, code, input: null, tests: null, extra_params: null, run_options: { judge } };
   const result = await executeJob(job as never, timing, { imagesDir: config.RUNBOX_IMAGES_DIR, slot: 0, judge: deps });
   const end = performance.now();
+  if (cpu && cpu0) {
+    const d = cpuDelta(cpu0, runnerCpu());
+    cpu.perTestMs = (d.selfMs + d.childrenMs) / tests;
+  }
   if (result.verdict !== 'accepted' || result.tests?.length !== tests) throw new Error(`judged bench run: ${result.verdict} ${result.checker_message ?? ''} ${result.error}`);
   return (end - compiled) / tests;
 }
@@ -187,13 +203,15 @@ export async function benchJudge(): Promise<BenchOutcome> {
     for (let r = 0; r < ROUNDS; r++) {
       const floorTokens = await floorRun(harness, solution.rootfs, sortDir, TESTS, 'tokens', ['/tmp/solution']);
       sortDeps.checker = { type: 'tokens' };
-      const boxTokens = await judged(sb, sortDeps, 'g++-9', SOLUTION, TESTS);
+      const cpu = { perTestMs: NaN };
+      const boxTokens = await judged(sb, sortDeps, 'g++-9', SOLUTION, TESTS, cpu);
       const floorChecker = await floorRun(harness, solution.rootfs, sortDir, TESTS, 'checker:/tmp/checker', ['/tmp/solution']);
       sortDeps.checker = checkerProgram;
       const boxChecker = await judged(sb, sortDeps, 'g++-9', SOLUTION, TESTS);
       const floorBig = await floorRun(harness, cat.rootfs, bigDir, 1, 'cmp', ['/tmp/cat']);
       const boxBig = await judged(sb, bigDeps, 'gcc-9', CAT, 1);
-      rounds.push({ floorTokens, boxTokens, floorChecker, boxChecker, floorBig, boxBig });
+      const boxBigPipes = await judged(sb, bigDeps, 'gcc-9', CAT, 1, undefined, true);
+      rounds.push({ boxBigPipes, floorTokens, boxTokens, boxTokensCpu: cpu.perTestMs, floorChecker, boxChecker, floorBig, boxBig });
     }
     result.rounds = rounds;
     const m = (k: string) => median(rounds.map((x) => x[k]!));
@@ -201,8 +219,13 @@ export async function benchJudge(): Promise<BenchOutcome> {
     const boxTokens = m('boxTokens');
     const tokensRatio = median(rounds.map((x) => x.boxTokens! / x.floorTokens!));
     rows.push(row({ benchmark: 'judge', figure: `${TESTS}-test problem, C++ solution, tokens checker, wall per test`, unit: 'ms', value: boxTokens, baseline: floorTokens, baselineIs: "exec'd in its image + native token compare", target: `≤ 1.5× (${tokensRatio.toFixed(2)}×)`, met: tokensRatio <= 1.5 }));
+    // Tests a core judges per second: the inverse of a test's CPU (runner, fork server, sandbox, program).
+    const cpuPerTest = m('boxTokensCpu');
+    rows.push(row({ benchmark: 'judge', figure: `${TESTS}-test problem, tests per second per core (CPU per test ${cpuPerTest.toFixed(2)} ms)`, unit: 'tests/s', value: 1000 / cpuPerTest, baseline: null, baselineIs: '', target: 'report', met: null }));
     const bigRatio = median(rounds.map((x) => x.boxBig! / x.floorBig!));
-    rows.push(row({ benchmark: 'judge', figure: '16 MiB in and 16 MiB out through the sandbox, compared (exact)', unit: 'ms', value: m('boxBig'), baseline: m('floorBig'), baselineIs: "cat exec'd in its image + cmp", target: `≤ 1.2× (${bigRatio.toFixed(2)}×)`, met: bigRatio <= 1.2 }));
+    const pipesRatio = median(rounds.map((x) => x.boxBigPipes! / x.floorBig!));
+    rows.push(row({ benchmark: 'judge', figure: '16 MiB in and 16 MiB out, the input through the runner and the fork server (as before), compared (exact)', unit: 'ms', value: m('boxBigPipes'), baseline: m('floorBig'), baselineIs: "cat exec'd in its image + cmp", target: `report (${pipesRatio.toFixed(2)}×)`, met: null }));
+    rows.push(row({ benchmark: 'judge', figure: '16 MiB in and 16 MiB out through the sandbox, the input as its cached file, compared (exact)', unit: 'ms', value: m('boxBig'), baseline: m('floorBig'), baselineIs: "cat exec'd in its image + cmp", target: `≤ 1.2× (${bigRatio.toFixed(2)}×)`, met: bigRatio <= 1.2 }));
     // What the checker program adds per test, against the checker run bare plus one stage's own cost.
     const added = median(rounds.map((x) => x.boxChecker! - x.boxTokens!));
     const bare = median(rounds.map((x) => x.floorChecker! - x.floorTokens!));

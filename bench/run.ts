@@ -2,9 +2,11 @@ import { writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchAcks } from './acks.js';
+import { benchEval } from './eval.js';
 import { benchFleet } from './fleet.js';
 import { benchFloor } from './floor.js';
 import { benchJudge } from './judge.js';
+import { benchPeers } from './peers.js';
 import { loadAverage, markdownTable, QUICK, resultsDir, row, type BenchOutcome, type Row } from './common.js';
 import { benchLatency } from './latency.js';
 import { benchQueue } from './queue.js';
@@ -62,8 +64,10 @@ const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   sandbox: benchSandbox,
   floor: benchFloor,
   judge: benchJudge,
+  peers: benchPeers,
   latency: benchLatency,
   throughput: benchThroughput,
+  eval: benchEval,
   acks: benchAcks,
   queue: benchQueue,
   fleet: benchFleet,
@@ -122,7 +126,7 @@ async function main(): Promise<number> {
   const file = only ? undefined : join(resultsDir(), `${started.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
   if (file) writeFileSync(file, JSON.stringify(combined, null, 2) + '\n');
 
-  console.log(`Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${QUICK ? ' (quick run)' : ''} on ${machine.cpus} × ${machine.cpuModel}, ` +
+  console.log(`Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${QUICK ? ' (quick run)' : ''} on ${machine.cpus} × ${machine.cpuModel}, Linux ${machine.kernel}, ` +
     `load average ${machine.loadAverageAtStart} at the start and ${loadAverageAtEnd} at the end; ${combined.seconds} s in all.\n`);
   console.log(markdownTable(rows));
   if (failed.length > 0) console.log(`\nfailed: ${failed.join(', ')}`);

@@ -1,8 +1,10 @@
 import { sql } from 'kysely';
 import { lookupSubmission } from '../src/api/submission-view.js';
+import { ownerAsker } from '../src/problems/feedback.js';
 import type { Db } from '../src/db/connect.js';
 import { ensureOnlineIndexes } from '../src/db/online-indexes.js';
-import { PAGE_SIZE, listSubmissions } from '../src/portal/submission-list.js';
+import { listGraded } from '../src/grading/list.js';
+import { GRADING_LIMITS } from '../src/limits.js';
 import { admitSubmission } from '../src/quota/admit.js';
 import { runsPerDay } from '../src/quota/usage.js';
 import { pauseAfter, PURGE_BATCH_ROWS, PURGE_PAUSE_MS, purgeBatch, retentionCutoff } from '../src/retention/purge.js';
@@ -193,12 +195,12 @@ async function measurePair(a: Side, b: Side, month: string): Promise<{ year: Lat
       if (!admitted.admitted) throw new Error(`admission refused: ${admitted.reason}`);
       out[n]!.admission.push(ms);
       const s = samples[n]![i % samples[n]!.length]!;
-      const [lookupMs, found] = await timed(() => lookupSubmission(side.db, s.account_id, s.id));
+      const [lookupMs, found] = await timed(() => lookupSubmission(side.db, ownerAsker(s.account_id), s.id));
       if (!found || !('json' in found)) throw new Error(`lookup of ${s.id} found nothing`);
       out[n]!.lookup.push(lookupMs);
       if (i < 50) {
         // A busy account's portal page and dashboard chart.
-        out[n]!.page.push((await timed(() => listSubmissions(side.db, side.accounts[0]!, { limit: PAGE_SIZE })))[0]);
+        out[n]!.page.push((await timed(() => listGraded(side.db, side.accounts[0]!, {}, { limit: GRADING_LIMITS.portalPage })))[0]);
         out[n]!.perDay.push((await timed(() => runsPerDay(side.db, side.accounts[0]!, month)))[0]);
       }
     }

@@ -69,7 +69,7 @@ export const CONFIG_VARS = {
   ),
   RUNBOX_RUNNER_SLOTS: int('Runs at once on this runner host.', () => Math.max(1, cpus().length), 1, 1024),
   RUNBOX_RUNNER_RESERVED_SLOTS: int(
-    "Slots of this runner one account's runs never take, kept for other accounts (a runner of one slot keeps none): runs waiting on their users' input hold a slot with no CPU. 0: one account may take them all.",
+    "Slots of this runner kept as other accounts' share (a runner of one slot keeps none): one account's runs take them only while no other account's run waits, and an interactive run idle on input in one gives it back when another account's run waits (runs waiting on input hold a slot with no CPU). 0: none kept.",
     1,
     0,
     1024,

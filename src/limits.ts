@@ -5,6 +5,11 @@
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
+/** How long an interactive run in a slot lent beyond its account's share (src/queue/claim.ts) may
+ *  wait on its user's input, with nothing typed and nothing written, while another account's
+ *  run waits for a slot; then it is stopped, saying why (src/runner/lent-slots.ts). */
+export const LENT_SLOT_IDLE_MS = 5_000;
+
 /** Per-run limits, the same on every plan: paid plans never raise these. */
 export const RUN_LIMITS = {
   /** Memory of the whole run, tmpfs pages included; no swap. */
@@ -189,6 +194,8 @@ export const JUDGE_LIMITS = {
   /** Arguments a checker or validator is given after its own (Kattis' validator flags), and the bytes of one. */
   validatorArgsMax: 64,
   validatorArgMaxBytes: 256,
+  /** A multi-pass problem's validation_passes: each pass is a run of the program and of its validator. */
+  validationPassesMax: 32,
 } as const;
 
 /** An interactor's wall-clock limit beyond its program's: the time it has to give its
@@ -205,8 +212,10 @@ export function interactorTimeoutMs(runTimeoutMs: number | undefined): number {
  * that is more (a 16 MB answer needs room for a 16 MB output, and a little more for
  * whitespace a comparison forgives). The whole stdout up to it is kept for the comparison.
  */
-export function judgedFloodBytes(answerBytes: number): number {
-  return Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
+export function judgedFloodBytes(answerBytes: number, statedBytes?: number): number {
+  const flood = Math.max(RUN_LIMITS.outputFloodBytes, 2 * answerBytes);
+  // A package's limits.output (at most the service's own) is its output's bound, exactly.
+  return statedBytes !== undefined ? Math.min(flood, statedBytes) : flood;
 }
 
 /** Stored problems (POST /api/v2/problems): their tests and packages. */
@@ -233,6 +242,20 @@ export const PROBLEM_LIMITS = {
   /** Problem writes (create, replace, delete; API and portal together) per account in a
    *  rolling minute (RATE_WINDOW_MS): each may inflate, hash and store 64 MiB. */
   writesPerMinute: 20,
+} as const;
+
+/** A stored problem's statement (Markdown, or a package's LaTeX source), as written in the portal's form or found in a package. */
+export const PROBLEM_STATEMENT_LIMITS = { maxBytes: 256 * KiB } as const;
+
+/** Lists of submissions as graders read them (src/grading: the portal's list, GET /api/v2/submissions/). */
+export const GRADING_LIMITS = {
+  /** Submissions on a page of the JSON answer (?limit), and its default. */
+  pageMax: 1000,
+  pageDefault: 100,
+  /** Submissions a page of the portal shows. */
+  portalPage: 50,
+  /** Rows of one CSV or JSON-lines export: a longer one ends there (its last id, as ?after=, reads on). */
+  exportMaxRows: 100_000,
 } as const;
 
 /** Exit codes and signals that the service reports for forced stops (published: 153/25 for output, 71 for processes). */
@@ -302,6 +325,8 @@ export interface SandboxTimeRequest {
   /** An interactor: its compile stage and a stage beside each test's run, at
    *  interactorTimeoutMs. */
   interactor?: { compiles: boolean };
+  /** A multi-pass problem's validation_passes: each test's stages run up to that many times. */
+  passes?: number;
 }
 
 /** Each stage of a request at its timeout: `perTest` once for every test, `once` once. */
@@ -327,7 +352,7 @@ export function requestSandboxStages(req: SandboxTimeRequest): { name: string; m
  * request's checker or interactor stages, their compile included.
  */
 export function requestSandboxMs(req: SandboxTimeRequest): number {
-  const tests = Math.max(1, req.tests);
+  const tests = Math.max(1, req.tests) * Math.max(1, req.passes ?? 1);
   return requestSandboxStages(req).reduce((sum, st) => sum + (st.perTest ? tests * st.ms : st.ms), 0);
 }
 
@@ -346,3 +371,61 @@ export const WEBSOCKET_RUNS_PER_SECOND = 1;
  */
 export const PORTAL_REDELIVERIES_PER_WINDOW = 20;
 export const REDELIVERY_WINDOW_MS = 3600_000;
+
+/** Sessions that keep their state between runs (POST /api/v2/sessions; src/sessions). The
+ *  plan's own figures (sessions at once, longest lifetime) are columns of plans. */
+export const SESSION_LIMITS = {
+  /** An idle session (no run, no file read or written) is ended after this long unless it asks otherwise. */
+  idleTimeoutDefaultSeconds: 600,
+  idleTimeoutMaxSeconds: 3600,
+  /** A session's lifetime when it asks for none (at most its plan's session_lifetime_seconds). */
+  lifetimeDefaultSeconds: 3600,
+  /** The workspace a run starts with and leaves behind: what is past these is not kept. */
+  workspaceBytes: 8 * MiB,
+  workspaceFiles: 256,
+  /** One file written through the files route. */
+  fileBytes: 4 * MiB,
+  /** A run holds its session busy at most this long (a run whose API process died frees it then). */
+  busyMs: 2 * RUN_LIMITS.timeoutMs + 60_000,
+} as const;
+
+/** Batches (POST /api/v2/batches; src/batches): many runs in one request, admitted as the account's limits free up. */
+export const BATCH_LIMITS = {
+  runsMax: 10_000,
+  /** The JSON-lines body: every run's request. */
+  bodyMaxBytes: 64 * MiB,
+  /** How often an API process admits the next items of its batches. */
+  feedIntervalMs: 100,
+  /** An API process admits a batch's items alone for this long at a time (another takes over after it). */
+  feedLeaseSeconds: 30,
+  /** Items one feeding pass admits per batch at most. */
+  feedItemsPerPass: 500,
+  /** How often a results stream looks for more ended runs. */
+  resultsPollMs: 200,
+} as const;
+
+/**
+ * A stored problem's time limit when its package states none (Kattis packages derive it
+ * from their accepted submissions): until a verification derives one
+ * (POST /api/v2/problems/{id}/verify), its runs have this stated default, and the problem
+ * says so (time_limit.source "default").
+ */
+export const PROBLEM_TIME_DEFAULTS = {
+  /** CPU seconds of each run of a problem without a stated or derived limit. */
+  defaultSeconds: 2,
+  /** CPU seconds the accepted example submissions run at while a verification measures them
+   *  (problemtools allows 300 s; here the service's own limit). */
+  measureSeconds: RUN_LIMITS.timeoutMs / 1000,
+} as const;
+
+/** Verifying a package (its example submissions judged) and rejudging a problem's submissions. */
+export const VERIFY_LIMITS = {
+  /** Example submissions a package may keep. */
+  submissionsMax: 200,
+  /** Files of one example submission (a directory program). */
+  submissionFilesMax: PROGRAM_LIMITS.filesMax,
+  /** Earlier submissions one PUT ?rejudge=N may judge again (each run is billed and admitted as any). */
+  rejudgeMax: 100,
+  /** How often the API processes look at the checks going (admit runs, end phases). */
+  advanceEveryMs: 1000,
+} as const;

@@ -85,7 +85,24 @@ export const JudgedFields = {
   score: Type.Optional(Type.Number()),
   /** The checker's words, at most 4 KB; null when it said nothing. */
   checker_message: Type.Optional(Nullable(Type.String())),
+  /** A scoring package's test: its score as the package counts it (accept_score, or its validator's score.txt). */
+  points: Type.Optional(Type.Number()),
 };
+
+/** A test group of a stored Kattis package (data/sample, data/secret, secret/group1; '' is data/ itself). */
+export const GroupResultSchema = Type.Object({
+  name: Type.String(),
+  /** The group's verdict as the package's judge gives it (problemtools' default grader, or 2025-09's aggregation). */
+  verdict: Type.Enum([...RESULT_VERDICTS]),
+  /** Its score as the package counts it; null in a pass-fail problem (and for sample in 2025-09). */
+  score: Nullable(Type.Number()),
+  /** Its maximum (range's upper end, or max_score); null when unbounded. */
+  max_score: Nullable(Type.Number()),
+  /** Its tests' names, its subgroups' included, in order. */
+  tests: Type.Array(Type.String()),
+  /** Why it is a judge error, or was not judged. */
+  message: Type.Optional(Type.String()),
+});
 
 /** A test of a multi-test request: its run, and when judged its verdict (and a stored problem's test its name). */
 export const TestResultSchema = Type.Object({
@@ -95,6 +112,8 @@ export const TestResultSchema = Type.Object({
   /** skipped: an earlier test failed and the request said stop_on_failure; not run, not billed. */
   status: Type.Enum([...RUN_STATUSES, 'skipped']),
   ...JudgedFields,
+  /** A multi-pass problem's test: the passes that ran (its other fields are the last pass's). */
+  passes: Type.Optional(Type.Integer({ minimum: 1 })),
   ...ReturnedFilesFields,
 });
 export type TestResult = Static<typeof TestResultSchema>;
@@ -118,8 +137,12 @@ export const RunResultSchema = Type.Object({
   limits: Type.Optional(RunLimitsSchema),
   /** The request's verdict: the first test not accepted (else accepted), or compile_error and the like when no test ran. */
   verdict: Type.Optional(Type.Enum([...RESULT_VERDICTS])),
-  /** The tests' scores weighted by their weights, as a fraction (0 to 1). */
+  /** The tests' scores weighted by their weights, as a fraction (0 to 1); a scoring package's: points / max_points. */
   score: JudgedFields.score,
+  /** A scoring package's score as its judge counts it (Kattis' score: secret's in 2025-09, data/'s in legacy). */
+  points: Type.Optional(Type.Number()),
+  /** Its maximum, where the package gives one. */
+  max_points: Type.Optional(Nullable(Type.Number())),
   checker_message: JudgedFields.checker_message,
   /** A stored problem's run: the problem and the version it ran. */
   problem: Type.Optional(Type.Object({ id: Type.String(), version: Type.Integer() })),
@@ -128,6 +151,8 @@ export const RunResultSchema = Type.Object({
   compile_output: Nullable(Type.String()),
   ...ReturnedFilesFields,
   extra_params: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  /** A stored Kattis package's test groups, data/ first then depth first, each beside its tests. */
+  groups: Type.Optional(Type.Array(GroupResultSchema)),
   tests: Type.Optional(Type.Array(TestResultSchema)),
 });
 export type RunResult = Static<typeof RunResultSchema>;
@@ -161,6 +186,8 @@ export const RESULT_FIELD_ORDER = [
   'status',
   'verdict',
   'score',
+  'points',
+  'max_points',
   'checker_message',
   'output',
   'error',
@@ -180,6 +207,7 @@ export const RESULT_FIELD_ORDER = [
   'files_truncated',
   'files_dropped',
   'extra_params',
+  'groups',
   'tests',
 ] as const;
 const TEST_FIELD_ORDER = ['name', 'status', ...Object.keys(JudgedFields), ...Object.keys(ExecutionFields).filter((k) => k !== 'status'), ...Object.keys(ReturnedFilesFields)];

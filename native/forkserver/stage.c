@@ -83,7 +83,9 @@ static int in_dirs(const char *path, char **dirs, int n) {
 
 void enter(char **f, const size_t *len, int nf) {
   // f: "enter" ENV ID UID GID NDIR DIR... NJOIN PROCS... NWRITE FILE VALUE... NCOUNT FILE...
-  //    KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD
+  //    KEEP FLOOD OUTMAX DIAGMAX STREAM STDIN STAGEIN HOLD [STDINFILE]
+  // STDINFILE: a file (a cached test's input) opened here read-only and given to the
+  // program as its stdin instead of a pipe: no bytes pass through this server.
   if (nf < 6 || !digits_only(f[2])) {
     fprintf(stderr, "runbox-forkserver: malformed enter request\n");
     return;
@@ -101,7 +103,7 @@ void enter(char **f, const size_t *len, int nf) {
   int wr = jn < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
   int cnt = wr < 0 ? -1 : counted(f, nf, &at, MAX_COUNTS);
   int dr = cnt < 0 ? -1 : counted(f, nf, &at, 2 * MAX_WRITES);
-  if (dr < 0 || nf - at != 14 || (cnt - 1 - wr) % 2 != 0 || (at - dr) % 2 != 0) {
+  if (dr < 0 || (nf - at != 14 && nf - at != 15) || (cnt - 1 - wr) % 2 != 0 || (at - dr) % 2 != 0) {
     failed(id, EINVAL, "request");
     return;
   }
@@ -111,6 +113,7 @@ void enter(char **f, const size_t *len, int nf) {
   }
   int ndirs = jn - 1 - dir, njoins = wr - 1 - jn, nwrites = (cnt - 1 - wr) / 2, ncounts = dr - 1 - cnt, ndrains = at - dr;
   const char *usage = f[at], *over = f[at + 1], *settle = f[at + 2];
+  const char *stdin_file = nf - at == 15 && f[nf - 1][0] ? f[nf - 1] : NULL;
   at += 3;
   int ncg = ndirs + njoins;  // cgroup.procs files passed: the new directories', then the joined
   struct job *j = free_job(id);
@@ -134,6 +137,23 @@ void enter(char **f, const size_t *len, int nf) {
   }
   for (; made < STAGE_FDS; made++) {
     int pp[2];
+    if (made == IN && stdin_file) {
+      // Read-only, and only a regular file: no pipe, nothing for this server to write.
+      // Its mode (the cache's 0644, in a directory only root can enter) lets
+      // /dev/stdin reopen it read-only and nothing more.
+      struct stat st;
+      mine[IN] = -1;
+      theirs[IN] = open(stdin_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+      if (theirs[IN] < 0 || fstat(theirs[IN], &st) != 0 || !S_ISREG(st.st_mode)) {
+        e = theirs[IN] < 0 ? errno : EINVAL;
+        if (theirs[IN] >= 0) close(theirs[IN]);
+        step = "stdin file";
+        goto cleanup;
+      }
+      // Blocking reads for the program (O_NONBLOCK only kept a FIFO's open from waiting).
+      fcntl(theirs[IN], F_SETFL, 0);
+      continue;
+    }
     if (stage_pipe(made, pp, &mine[made], &theirs[made]) != 0) {
       e = errno;
       goto cleanup;
@@ -211,7 +231,7 @@ void enter(char **f, const size_t *len, int nf) {
   return;
 cleanup:
   for (int k = 0; k < made; k++) {
-    close(mine[k]);
+    if (mine[k] >= 0) close(mine[k]);
     close(theirs[k]);
   }
   for (int k = 0; k < opened; k++) close(theirs[STAGE_FDS + k]);

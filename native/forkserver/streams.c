@@ -22,6 +22,8 @@ static unsigned long long num_field(const char *s) {
 }
 
 static void set_write(struct job *j, int i, const char *data, size_t len) {
+  // No pipe to write (a stage given a file as its stdin): nothing is sent.
+  if (j->fd[i] < 0) return;
   if (len > 0) j->w[i].data = malloc(len);
   if (!j->w[i].data) {
     // Nothing to write (or no memory for it): the reader sees EOF, unless more is to come.

@@ -253,6 +253,8 @@ export interface KeyContext {
   revoked: boolean;
   /** Widget keys: the browser origins the key may be used from (normalised scheme://host[:port]). */
   allowedOrigins: string[];
+  /** A student's key: its account's problems' runs reach it under their feedback (src/problems/feedback.ts). */
+  student?: boolean;
 }
 
 export async function findKeyByHash(db: Db, keyHash: Buffer): Promise<KeyContext | undefined> {
@@ -267,7 +269,7 @@ export async function findKeyById(db: Db, keyId: string): Promise<KeyContext | u
 async function keyContext(db: Db, column: 'key_hash' | 'id', value: Buffer | string): Promise<KeyContext | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'kind', 'monthly_limit', 'allowed_origins', sql<boolean>`revoked_at is not null`.as('revoked')])
+    .select(['id', 'account_id', 'kind', 'monthly_limit', 'allowed_origins', 'student', sql<boolean>`revoked_at is not null`.as('revoked')])
     .where(column, '=', value as never)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -278,5 +280,6 @@ async function keyContext(db: Db, column: 'key_hash' | 'id', value: Buffer | str
     keyMonthlyLimit: row.monthly_limit,
     revoked: row.revoked,
     allowedOrigins: row.allowed_origins,
+    student: row.student,
   };
 }

@@ -107,6 +107,9 @@ export const WIDGET_NEEDS_ORIGIN =
   'a widget key needs at least one allowed origin: the site its pages are on, as scheme://host[:port] (e.g. https://docs.example.com)';
 export const WIDGET_NO_REDIRECT = 'widget keys send no callbacks: leave the Redirect Url empty (use an API key for asynchronous runs)';
 
+/** A widget key is under its problems' feedback already; the mark is for API keys. */
+export const STUDENT_API_ONLY = 'only an API key is marked as a student key (a widget key always sees problems under their feedback)';
+
 /** The rules a key's kind sets on its allowed origins and its Redirect Url. */
 function checkKindRules(kind: KeyKind, allowedOrigins: readonly string[], redirectUrl: string | null): void {
   if (kind === 'api' && allowedOrigins.length > 0) throw new AccountInputError('allowed origins are for widget keys only');
@@ -122,6 +125,8 @@ export interface NewKeyInput {
   monthlyLimit?: number | null;
   /** Widget keys only: the origins the widget may run from. */
   allowedOrigins?: readonly string[];
+  /** API keys only: a student's key, which sees its account's problems' runs under their feedback (src/problems/feedback.ts). */
+  student?: boolean;
 }
 
 /** What the creator sees once: the key and the signing secret are never shown again. */
@@ -137,6 +142,7 @@ export interface CreatedKey {
   kind: KeyKind;
   monthly_limit: number | null;
   allowed_origins: string[];
+  student: boolean;
   created_at: string;
 }
 
@@ -148,6 +154,7 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
   const monthlyLimit = validateMonthlyLimit(input.monthlyLimit ?? null);
   const allowedOrigins = validateAllowedOrigins(input.allowedOrigins ?? []);
   checkKindRules(kind, allowedOrigins, redirectUrl);
+  if (input.student && kind !== 'api') throw new AccountInputError(STUDENT_API_ONLY);
   const account = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
   if (!account) throw new AccountInputError(`no account ${input.accountId}`);
   const key = generateKey();
@@ -164,8 +171,9 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
       monthly_limit: monthlyLimit,
       signing_secret: signingSecret,
       allowed_origins: allowedOrigins,
+      student: input.student === true,
     })
-    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'created_at'])
+    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'student', 'created_at'])
     .executeTakeFirstOrThrow();
   announce({ event: 'key created', account: row.account_id, key_id: row.id, kind: row.kind });
   return { ...row, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
@@ -181,6 +189,7 @@ export interface KeyListing {
   kind: KeyKind;
   monthly_limit: number | null;
   allowed_origins: string[];
+  student: boolean;
   created_at: string;
   revoked_at: string | null;
 }
@@ -194,6 +203,7 @@ const listingColumns = [
   'kind',
   'monthly_limit',
   'allowed_origins',
+  'student',
   'created_at',
   'revoked_at',
 ] as const;
@@ -239,6 +249,16 @@ export async function setKeyLimit(db: Db, keyId: string, monthlyLimit: number | 
   return toListing(row);
 }
 
+/** Marks or unmarks an API key as a student's (src/problems/feedback.ts). */
+export async function setKeyStudent(db: Db, keyId: string, student: boolean): Promise<KeyListing> {
+  const key = await db.selectFrom('api_keys').select('kind').where('id', '=', keyId).executeTakeFirst();
+  if (!key) throw new AccountInputError(`no key ${keyId}`);
+  if (student && key.kind !== 'api') throw new AccountInputError(STUDENT_API_ONLY);
+  const row = await db.updateTable('api_keys').set({ student }).where('id', '=', keyId).returning(listingColumns).executeTakeFirstOrThrow();
+  announce({ event: 'key changed', account: row.account_id, key_id: row.id, fields: ['student'] });
+  return toListing(row);
+}
+
 /** Replaces a widget key's allowed origins (an API key takes none). */
 export async function setKeyOrigins(db: Db, keyId: string, origins: readonly string[]): Promise<KeyListing> {
   const allowedOrigins = validateAllowedOrigins(origins);
@@ -281,6 +301,8 @@ export interface KeyChanges {
   redirectUrl: string | null;
   monthlyLimit: number | null;
   allowedOrigins: readonly string[];
+  /** API keys: mark or unmark it as a student's key; left out, unchanged. */
+  student?: boolean;
 }
 
 /** Edits a key's App Name, Redirect Url, own monthly limit and (widget keys) allowed origins, with createKey's rules. */
@@ -292,9 +314,10 @@ export async function updateKey(db: Db, accountId: string, keyId: string, change
   const monthlyLimit = validateMonthlyLimit(changes.monthlyLimit);
   const allowedOrigins = validateAllowedOrigins(changes.allowedOrigins);
   checkKindRules(current.kind, allowedOrigins, redirectUrl);
+  if (changes.student && current.kind !== 'api') throw new AccountInputError(STUDENT_API_ONLY);
   const row = await db
     .updateTable('api_keys')
-    .set({ app_name: appName, redirect_url: redirectUrl, monthly_limit: monthlyLimit, allowed_origins: allowedOrigins })
+    .set({ app_name: appName, redirect_url: redirectUrl, monthly_limit: monthlyLimit, allowed_origins: allowedOrigins, ...(changes.student !== undefined ? { student: changes.student } : {}) })
     .where('id', '=', keyId)
     .where('account_id', '=', accountId)
     .returning(listingColumns)

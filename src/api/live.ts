@@ -7,6 +7,7 @@ import { listen, type Listener } from '../queue/listen.js';
 import { OUTPUT_CHANNEL, parseOutputMessage, type OutputMessage } from '../queue/output-channel.js';
 import { type OutputPosition, storedOutput, storedOutputFrom } from '../queue/output-store.js';
 import { sql } from 'kysely';
+import { resultFor, type Asker } from '../problems/feedback.js';
 import { internalErrorResult, presentResult, type PresentOptions, type RunResult } from '../result.js';
 
 // What the API host needs to answer while a run happens elsewhere: when a submission
@@ -151,13 +152,13 @@ async function storedRow(db: Db, id: string, live?: LiveResults): Promise<{ resu
   return { result, extraParamsJson: row.extra_params_json };
 }
 
-/** The stored result of an ended submission; a failure without one reads as internal_error. */
-export async function storedResult(db: Db, id: string, live?: LiveResults): Promise<RunResult> {
-  return (await storedRow(db, id, live)).result;
+/** The stored result of an ended submission as `asker` may see it (src/problems/feedback.ts); a failure without one reads as internal_error. */
+export async function storedResult(db: Db, id: string, asker: Asker, live?: LiveResults): Promise<RunResult> {
+  return resultFor(db, asker, (await storedRow(db, id, live)).result);
 }
 
 /** The same, as the JSON text every channel answers with (src/result.ts presentResult: field order, extra_params as sent). */
-export async function storedResultJson(db: Db, id: string, options: Omit<PresentOptions, 'extraParamsJson'> = {}, live?: LiveResults): Promise<string> {
+export async function storedResultJson(db: Db, id: string, asker: Asker, options: Omit<PresentOptions, 'extraParamsJson'> = {}, live?: LiveResults): Promise<string> {
   const { result, extraParamsJson } = await storedRow(db, id, live);
-  return presentResult(result, { ...options, extraParamsJson });
+  return presentResult(await resultFor(db, asker, result), { ...options, extraParamsJson });
 }

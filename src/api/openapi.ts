@@ -23,6 +23,15 @@ const ERROR_TEXT: Record<number, string> = {
 /** Plain JSON copy of a schema (drops TypeBox's non-enumerable bookkeeping). */
 export const plain = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
+/** A query schema's properties as OpenAPI query parameters. */
+function queryParameters(schema: unknown): object[] {
+  const { properties = {}, required = [] } = plain(schema) as { properties?: Record<string, { description?: string }>; required?: string[] };
+  return Object.entries(properties).map(([name, s]) => {
+    const { description, ...rest } = s;
+    return { name, in: 'query', required: required.includes(name), ...(description ? { description } : {}), schema: rest };
+  });
+}
+
 /** The document with every compiler identifier field (CompilerIdSchema) given the catalogue's ids as its enum. */
 export function withCompilerEnum(value: unknown, ids: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => withCompilerEnum(v, ids));
@@ -41,7 +50,8 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
   const compat = new Set(compatRoutes);
   const all = [...routes, ...compatRoutes];
   for (const route of all) {
-    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    // :name and a wildcard's {*name} are both {name} in the document.
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\{\*([A-Za-z_]+)\}/g, '{$1}');
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       const type = doc.contentType ?? 'application/json';
@@ -66,6 +76,7 @@ export function openApiDocument(routes: RouteDef[], compatRoutes: RouteDef[] = [
       ...(route.description ? { description: route.description } : {}),
       // runbox's routes that take a key also take a marketplace call (src/accounts/marketplace.ts).
       security: route.auth === 'none' ? [] : route.auth === 'key' && !compat.has(route) ? [{ apiKey: [] }, { marketplace: [] }] : [{ apiKey: [] }],
+      ...(route.query ? { parameters: queryParameters(route.query) } : {}),
       ...(route.body
         ? {
             requestBody: {

@@ -24,6 +24,8 @@ export interface ApiDeps {
   live?: LiveResults;
   /** API keys cached by this process; startApi provides it. Without it every request looks its key up. */
   keys?: KeyCache;
+  /** Admits batches' items as their accounts' limits free up; startApi provides it. */
+  batches?: { kick(): void; close(): Promise<void> };
 }
 
 export interface ApiState {
@@ -62,6 +64,8 @@ export interface RouteDef {
   auth: 'none' | 'key' | 'admin';
   /** Answered 503 while the service is in maintenance mode. */
   maintenance?: boolean;
+  /** Query parameters (all text), documented as OpenAPI parameters; the handler validates them (400). */
+  query?: TSchema;
   /** JSON request body, validated (400) before the handler runs. */
   body?: TSchema;
   /** Largest JSON body taken (default REQUEST_LIMITS.bodyMaxBytes). */

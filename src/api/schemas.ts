@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { FEEDBACK_SETTINGS } from '../problems/feedback.js';
 import { PROBLEM_LIMITS, PROGRAM_LIMITS, REQUEST_LIMITS, RUN_LIMITS } from '../limits.js';
 import { ProgramFields } from '../program/fields.js';
 import { CheckerSchema, InteractorSchema } from '../judge/settings.js';
@@ -279,6 +280,19 @@ export const CompilerList = Type.Array(
 const TestWeight = Type.Number({ minimum: 0, description: "The test's weight in the request's score (default 1)." });
 
 /** A stored problem as JSON (POST and PUT /api/v2/problems; a zip package is the other form). */
+/** Who sees what of a problem's runs (src/problems/feedback.ts); a write that leaves one out keeps it (a new problem: full, private). */
+export const ProblemSettingsFields = {
+  feedback: Type.Optional(
+    Type.Enum([...FEEDBACK_SETTINGS], {
+      description:
+        'What widget keys, student keys and other accounts (a public problem) see of a run: full (everything), samples (sample tests whole, the others by verdict only), first_failure (the first failing test by name and verdict), verdict (the verdict and score only). Default full.',
+    }),
+  ),
+  public: Type.Optional(Type.Boolean({ description: "Any account's key may judge against it, under its feedback, billed to the judging account. Default false." })),
+};
+export const ProblemSettingsBody = Type.Object(ProblemSettingsFields, { additionalProperties: false, minProperties: 1, description: "A problem's settings, changed without a new version." });
+export type ProblemSettingsBody = Static<typeof ProblemSettingsBody>;
+
 export const ProblemBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: PROBLEM_LIMITS.nameMaxBytes, description: "The problem's name (default: Untitled problem)." })),
@@ -306,6 +320,7 @@ export const ProblemBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    ...ProblemSettingsFields,
   },
   { additionalProperties: false, description: 'A problem: its tests, checker, interactor and limits.' },
 );

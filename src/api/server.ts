@@ -6,7 +6,12 @@ import { createKeyCache } from '../accounts/key-cache.js';
 import { createApp, type ApiDeps } from './app.js';
 import { onClientError } from './client-error.js';
 import { createLiveResults } from './live.js';
+import { feedSettings } from './routes/batches.js';
+import { startBatchFeeder } from '../batches/store.js';
 import { attachWebSocket } from './ws/attach.js';
+import { VERIFY_LIMITS } from '../limits.js';
+import { runAdmitter } from './middleware/admission.js';
+import { advanceChecks } from './problem-checks.js';
 
 // The API listening on RUNBOX_HOST:RUNBOX_PORT (port 0: any free port, reported back).
 
@@ -27,7 +32,9 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
   const live = given.live ?? createLiveResults({ url, db: given.db, pollMs: given.config.RUNBOX_POLL_MS });
   // Keys as last read, dropped when a change is notified.
   const keys = given.keys ?? createKeyCache({ db: given.db, url });
-  const deps = { ...given, live, keys };
+  // Batches' items admitted as their accounts' limits free up (src/batches/store.ts).
+  const batches = given.batches ?? startBatchFeeder(given.db, feedSettings(given), (err) => given.log?.error({ err: err.message }, 'admitting the items of batches failed'));
+  const deps = { ...given, live, keys, batches };
   const app = createApp(deps);
   // Slow clients must not hold sockets forever: the whole request (headers and body)
   // within RUNBOX_REQUEST_TIMEOUT_MS, checked every second rather than Node's 30 s.
@@ -62,6 +69,16 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       resolve();
     });
   });
+  // Problems' verifications and rejudges move on in the background (src/api/problem-checks.ts).
+  const admit = runAdmitter(deps);
+  let advancing: Promise<void> | null = null;
+  const checks = setInterval(() => {
+    advancing ??= advanceChecks(deps.db, admit, deps.config.RUNBOX_RECIPES_DIR)
+      .then(() => undefined)
+      .catch((err: unknown) => given.log?.error({ err }, 'advancing problem checks failed'))
+      .finally(() => (advancing = null));
+  }, VERIFY_LIMITS.advanceEveryMs);
+  checks.unref();
   // Sign-ups, log-ins and key changes made through this process, one line each.
   const stopEvents = onAccountEvent((e) => given.log?.info?.({ ...e }, e.event));
   const address = server.address() as AddressInfo;
@@ -73,6 +90,8 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       // WebSocket runs going finish within RUNBOX_DRAIN_SECONDS, then closes what is left.
       const t0 = performance.now();
       stopEvents();
+      clearInterval(checks);
+      await advancing;
       draining = true;
       // Requests already being answered (a synchronous run waiting for its result) too.
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -93,6 +112,7 @@ export async function startApi(given: ApiDeps): Promise<RunningApi> {
       given.log?.info?.({ ms: Math.round(performance.now() - t0), drained }, 'API stopped');
       if (!given.live) await live.close();
       if (!given.keys) await keys.close();
+      if (!given.batches) await batches.close();
     },
   };
 }

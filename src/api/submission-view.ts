@@ -3,6 +3,7 @@ import { expiredSubmission, type ExpiredSubmission } from '../retention/expired.
 import { orderedJson, RawJson } from '../util/raw-json.js';
 import { UUID } from '../util/uuid.js';
 import { storedResultJson } from './live.js';
+import type { Asker } from '../problems/feedback.js';
 
 // A submission as GET /api/v2/submissions/:id answers it (JSON text, fields in their
 // documented order): its state and times, its result once it has ended, its latest
@@ -21,21 +22,22 @@ export function inSnapshot<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
 }
 
 /** The submission of this account as JSON text, or its tombstone; undefined for another account's, an unknown or a malformed id. */
-export async function lookupSubmission(db: Db, accountId: string, id: string): Promise<SubmissionLookup> {
+export async function lookupSubmission(db: Db, asker: Asker, id: string): Promise<SubmissionLookup> {
   if (!UUID.test(id)) return undefined;
   return inSnapshot(db, async (trx) => {
-    const json = await submissionViewJson(trx, accountId, id);
+    const json = await submissionViewJson(trx, asker, id);
     if (json !== undefined) return { json };
-    const expired = await expiredSubmission(trx, accountId, id);
+    const expired = await expiredSubmission(trx, asker.accountId, id);
     return expired ? { expired } : undefined;
   });
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-/** The submission of this account as JSON text; undefined for another account's, an unknown, a purged or a malformed id. */
-export async function submissionViewJson(db: Db, accountId: string, id: string): Promise<string | undefined> {
+/** The submission of the asker's account as JSON text, its result as the asker may see it; undefined for another account's, an unknown, a purged or a malformed id. */
+export async function submissionViewJson(db: Db, asker: Asker, id: string): Promise<string | undefined> {
   if (!UUID.test(id)) return undefined;
+  const accountId = asker.accountId;
   const row = await db
     .selectFrom('submissions')
     .select(['id', 'state', 'created_at', 'started_at', 'finished_at', 'account_id'])
@@ -58,7 +60,7 @@ export async function submissionViewJson(db: Db, accountId: string, id: string):
     ['created_at', iso(row.created_at)],
     ['started_at', iso(row.started_at)],
     ['finished_at', iso(row.finished_at)],
-    ['result', ended ? new RawJson(await storedResultJson(db, id)) : undefined],
+    ['result', ended ? new RawJson(await storedResultJson(db, id, asker)) : undefined],
     [
       'callback',
       delivery

@@ -26,7 +26,8 @@ export async function claimDeliveries(db: Db, senderId: string, n: number, lease
         updated_at = now()
     FROM due, api_keys k, submissions s
     WHERE d.id = due.id AND k.id = d.key_id AND s.id = d.submission_id
-    RETURNING d.id, d.submission_id::text, d.url, d.method, d.format, d.payload, s.extra_params::text AS extra_params_json, d.attempts, k.signing_secret
+    RETURNING d.id, d.submission_id::text, d.url, d.method, d.format, d.payload, s.extra_params::text AS extra_params_json, d.attempts, k.signing_secret,
+      k.account_id::text AS key_account_id, k.kind AS key_kind, k.student AS key_student
   `.execute(db);
   return rows;
 }

@@ -18,6 +18,10 @@ export interface ClaimedDelivery {
   attempts: number;
   /** The key's signing secret, read at send time (never copied into the outbox). */
   signing_secret: string;
+  /** The key the result goes to, whose problems' feedback it is under (src/problems/feedback.ts). */
+  key_account_id: string;
+  key_kind: 'api' | 'widget';
+  key_student: boolean;
 }
 
 /** How one attempt went. */

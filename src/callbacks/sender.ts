@@ -6,7 +6,7 @@ import { outboxWaker, startOutboxLoop, workerId } from '../queue/outbox-loop.js'
 import { buryExhausted, settleDelivery, type RetryPolicy } from './settle.js';
 import { claimDeliveries, nextDueAt } from './claim.js';
 import { CALLBACKS_CHANNEL, type ClaimedDelivery } from './delivery.js';
-import { renderBody } from './formats.js';
+import { renderBodyFor } from './formats.js';
 import { postCallback } from './post.js';
 import { signatureHeader } from './sign.js';
 
@@ -42,7 +42,7 @@ export async function startSender(deps: SenderDeps): Promise<Sender> {
 
   const deliver = async (d: ClaimedDelivery) => {
     const dlog = log.child({ submission: d.submission_id, delivery: d.id, attempt: d.attempts });
-    const body = renderBody(d);
+    const body = await renderBodyFor(db, d);
     const outcome = await postCallback(d.url, body, {
       method: d.method,
       timeoutMs,

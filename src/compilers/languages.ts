@@ -85,3 +85,23 @@ export function compilerForFile(entries: readonly (LanguageRecipe & Pick<Compile
   const newest = [...claims].sort((a, b) => compareVersions(b.version, a.version) || compareVersions(b.id, a.id) || a.id.localeCompare(b.id))[0]!;
   return { compiler: newest.id, language: newest.language };
 }
+
+/** Recipe languages whose code in the problem package format's languages table is another word. */
+const PACKAGE_LANGUAGE_CODES: Record<string, string> = {
+  'c++': 'cpp',
+  clang: 'c',
+  'clang++': 'cpp',
+  'objective-c': 'objectivec',
+  'common lisp': 'lisp',
+  'csharp.net': 'csharp',
+  'fsharp.net': 'fsharp',
+};
+
+/**
+ * A compiler's language as the problem package format names it (its appendix's
+ * languages table: c, cpp, java, python3, ...), as a package's include/<language>/ does.
+ */
+export function packageLanguageCode(recipe: Pick<LanguageRecipe, 'language' | 'version'>): string {
+  if (recipe.language === 'python') return recipe.version.startsWith('2') ? 'python2' : 'python3';
+  return PACKAGE_LANGUAGE_CODES[recipe.language] ?? recipe.language;
+}

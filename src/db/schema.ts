@@ -62,6 +62,8 @@ export interface ApiKeysTable {
   signing_secret: string | null;
   /** Browser origins a widget key may be used from (scheme://host[:port]); empty for API keys. */
   allowed_origins: ColumnType<string[], string[] | undefined, string[]>;
+  /** A student's key: its account's problems' runs reach it under their feedback (migration 0110). */
+  student: Generated<boolean>;
   created_at: Generated<Date>;
   revoked_at: NullableTimestamp;
 }
@@ -79,7 +81,7 @@ export interface KeyUsageTable {
 }
 
 export type SubmissionState = 'queued' | 'running' | 'finished' | 'failed';
-export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe';
+export type SubmissionMode = 'async' | 'sync' | 'ws' | 'piston' | 'judge0' | 'jobe' | 'batch';
 
 /** A file of the program other than its main one (content base64: any bytes). */
 export interface RunFile {
@@ -120,6 +122,18 @@ export interface RunOptions {
   judge?: JudgeSettings;
   /** Check the program with its recipe's syntax check before it runs, as in a judged run (the Jobe route: Jobe compiles Python 3 and PHP first). */
   syntax_check?: boolean;
+  /** A run of a session (src/sessions): it starts in the session's workspace and leaves its files there. */
+  session?: SessionRunOptions;
+}
+
+/** What a session's run is: its code, a file of its workspace, or a command (an argv, never a shell string) run in it. */
+export interface SessionRunOptions {
+  id: string;
+  run: 'code' | 'file' | 'command';
+  /** The file run (run 'file'). */
+  file?: string;
+  /** The argv run in /box (run 'command'); its first element is looked up in the image's PATH. */
+  command?: string[];
 }
 
 /** A per-submission callback target that replaces the key's redirect URL. */
@@ -328,6 +342,10 @@ export interface ProblemsTable {
   name: string;
   /** The current version. */
   version: number;
+  /** What restricted askers see of its runs (migration 0110; src/problems/feedback.ts). */
+  feedback: Generated<'full' | 'samples' | 'first_failure' | 'verdict'>;
+  /** Any account's key may judge against it (migration 0110). */
+  public: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   deleted_at: NullableTimestamp;
@@ -339,10 +357,73 @@ export interface ProblemVersionsTable {
   checker: Json<unknown>;
   interactor: Json<unknown | null>;
   limits: Json<unknown>;
+  /** A Kattis package's tree of test groups (src/judge/groups.ts); null without one. */
+  groups: Json<unknown | null>;
+  /** What the upload said of the package (src/problems/draft.ts PackageModel); null without one. */
+  package: Json<unknown | null>;
   tests: number;
   data_bytes: ColumnType<string, string | number, string | number>;
   created_at: Generated<Date>;
   superseded_at: NullableTimestamp;
+  /** Its statement (migration 0121): Markdown, or a package's LaTeX source; null: none. */
+  statement: ColumnType<string | null, string | null | undefined, string | null>;
+  statement_format: ColumnType<'markdown' | 'latex' | null, 'markdown' | 'latex' | null | undefined, 'markdown' | 'latex' | null>;
+  /** The sha-256 of the package it was uploaded from (migration 0121). */
+  package_hash: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  /** Files copied over a submission before it is built, by language code (migration 0080); null: none. */
+  include: Json<Record<string, RunFile[]> | null>;
+  /** A submit-answer problem: a submission is its answer files (migration 0081). */
+  submit_answer: ColumnType<boolean, boolean | undefined, boolean>;
+  /** What the package says of its time limit (migration 0090): src/problems/time-limit.ts. */
+  timing: ColumnType<unknown, string | null | undefined, string | null>;
+  /** CPU seconds a verification derived from the accepted submissions; null: none yet. */
+  derived_time: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A package's example submission kept with its version (migration 0090). */
+export interface ProblemSubmissionsTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  path: string;
+  compiler: string | null;
+  refusal: string | null;
+  main: string;
+  expected: Json<unknown>;
+}
+
+export interface ProblemSubmissionFilesTable {
+  problem_id: string;
+  version: number;
+  ordinal: number;
+  name: string;
+  hash: Buffer;
+}
+
+/** A verification or rejudge of a problem's version (migration 0090). */
+export interface ProblemChecksTable {
+  id: Generated<string>;
+  kind: 'verify' | 'rejudge';
+  problem_id: string;
+  version: number;
+  account_id: Id;
+  key_id: Id | null;
+  state: Generated<'running' | 'done'>;
+  phase: Generated<number>;
+  time_limit: number | null;
+  report: Json<unknown>;
+  created_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+}
+
+export interface ProblemCheckRunsTable {
+  check_id: string;
+  ordinal: number;
+  phase: number;
+  submission_ordinal: number | null;
+  previous_id: string | null;
+  job_id: string | null;
+  refusal: string | null;
 }
 
 export interface ProblemTestsTable {
@@ -358,6 +439,8 @@ export interface ProblemTestsTable {
   sample: boolean;
   /** Its output validator's arguments (migration 0061); null: none. */
   validator_args: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** A sample's interaction, shown with it (migration 0082); null: none. */
+  interaction: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A submission the retention purge deleted (migration 0030): its lookup answers 410. */
@@ -410,6 +493,10 @@ export interface Database {
   problems: ProblemsTable;
   problem_versions: ProblemVersionsTable;
   problem_tests: ProblemTestsTable;
+  problem_submissions: ProblemSubmissionsTable;
+  problem_submission_files: ProblemSubmissionFilesTable;
+  problem_checks: ProblemChecksTable;
+  problem_check_runs: ProblemCheckRunsTable;
   problem_writes: ProblemWritesTable;
   submissions_expired: SubmissionsExpiredTable;
   usage_days: UsageDaysTable;

@@ -29,6 +29,8 @@ export const CHECK_FILES = {
   feedbackDir: 'judge-feedback',
   judgeMessage: 'judgemessage.txt',
   score: 'score.txt',
+  /** 2025-09: a fraction of the test's maximum score. */
+  scoreMultiplier: 'score_multiplier.txt',
 } as const;
 
 const inWorkspace = (name: string) => `${SANDBOX_LAYOUT.workspace}/${name}`;
@@ -135,11 +137,17 @@ export function conventionVerdict(convention: Convention, o: ConventionOutcome, 
   const judgeMessage = o.feedback[CHECK_FILES.judgeMessage]?.toString('utf8').trim() ?? '';
   const message = judgeMessage || stderr;
   if (o.how !== 'exited') return failed(what, o, message);
-  if (o.exitCode === KATTIS.wrongAnswer) return { verdict: 'wrong_answer', score: 0, message };
-  if (o.exitCode !== KATTIS.accepted) return failed(what, o, message);
   const scoreText = o.feedback[CHECK_FILES.score]?.toString('utf8').trim();
-  if (scoreText === undefined || scoreText === '') return { verdict: 'accepted', score: 1, message };
+  const multiplierText = o.feedback[CHECK_FILES.scoreMultiplier]?.toString('utf8').trim();
+  // The score files as written, for a package's groups to count (src/judge/groups.ts).
+  const files = (accepted: boolean) =>
+    scoreText !== undefined || multiplierText !== undefined
+      ? { scoreFiles: { accepted, ...(scoreText !== undefined ? { score: scoreText.slice(0, 64) } : {}), ...(multiplierText !== undefined ? { multiplier: multiplierText.slice(0, 64) } : {}) } }
+      : {};
+  if (o.exitCode === KATTIS.wrongAnswer) return { verdict: 'wrong_answer', score: 0, message, ...files(false) };
+  if (o.exitCode !== KATTIS.accepted) return failed(what, o, message);
+  if (scoreText === undefined || scoreText === '') return { verdict: 'accepted', score: 1, message, ...files(true) };
   const score = wholeNumber(scoreText);
   if (score === null) return failed(what, o, `${CHECK_FILES.score} does not hold a number (${JSON.stringify(scoreText.slice(0, 40))})`);
-  return { ...verdictForScore(score), message };
+  return { ...verdictForScore(score), message, ...files(true) };
 }

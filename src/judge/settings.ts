@@ -72,6 +72,8 @@ export interface ProgramSource {
   convention: Convention;
   /** Arguments after its convention's (a Kattis package's validator_flags); a test's own follow them. */
   args?: string[];
+  /** A multi-pass problem's validator (or interactor): the most passes it may ask for (src/judge/multi-pass.ts). */
+  passes?: number;
 }
 
 export type CheckerSetting = BuiltinChecker | ({ type: 'program' } & ProgramSource);

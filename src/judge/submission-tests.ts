@@ -5,6 +5,7 @@ import { REQUEST_LIMITS } from '../limits.js';
 import type { RunResult, TestResult } from '../result.js';
 import { outputText } from '../util/output-text.js';
 import { UUID } from '../util/uuid.js';
+import { resultFor, shownTo, type Asker } from '../problems/feedback.js';
 import { firstLineDiff, type LineDiff } from './diff.js';
 
 // A judged submission's tests as a page shows them (the portal's submission page):
@@ -22,31 +23,49 @@ export interface JudgedTestView {
   output: string;
   /** Null when the two agree line by line (or the expected output is not known). */
   diff: LineDiff | null;
+  /** A multi-pass problem's test: the passes it took. */
+  passes?: number;
 }
 
 const SHOWN = REQUEST_LIMITS.inputMaxBytes;
 
-/** The account's judged submission's tests; undefined when it is not the account's, not ended or not judged. */
-export async function judgedTests(db: Db, accountId: string, submissionId: string): Promise<JudgedTestView[] | undefined> {
+/**
+ * The asker's account's judged submission's tests, as the asker may see them (another
+ * account's public problem under its feedback: a hidden test's input, expected output
+ * and output are not shown); undefined when it is not the account's, not ended or not judged.
+ */
+export async function judgedTests(db: Db, asker: Asker, submissionId: string): Promise<JudgedTestView[] | undefined> {
   if (!UUID.test(submissionId)) return undefined;
+  const accountId = asker.accountId;
   const row = await db
     .selectFrom('submissions')
     .select(['input', 'tests', 'run_options', 'result'])
     .where('id', '=', submissionId)
     .where('account_id', '=', accountId)
     .executeTakeFirst();
-  const result = row?.result as RunResult | null | undefined;
+  const stored = row?.result as RunResult | null | undefined;
   const judge = row?.run_options?.judge;
-  if (!row || !result || !judge || result.verdict === undefined) return undefined;
-  let given: { input: string | null; expected: string | null }[];
+  if (!row || !stored || !judge || stored.verdict === undefined) return undefined;
+  const result = await resultFor(db, asker, stored);
+  let given: { name?: string; input: string | null; expected: string | null }[];
   if (judge.problem) {
-    const { rows } = await sql<{ input: Buffer | null; answer: Buffer | null }>`
-      SELECT substring(i.content from 1 for ${SHOWN}) AS input, substring(a.content from 1 for ${SHOWN}) AS answer
-      FROM problem_tests t LEFT JOIN test_data i ON i.hash = t.input_hash LEFT JOIN test_data a ON a.hash = t.answer_hash
+    const shown = await shownTo(db, asker, judge.problem);
+    // Under a withholding feedback only a shown sample's data is read at all.
+    const dataShown = shown.feedback === 'full' ? sql`true` : shown.feedback === 'samples' ? sql`t.sample` : sql`false`;
+    const { rows } = await sql<{ name: string; sample: boolean; input: Buffer | null; answer: Buffer | null }>`
+      SELECT t.name, t.sample, substring(i.content from 1 for ${SHOWN}) AS input, substring(a.content from 1 for ${SHOWN}) AS answer
+      FROM problem_tests t
+        LEFT JOIN test_data i ON i.hash = t.input_hash AND ${dataShown}
+        LEFT JOIN test_data a ON a.hash = t.answer_hash AND ${dataShown}
       WHERE t.problem_id = ${judge.problem.id} AND t.version = ${judge.problem.version}
       ORDER BY t.ordinal`.execute(db);
     const text = (b: Buffer | null) => (b === null ? null : outputText(b, b.length >= SHOWN));
-    given = rows.map((r) => ({ input: text(r.input), expected: text(r.answer) }));
+    given = rows.map((r) => ({ name: r.name, input: text(r.input), expected: text(r.answer) }));
+    // The tests a withholding feedback leaves (first_failure: one, verdict: none) are found by name.
+    if (shown.feedback !== 'full' && result.tests) {
+      const byName = new Map(given.map((g) => [g.name, g]));
+      given = result.tests.map((t) => byName.get(t.name) ?? { input: null, expected: null });
+    }
   } else if (row.tests) {
     given = (row.tests as TestCaseRow[]).map((t) => ({ input: t.input, expected: t.expected_output ?? null }));
   } else {
@@ -63,7 +82,9 @@ export async function judgedTests(db: Db, accountId: string, submissionId: strin
       input: given[i]?.input ?? null,
       expected_output: expected,
       output: t.output,
-      diff: expected === null || t.status !== 'success' ? null : firstLineDiff(expected, t.output),
+      // A multi-pass test's output is its last pass's, and its answer file no expected output of it.
+      diff: expected === null || t.status !== 'success' || t.passes !== undefined ? null : firstLineDiff(expected, t.output),
+      ...(t.passes !== undefined ? { passes: t.passes } : {}),
     };
   });
 }

@@ -2,6 +2,7 @@ import { JUDGE_LIMITS } from '../limits.js';
 import type { RunStatus } from '../result.js';
 import { wholeCharacters } from '../util/output-text.js';
 import type { CheckResult } from './checkers/index.js';
+import type { ScoreFiles } from './checkers/types.js';
 
 // A judged test's verdict, computed in one place from how its run ended and what the
 // comparison said, and the request's verdict and score from its tests'.
@@ -34,6 +35,8 @@ export interface Judged {
   score: number;
   /** The checker's words, at most JUDGE_LIMITS.checkerMessageMaxBytes; null when it said nothing or did not run. */
   checker_message: string | null;
+  /** A Kattis validator's score files, for the package's groups (src/judge/groups.ts); not part of the result. */
+  score_files?: ScoreFiles;
 }
 
 /** A checker's message as a result keeps it: at most 4 KB, cut at a whole character; null when empty. */
@@ -59,7 +62,7 @@ export function verdictForScore(score: number): { verdict: 'accepted' | 'wrong_a
 export function testVerdict(status: Exclude<RunStatus, 'compile_error' | 'internal_error' | 'cancelled'>, check: CheckResult | null): Judged {
   if (status !== 'success') return { verdict: status, score: 0, checker_message: null };
   if (!check) throw new Error('a successful run is compared before its verdict is given');
-  return { verdict: check.verdict, score: check.verdict === 'accepted' ? 1 : check.score, checker_message: checkerMessage(check.message) };
+  return { verdict: check.verdict, score: check.verdict === 'accepted' ? 1 : check.score, checker_message: checkerMessage(check.message), ...(check.scoreFiles ? { score_files: check.scoreFiles } : {}) };
 }
 
 export const SKIPPED: Judged = { verdict: 'skipped', score: 0, checker_message: null };

@@ -33,7 +33,7 @@ export function mcpServer(call: ToolCall): Server {
   const server = new Server(RUNBOX_MCP, {
     capabilities: { tools: {}, resources: {} },
     instructions:
-      'runbox runs code in a sandbox. list_compilers says which compilers are installed; run_code runs a program and returns its output; judge runs it against tests with expected outputs (or a stored problem) and gives verdicts.',
+      'runbox runs code in a sandbox. list_compilers says which compilers are installed; run_code runs a program and returns its output; judge runs it against tests with expected outputs (or a stored problem) and gives verdicts; session_open opens a workspace kept between runs (session_run, session_files, session_close).',
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     // Compiler ids as an enum of the ones installed now, as the OpenAPI document lists the catalogue's.

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { keyAsker } from '../problems/feedback.js';
 import type { TSchema } from 'typebox';
 import { ApiError } from '../api/errors.js';
 import { storedResult, waitForRunEnd } from '../api/live.js';
@@ -11,6 +12,7 @@ import type { RunResult } from '../result.js';
 import { expiredMessage } from '../retention/expired.js';
 import { judgedContent, runContent, type Content } from './result-content.js';
 import { GetSubmissionInput, JudgeInput, NoInput, RunCodeInput } from './schemas.js';
+import { SESSION_TOOLS } from './session-tools.js';
 
 // The MCP tools: each a name, a description written for a model, an input schema from
 // the REST API's TypeBox schemas, and a call on the same domain modules as the REST
@@ -49,7 +51,7 @@ async function runToEnd(call: ToolCall, body: RunCodeInput | JudgeInput, judged:
   if (judged && !judging.judge) throw new ApiError(400, 'invalid_request', 'give tests with an expected_output each, or a stored problem (with its id)');
   const { id, admittedAt } = await call.admit(auth, { compiler: body.compiler, ...judgedProgram(program, judging, body), extraParams: null }, 'sync');
   if (!(await waitForRunEnd(call.res, live, id, deps.db, deps.log, admittedAt))) throw new ApiError(499, 'cancelled', 'the caller went away; the run was stopped');
-  return storedResult(deps.db, id, live);
+  return storedResult(deps.db, id, keyAsker(auth), live);
 }
 
 const runCode: Tool = {
@@ -106,7 +108,7 @@ const getSubmission: Tool = {
   input: GetSubmissionInput,
   call: async ({ deps, auth }, args) => {
     const { id } = validate<{ id: string }>(GetSubmissionInput, args);
-    const found = await lookupSubmission(deps.db, auth.accountId, id);
+    const found = await lookupSubmission(deps.db, keyAsker(auth), id);
     // Another account's is not found, as over REST, so ids cannot be probed.
     if (found === undefined) throw new ApiError(404, 'not_found', `no submission ${id}`);
     if ('expired' in found) throw new ApiError(410, 'submission_expired', expiredMessage(found.expired, deps.config.RUNBOX_RETENTION_DAYS));
@@ -114,4 +116,4 @@ const getSubmission: Tool = {
   },
 };
 
-export const TOOLS: Tool[] = [runCode, judge, listCompilers, getSubmission];
+export const TOOLS: Tool[] = [runCode, judge, listCompilers, getSubmission, ...SESSION_TOOLS];

@@ -16,6 +16,7 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { docsRoutes } from './routes/docs.js';
 import { keyRoutes } from './routes/keys.js';
 import { playgroundRoutes } from './routes/playground.js';
+import { problemEditRoutes } from './routes/problem-edits.js';
 import { problemRoutes } from './routes/problems.js';
 import { submissionRoutes } from './routes/submissions.js';
 import { findSession, SESSION_COOKIE } from './sessions.js';
@@ -67,11 +68,11 @@ function loadSession(deps: PortalDeps, isPage: (path: string) => boolean): Koa.M
   };
 }
 
-/** Form bodies: 256 KB, but the playground's form carries a program's files and tests (as the API's 4 MiB body, URL-encoded). */
+/** Form bodies: 256 KB, but the playground's form carries a program's files and tests (as the API's 4 MiB body, URL-encoded), and so do the problem forms (tests, a statement). */
 function formBody(): Koa.Middleware<PortalState> {
   const small = bodyParser({ enableTypes: ['form'], formLimit: '256kb' });
   const playground = bodyParser({ enableTypes: ['form'], formLimit: `${3 * REQUEST_LIMITS.bodyMaxBytes}b` });
-  return (ctx, next) => (ctx.path === '/playground' ? playground : small)(ctx as never, next);
+  return (ctx, next) => (ctx.path === '/playground' || ctx.path === '/problems/new' || /^\/problems\/[^/]+\/edit$/.test(ctx.path) ? playground : small)(ctx as never, next);
 }
 
 export function createPortal(deps: PortalDeps): Koa.Middleware {
@@ -82,6 +83,8 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
   keyRoutes(router, deps);
   submissionRoutes(router, deps);
   playgroundRoutes(router, deps);
+  // Before problemRoutes: /problems/new is no problem's id.
+  problemEditRoutes(router, deps);
   problemRoutes(router, deps);
   docsRoutes(router);
   const stack: Koa.Middleware<PortalState>[] = [
@@ -90,7 +93,9 @@ export function createPortal(deps: PortalDeps): Koa.Middleware {
     serveAssets(),
     formBody(),
     loadSession(deps, (path) => router.match(path, 'GET').path.length > 0),
-    multipartBody((path) => path === '/problems', PROBLEM_LIMITS.uploadMaxBytes, `The package is larger than ${PROBLEM_LIMITS.uploadMaxBytes / 1024 / 1024} MiB.`),
+    multipartBody((path) => path === '/problems' || /^\/problems\/[^/]+\/version$/.test(path), PROBLEM_LIMITS.uploadMaxBytes, `The package is larger than ${PROBLEM_LIMITS.uploadMaxBytes / 1024 / 1024} MiB.`),
+    // A test typed or uploaded on a problem's page: its input and expected output.
+    multipartBody((path) => /^\/problems\/[^/]+\/tests$/.test(path), PROBLEM_LIMITS.testFileMaxBytes, `A test file is larger than ${PROBLEM_LIMITS.testFileMaxBytes / 1024 / 1024} MiB.`, { files: 2, fieldMaxBytes: REQUEST_LIMITS.inputMaxBytes }),
     csrf({ secure: secureCookies(deps), ownOrigins: (ctx) => [`${ctx.protocol}://${ctx.host}`, publicUrl(deps.config)] }),
     router.routes() as never,
     router.allowedMethods() as never,

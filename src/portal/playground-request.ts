@@ -3,6 +3,8 @@
 // posted without JavaScript, and judged runs: src/portal/routes/playground.tsx). Plain
 // data in, plain data out: the browser bundle imports it too.
 
+import { formsInWords } from '../program/compiler-options.js';
+
 export interface PlaygroundProgram {
   compiler: string;
   /** The compiler's own source file name (its recipe's): a lone file of that name is sent as `code`. */
@@ -75,5 +77,15 @@ export function newFileName(taken: string[], main: string): string {
 
 /** What the compiler options field says under it. */
 export function optionsHint(id: string, forms: string[]): string {
-  return forms.length === 0 ? `${id} takes no compiler options.` : `Separated by spaces. ${id} allows: ${forms.join(', ')}.`;
+  return forms.length === 0 ? `${id} takes no compiler options.` : `Separated by spaces. ${id} allows: ${formsInWords(forms)}.`;
+}
+
+/** A refusal in the form's words: a field path of the request (compiler_options.2, args.0, tests.1.input) as the form names it, counted from 1. */
+export function inFormWords(message: string): string {
+  return message
+    .replace(/^invalid run message: /, '')
+    .replace(/^compiler_options\.(\d+): /, (_m, n: string) => `Compiler option ${Number(n) + 1}: `)
+    .replace(/^args\.(\d+): /, (_m, n: string) => `Argument ${Number(n) + 1}: `)
+    .replace(/^tests\.(\d+)\.expected_output: /, (_m, n: string) => `Expected output of test ${Number(n) + 1}: `)
+    .replace(/^tests\.(\d+)(\.input)?: /, (_m, n: string) => `Input of test ${Number(n) + 1}: `);
 }

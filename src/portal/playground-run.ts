@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ownerAsker } from '../problems/feedback.js';
 import { findKeyById } from '../accounts/accounts.js';
 import { ApiError } from '../api/errors.js';
 import { storedResult, waitForRunEnd } from '../api/live.js';
@@ -8,7 +9,7 @@ import { validate } from '../api/middleware/json-body.js';
 import { RunCodeRequest } from '../api/schemas.js';
 import { judgedTests, type JudgedTestView } from '../judge/submission-tests.js';
 import type { RunResult } from '../result.js';
-import type { PlaygroundRequest } from './playground-request.js';
+import { inFormWords, type PlaygroundRequest } from './playground-request.js';
 import type { PortalDeps } from './state.js';
 
 // A playground run made by the portal itself, for the form posted without JavaScript
@@ -39,13 +40,13 @@ export function playgroundRunner(deps: PortalDeps) {
       if (!deps.live) return refused(503, 'Runs are not available on this server process.');
       submission = await admit(key, { compiler: body.compiler, ...judgedProgram(program, judging, body), extraParams: null }, 'sync');
     } catch (err) {
-      if (err instanceof ApiError) return refused(err.status, err.message);
+      if (err instanceof ApiError) return refused(err.status, inFormWords(err.message));
       throw err;
     }
     const live = deps.live!;
     if (!(await waitForRunEnd(res, live, submission.id, deps.db, deps.log, submission.admittedAt))) return null;
-    const result = await storedResult(deps.db, submission.id, live);
-    const tests = result.verdict !== undefined ? await judgedTests(deps.db, accountId, submission.id) : undefined;
+    const result = await storedResult(deps.db, submission.id, ownerAsker(accountId), live);
+    const tests = result.verdict !== undefined ? await judgedTests(deps.db, ownerAsker(accountId), submission.id) : undefined;
     return { ok: true, submissionId: submission.id, result, tests };
   };
 }

@@ -12,6 +12,8 @@ export interface PortalState {
   csrf: string;
   /** A form's file (multipart/form-data: the problem package), read by src/portal/upload.ts. */
   upload?: Upload;
+  /** Every file of such a form (the test form sends an input and an expected output). */
+  uploads?: Upload[];
 }
 
 export type PortalContext = Koa.ParameterizedContext<PortalState> & { params: Record<string, string> };

@@ -104,11 +104,37 @@ ul.files{list-style:none;margin:10px 0 0;padding:0;display:grid;gap:10px}
 .file-name{margin:4px 0;overflow-wrap:anywhere}
 pre.file-text{margin:0}
 .judged{margin-top:10px}
+.test-group{margin:6px 0 6px 1em;border-left:2px solid var(--muted);padding-left:8px}
+.test-group summary{cursor:pointer}
+.test-group .group-name{font-weight:600}
+.test-group summary .ok{color:var(--ok)}.test-group summary .bad{color:var(--bad)}
 td.ok{color:var(--ok);font-weight:600}td.bad{color:var(--bad);font-weight:600}
 .diff h3{font-size:1rem;margin:1em 0 .3em}
 .diff-pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(14em,1fr));gap:10px}
+.dialogue{list-style:none;padding:0;margin:0;display:grid;gap:4px}.dialogue li{display:grid;grid-template-columns:6em 1fr;align-items:start;gap:8px}.dialogue li[data-from=program]{grid-template-columns:1fr 6em}.dialogue li[data-from=program] .who{order:2;text-align:right}.dialogue pre{margin:0}.dialogue .who{font-size:.85em;opacity:.75;padding-top:.4em}
 .diff-label{margin:0 0 2px;color:var(--muted);font-size:.88rem}
 .diff pre{margin:0}
 pre.diff-expected{border-left:4px solid var(--ok)}pre.diff-found{border-left:4px solid var(--bad)}
 .problem-upload input[type=file]{font:inherit;max-width:100%}
+/* The grading list: filters in a row that wraps; cells that keep their words whole. */
+form.filters{display:flex;flex-wrap:wrap;gap:10px 14px;align-items:flex-end;margin:0 0 12px}
+form.filters>div{min-width:9em;flex:1 1 9em;max-width:16em}
+form.filters .filter-actions{display:flex;gap:12px;align-items:center;flex:0 0 auto;min-width:0}
+form.filters .field-error{flex-basis:100%}
+input[type=date]{font:inherit;padding:6px 8px;border:1px solid #9aa3b5;border-radius:6px;width:100%;box-sizing:border-box;background:#fff;color:var(--fg)}
+.nowrap,td.num,th{white-space:nowrap}
+td.mono.nowrap{overflow-wrap:normal}
+/* Problems made in the portal: the form's paired fields, the statement, each test's data folded. */
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(12em,1fr));gap:10px}
+form.problem-form{max-width:860px}
+form.problem-form fieldset{display:grid;gap:10px}
+form.problem-form fieldset label.check,form.stack label.check{display:inline-flex;gap:6px;align-items:center;font-weight:400;margin:0}
+.statement{max-width:80ch;overflow-wrap:anywhere}
+.statement pre{white-space:pre-wrap}
+details.test-data,details.test-input{border-top:1px solid var(--line);padding:6px 0}
+details.test-data summary,details.test-input summary{cursor:pointer;overflow-wrap:anywhere}
+#output .note{color:var(--muted);font-style:italic}
+/* Phone width: dates and key prefixes stay on one line in tables; the usage chart's labels stay readable when it scales down. */
+td time{white-space:nowrap}
+@media (max-width:600px){.chart text{font-size:22px}.table-box td{min-width:4.5em}}
 `;

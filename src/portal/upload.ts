@@ -17,16 +17,17 @@ export interface Upload {
 const FIELDS_MAX = 20;
 const FIELD_MAX_BYTES = 4096;
 
-export function multipartBody(accepts: (path: string) => boolean, maxBytes: number, tooLarge: string): Koa.Middleware<PortalState> {
+export function multipartBody(accepts: (path: string) => boolean, maxBytes: number, tooLarge: string, opts: { files?: number; fieldMaxBytes?: number } = {}): Koa.Middleware<PortalState> {
+  const files = opts.files ?? 1;
   return async (ctx, next) => {
     if (ctx.method !== 'POST' || !accepts(ctx.path) || !ctx.is('multipart/form-data')) return next();
     const fields: Record<string, string> = {};
-    let upload: Upload | undefined;
+    const uploads: Upload[] = [];
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
         // busboy says 'limit' on reaching its bound: one byte more than a file may have.
-        bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fileSize: maxBytes + 1, fields: FIELDS_MAX, fieldSize: FIELD_MAX_BYTES, parts: FIELDS_MAX + 1 } });
+        bb = busboy({ headers: ctx.req.headers, limits: { files, fileSize: maxBytes + 1, fields: FIELDS_MAX, fieldSize: opts.fieldMaxBytes ?? FIELD_MAX_BYTES, parts: FIELDS_MAX + files } });
       } catch {
         return reject(new PortalError(400, 'The form could not be read.'));
       }
@@ -47,7 +48,7 @@ export function multipartBody(accepts: (path: string) => boolean, maxBytes: numb
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('limit', () => fail(new PortalError(413, tooLarge)));
         stream.on('end', () => {
-          if (!failed) upload = { field, filename: info.filename ?? '', content: Buffer.concat(chunks) };
+          if (!failed) uploads.push({ field, filename: info.filename ?? '', content: Buffer.concat(chunks) });
         });
       });
       bb.on('partsLimit', () => fail(new PortalError(400, 'The form has too many parts.')));
@@ -58,7 +59,7 @@ export function multipartBody(accepts: (path: string) => boolean, maxBytes: numb
       ctx.req.pipe(bb);
     });
     (ctx.request as unknown as { body: Record<string, string> }).body = fields;
-    if (upload) ctx.state.upload = upload;
+    if (uploads.length > 0) [ctx.state.upload, ctx.state.uploads] = [uploads[0], uploads];
     await next();
   };
 }

@@ -33,6 +33,17 @@ export const VERDICT_WORDS: Record<string, string> = {
 export const statusWords = (status: string): string => STATUS_WORDS[status] ?? status;
 export const verdictWords = (verdict: string): string => VERDICT_WORDS[verdict] ?? verdict;
 
+/** A test as every table and heading names it: its name (a stored problem's, or the request's), else "Test 3" (1-based). */
+export const testLabel = (name: string | null | undefined, index: number): string => name ?? `Test ${index + 1}`;
+
+/** Which test a judged run's output is (as src/runner/judge.ts picks it): the first test not accepted, else the last that ran; -1 for none. */
+export function shownTest(tests: { verdict?: string | null | undefined }[]): number {
+  const failed = tests.findIndex((t) => t.verdict !== 'accepted' && t.verdict !== 'skipped' && t.verdict !== null && t.verdict !== undefined);
+  if (failed >= 0) return failed;
+  for (let i = tests.length - 1; i >= 0; i--) if (tests[i]!.verdict !== 'skipped') return i;
+  return -1;
+}
+
 /** What the line under a run's output needs of its result. */
 export interface VerdictFields {
   status: string;

@@ -22,7 +22,12 @@ export function currentFiles(accountId: string, except?: string, only?: Buffer) 
     SELECT ${sql.ref(`t.${column}`)} AS hash FROM problem_tests t JOIN problems p ON p.id = t.problem_id AND t.version = p.version
      WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL AND p.id IS DISTINCT FROM ${except ?? null}::uuid
        ${only ? sql`AND ${sql.ref(`t.${column}`)} = ${only}` : sql``}`;
-  return sql`${held('input_hash')} UNION ${held('answer_hash')}`;
+  // The example submissions' files too (migration 0090).
+  const submitted = sql`
+    SELECT f.hash FROM problem_submission_files f JOIN problems p ON p.id = f.problem_id AND f.version = p.version
+     WHERE p.account_id = ${accountId} AND p.deleted_at IS NULL AND p.id IS DISTINCT FROM ${except ?? null}::uuid
+       ${only ? sql`AND f.hash = ${only}` : sql``}`;
+  return sql`${held('input_hash')} UNION ${held('answer_hash')} UNION ${submitted}`;
 }
 
 const MiB = 1024 * 1024;

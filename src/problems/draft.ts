@@ -1,5 +1,9 @@
+import type { GroupTree } from '../judge/groups.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { PROBLEM_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import type { ExampleSubmission } from './example-submissions.js';
+import type { Timing } from './time-limit.js';
+import { PROBLEM_LIMITS, PROBLEM_STATEMENT_LIMITS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
+import type { Includes } from './include.js';
 import { sha256 } from './test-data.js';
 
 // A problem as sent, checked and ready to store: its tests (their data read when it is
@@ -36,12 +40,22 @@ export interface DraftTest {
   sample: boolean;
   /** Its group's arguments for the output validator (a Kattis package's); none when absent. */
   validatorArgs?: string[];
+  /** A sample's interaction (data/sample/NAME.interaction: src/problems/interaction.ts), shown with it. */
+  interaction?: string;
 }
 
 /** A problem's limits as a request gives them: CPU seconds and KB, as the result reports time and memory. */
 export interface ProblemLimits {
   time?: number;
   memory?: number;
+  /** KB of output (stdout and stderr) a run may write: a package's limits.output, below the service's own. */
+  output?: number;
+}
+
+/** What a package said of itself beyond its tests: the upload's report, and its timing (src/problems/package/). */
+export interface PackageModel {
+  report: import('./package/report.js').PackageReport;
+  timing: import('./package/limits.js').PackageTiming;
 }
 
 export interface ProblemDraft {
@@ -50,6 +64,27 @@ export interface ProblemDraft {
   checker: CheckerSetting;
   interactor: ProgramSource | null;
   limits: ProblemLimits;
+  /** Files copied over a submission before it is built, by language code (a package's include/: src/problems/include.ts). */
+  include?: Includes | null;
+  /** A submit-answer problem (src/runner/answers.ts): a submission is its answer files. */
+  submitAnswer?: boolean;
+  /** What a package says of its time limit (src/problems/time-limit.ts); absent: a JSON problem's limits.time alone. */
+  timing?: Timing;
+  /** A package's example submissions (submissions/), kept with the version for verifying it. */
+  submissions?: ExampleSubmission[];
+
+  /** A Kattis package's tree of test groups (the tests are in its order). */
+  groups?: GroupTree;
+  package?: PackageModel;
+  /** Its statement: Markdown (the portal's form, a package's problem.md), or a package's LaTeX source. */
+  statement?: ProblemStatement | undefined;
+  /** The sha-256 of the package it was read from. */
+  packageHash?: Buffer | undefined;
+}
+
+export interface ProblemStatement {
+  format: 'markdown' | 'latex';
+  text: string;
 }
 
 export function bufferSource(content: Buffer): DataSource {
@@ -82,6 +117,9 @@ export function checkDraft(draft: ProblemDraft): ProblemDraft {
     }
   }
   checkLimits(draft.limits);
+  if (draft.statement && Buffer.byteLength(draft.statement.text) > PROBLEM_STATEMENT_LIMITS.maxBytes) {
+    throw new ProblemInputError(`the statement is ${Buffer.byteLength(draft.statement.text)} bytes; it may have at most ${PROBLEM_STATEMENT_LIMITS.maxBytes}`);
+  }
   return draft;
 }
 

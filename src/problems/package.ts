@@ -1,11 +1,21 @@
 import { firstLine, type Dialect } from '../compilers/languages.js';
 import { DEFAULT_CHECKER, kattisOptions, ValidatorFlagsError } from '../judge/checkers/index.js';
 import type { Convention } from '../judge/conventions.js';
+import { DEFAULT_VALIDATION_PASSES } from '../judge/multi-pass.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
-import { JUDGE_LIMITS, PROBLEM_LIMITS, PROGRAM_LIMITS } from '../limits.js';
+import { JUDGE_LIMITS, PROBLEM_LIMITS, PROBLEM_STATEMENT_LIMITS, PROGRAM_LIMITS } from '../limits.js';
 import { ProgramError, programOfFiles, type DecodedFile, type Program } from '../program/program.js';
-import { checkDraft, ProblemInputError, type DataSource, type DraftTest, type ProblemDraft, type ProblemLimits } from './draft.js';
+import { checkDraft, ProblemInputError, type DraftTest, type ProblemDraft, type ProblemStatement } from './draft.js';
 import type { CompilerForFile } from './compilers.js';
+import { exampleSubmissions } from './example-submissions.js';
+import { readIncludes } from './include.js';
+import { readInteractions } from './interaction.js';
+import { metadataFile, source } from './package/files.js';
+import { packageLimits } from './package/limits.js';
+import { reportRoot, reportProblemYaml } from './package/metadata.js';
+import { ReportBuilder } from './package/report.js';
+import { readTestTree } from './package/tree.js';
+import { timingOf } from './time-limit.js';
 import { parsePackageYaml } from './yaml.js';
 import { listZip, type ZipFileEntry } from './zip.js';
 
@@ -22,6 +32,9 @@ import { listZip, type ZipFileEntry } from './zip.js';
 //   arguments after feedback_dir, as Kattis gives them;
 // - a plain archive: tests/NAME.in + tests/NAME.out, with an optional problem.yaml and
 //   checker/ or interactor/ directory.
+// The Kattis layout's dialects (legacy, 2023-07-draft, 2025-09), its tree of test groups
+// and the upload's report of what was read and ignored are in src/problems/package/
+// (tree.ts, limits.ts, metadata.ts, report.ts).
 // A package may sit in one top-level directory. A checker program's convention is
 // testlib when it includes testlib.h, else Kattis'; its compiler is the newest offered
 // one of its main file's language, by the language table of the recipes in the package's
@@ -38,29 +51,47 @@ const bad = (message: string) => new ProblemInputError(message, 'invalid_package
 const HEADER = /\.(h|hh|hpp|hxx|inc)$/i;
 const MAIN_NAMES = ['validator', 'checker', 'check', 'interactor', 'main'];
 /** Directories of a package's root, in either layout. */
-const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validator', 'checker', 'interactor'];
+const ROOT_DIRECTORIES = ['data', 'tests', 'output_validators', 'output_validator', 'checker', 'interactor', 'problem_statement', 'statement'];
 
 /** The package as a draft whose tests read from the zip as they are stored; close() once stored. */
 export async function openPackage(zip: Buffer, options: PackageOptions): Promise<{ draft: ProblemDraft; close(): void }> {
   const listing = await listZip(zip);
   try {
-    return { draft: await readPackage(listing.files, options), close: listing.close };
+    return { draft: await readPackage(listing.files, options, listing.escaping), close: listing.close };
   } catch (err) {
     listing.close();
     throw err;
   }
 }
 
-/** The package's files by path, without a single top-level directory they all share. */
-function rooted(files: ZipFileEntry[]): Map<string, ZipFileEntry> {
-  const tops = new Set(files.map((f) => (f.path.includes('/') ? f.path.slice(0, f.path.indexOf('/')) : '')));
+/** The package's files by path, without a single top-level directory they all share (and that prefix). */
+function rooted(files: ZipFileEntry[], escaping: { path: string }[]): { files: Map<string, ZipFileEntry>; strip: string } {
+  const tops = new Set([...files, ...escaping].map((f) => (f.path.includes('/') ? f.path.slice(0, f.path.indexOf('/')) : '')));
   const top = tops.size === 1 ? [...tops][0]! : '';
   const strip = top !== '' && !ROOT_DIRECTORIES.includes(top) ? `${top}/` : '';
-  return new Map(files.map((f) => [f.path.slice(strip.length), f]));
+  return { files: new Map(files.map((f) => [f.path.slice(strip.length), f])), strip };
 }
 
-async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Promise<ProblemDraft> {
-  const files = rooted(entries);
+/**
+ * Links leaving the package are never followed: refused, unless they sit where the
+ * package has nothing runbox reads (a statement's problem.pdf, as DOMjudge's examples
+ * link theirs), which the report then lists.
+ */
+function escapingLinks(escaping: { path: string; target: string }[], strip: string): { key: string; reason: string }[] {
+  return escaping.map(({ path, target }) => {
+    const p = path.slice(strip.length);
+    const top = p.includes('/') ? p.slice(0, p.indexOf('/')) : p;
+    if (!UNREAD_TOPS.includes(top) && !/^problem(\.[A-Za-z-]+)?\.(pdf|html?|md|tex)$/.test(p)) throw bad(`the package's ${path} is a symbolic link to ${JSON.stringify(target)}, outside the package: refused`);
+    return { key: p, reason: `a symbolic link to ${JSON.stringify(target)}, outside the package: not followed (a part runbox does not read)` };
+  });
+}
+
+/** Top-level parts of a package runbox never reads (their reasons: src/problems/package/metadata.ts). */
+const UNREAD_TOPS = ['problem_statement', 'statement', 'solution', 'attachments', 'submissions', 'generators', 'input_validators', 'input_format_validators', 'input_visualizer', 'output_visualizer'];
+
+async function readPackage(entries: ZipFileEntry[], options: PackageOptions, escaping: { path: string; target: string }[] = []): Promise<ProblemDraft> {
+  const { files, strip } = rooted(entries, escaping);
+  const outside = escapingLinks(escaping, strip);
   const yaml = await problemYaml(files);
   const kattis = [...files.keys()].some((p) => p.startsWith('data/'));
   const plain = [...files.keys()].some((p) => p.startsWith('tests/'));
@@ -68,33 +99,142 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions): Pr
     throw bad('the package has no tests: it holds data/sample/*.in + .ans and data/secret/*.in + .ans (the ICPC/Kattis layout), or tests/NAME.in + tests/NAME.out');
   }
   if (kattis && plain) throw bad('the package holds both data/ (the Kattis layout) and tests/ (the plain one): use one');
-  const tests = kattis ? kattisTests(files) : plainTests(files);
   const dialect: Dialect | undefined = files.has('domjudge-problem.ini') ? 'domjudge' : kattis ? 'kattis' : undefined;
   const compilerFor = (file: { name: string; firstLine: string }) => options.compilerFor(file, dialect);
+  if (!kattis) return plainPackage(files, yaml, compilerFor);
 
-  const validatorDir = kattis ? validatorDirectory(files) : null;
+  const version = formatVersion(yaml);
+  const types = typesOf(yaml, version);
+  const report = new ReportBuilder(version, types);
+  for (const o of outside) report.ignore(o.key, o.reason);
+  const grading = yaml.grading;
+  if (grading !== undefined && grading !== null && (typeof grading !== 'object' || Array.isArray(grading))) throw bad('problem.yaml: grading must be a mapping');
+  const context = {
+    format: version === '2025-09' ? ('2025-09' as const) : ('legacy' as const),
+    scoring: types.includes('scoring'),
+    problemGrading: (grading ?? {}) as Record<string, unknown>,
+    constants: constantsOf(yaml),
+    report,
+    hasGrader: version !== '2025-09' && hasDir(files, 'graders/'),
+  } as Parameters<typeof readTestTree>[1];
+  const { tests, tree } = await readTestTree(files, context);
+  // A custom grader (graders/), run sandboxed like a checker for the groups of grading: custom.
+  if (context.usesGrader) {
+    tree.grader = await programFrom(files, 'graders/', compilerFor);
+    report.read('graders/');
+  }
+  const validatorDir = validatorDirectory(files);
+  if (validatorDir) report.read(validatorDir);
   const flags = validatorFlags(yaml);
   // A DOMjudge package is judged by DOMjudge's compare, a Kattis one by Kattis' default validator.
   const defaultValidator = dialect === 'domjudge' ? 'domjudge' : 'kattis';
-  let checker: CheckerSetting = kattis || flags.length > 0 ? { type: defaultValidator, flags } : { type: DEFAULT_CHECKER };
+  let checker: CheckerSetting = { type: defaultValidator, flags };
   let interactor: ProgramSource | null = null;
-  if (kattis) {
-    const { custom, interactive } = validationOf(yaml, validatorDir !== null);
-    await domjudgeCompare(files, custom);
-    if (custom) {
-      if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
-      // A custom validator's flags are its own: Kattis passes them on as they are.
-      const program = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
-      if (interactive) interactor = program;
-      else checker = { type: 'program', ...program };
-    }
-    await groupArguments(files, tests);
-  } else {
-    if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
-    if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
+  const draftExtras: Pick<ProblemDraft, 'submitAnswer'> = {};
+  const { custom, interactive, multiPass, submitAnswer } = validationOf(yaml, validatorDir !== null);
+  if (submitAnswer) draftExtras.submitAnswer = true;
+  await domjudgeCompare(files, custom);
+  if (custom) {
+    if (!validatorDir) throw bad(`problem.yaml says validation: ${String(yaml.validation).trim()}, but the package has no output_validators/<name>/ directory`);
+    // A custom validator's flags are its own: Kattis passes them on as they are.
+    const program: ProgramSource = { ...(await programFrom(files, validatorDir, compilerFor)), ...(flags.length > 0 ? { args: flags } : {}) };
+    if (multiPass) program.passes = validationPasses(yaml, program);
+    if (interactive) interactor = program;
+    else checker = { type: 'program', ...program };
   }
+  await readInteractions(files, tests, { interactive, multiPass });
   checkValidatorArguments(checker, interactor, tests);
-  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits: await limitsFrom(yaml, files) });
+  const include = await readIncludes(files);
+  if (include) report.read('include/');
+  const { limits, timing } = await packageLimits(yaml, files, report);
+  // How a verification derives the time limit when none is stated (src/problems/time-limit.ts).
+  const source = timing.time_limit_source;
+  const stated = limits.time === undefined ? {} : source === 'problem.yaml' ? { yaml: limits.time } : source === '.timelimit' ? { dotTimelimit: limits.time } : source === 'domjudge-problem.ini' ? { domjudge: limits.time } : {};
+  const verifyTiming = timingOf(yaml, stated);
+  const submissions = await exampleSubmissions(files, options.compilerFor, dialect, String(yaml.problem_format_version ?? 'legacy').trim());
+  if (submissions.length > 0) report.read('submissions/');
+  const statement = await statementOf(files);
+  if (statement) report.read(statement.path);
+  reportProblemYaml(yaml, report);
+  reportRoot(files, report);
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits, groups: tree, package: { report: report.done(), timing }, timing: verifyTiming, submissions, statement: statement?.statement, ...(include ? { include } : {}), ...draftExtras });
+}
+
+/** A plain archive: tests/NAME.in + NAME.out, an optional checker/ or interactor/. */
+async function plainPackage(files: Map<string, ZipFileEntry>, yaml: Record<string, unknown>, compilerFor: (file: { name: string; firstLine: string }) => ReturnType<CompilerForFile>): Promise<ProblemDraft> {
+  const tests = plainTests(files);
+  const flags = validatorFlags(yaml);
+  let checker: CheckerSetting = flags.length > 0 ? { type: 'kattis', flags } : { type: DEFAULT_CHECKER };
+  let interactor: ProgramSource | null = null;
+  if (hasDir(files, 'checker/')) checker = { type: 'program', ...(await programFrom(files, 'checker/', compilerFor)) };
+  if (hasDir(files, 'interactor/')) interactor = await programFrom(files, 'interactor/', compilerFor);
+  checkValidatorArguments(checker, interactor, tests);
+  const report = new ReportBuilder('plain', []);
+  const { limits } = await packageLimits(yaml, files, report);
+  return checkDraft({ name: problemName(yaml), tests, checker, interactor, limits });
+}
+
+/** problem.yaml's problem_format_version: legacy when absent, else one runbox reads. */
+function formatVersion(yaml: Record<string, unknown>): 'legacy' | '2023-07-draft' | '2025-09' {
+  const version = String(yaml.problem_format_version ?? 'legacy').trim();
+  if (version === 'legacy' || version === 'legacy-icpc') return 'legacy';
+  if (version === '2023-07-draft' || version === '2023-07') return '2023-07-draft';
+  if (version === '2025-09') return '2025-09';
+  throw bad(`problem.yaml: problem_format_version ${JSON.stringify(version)} is not one runbox reads (legacy, 2023-07-draft, 2025-09)`);
+}
+
+const PROBLEM_TYPES = ['pass-fail', 'scoring', 'multi-pass', 'interactive', 'submit-answer'];
+
+/** problem.yaml's type, as a list (a string of words, or a sequence); pass-fail when absent. */
+function typesOf(yaml: Record<string, unknown>, version: string): string[] {
+  const value = yaml.type;
+  const types = value === undefined || value === null ? ['pass-fail'] : Array.isArray(value) ? value.map(String) : String(value).trim().split(/\s+/);
+  for (const t of types) if (!PROBLEM_TYPES.includes(t) || (version === 'legacy' && t !== 'pass-fail' && t !== 'scoring')) throw bad(`problem.yaml: type ${JSON.stringify(t)} is not one of ${version === 'legacy' ? 'pass-fail, scoring' : PROBLEM_TYPES.join(', ')}`);
+  if (types.includes('pass-fail') && types.includes('scoring')) throw bad('problem.yaml: type is pass-fail or scoring, not both');
+  return types.includes('scoring') || types.includes('pass-fail') ? types : ['pass-fail', ...types];
+}
+
+/** 2025-09 constants: name to value (and name.variant to that variant), as {{name}} is replaced. */
+function constantsOf(yaml: Record<string, unknown>): Map<string, string> {
+  const out = new Map<string, string>();
+  const value = yaml.constants;
+  if (value === undefined || value === null) return out;
+  if (typeof value !== 'object' || Array.isArray(value)) throw bad('problem.yaml: constants must be a mapping of names to values');
+  for (const [name, c] of Object.entries(value as Record<string, unknown>)) {
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw bad(`problem.yaml: constants: ${JSON.stringify(name)} is not a name ([a-zA-Z_][a-zA-Z0-9_]*)`);
+    const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+    if (scalar(c)) out.set(name, String(c));
+    else if (c && typeof c === 'object' && !Array.isArray(c) && scalar((c as Record<string, unknown>).value)) {
+      for (const [variant, v] of Object.entries(c as Record<string, unknown>)) if (scalar(v)) out.set(variant === 'value' ? name : `${name}.${variant}`, String(v));
+    } else throw bad(`problem.yaml: constants: ${name} must be a number, a string, or a mapping with a value`);
+  }
+  return out;
+}
+
+/** Statement files in the order they are preferred: Markdown first (shown), then LaTeX (offered as a download); English before other languages. */
+const STATEMENT_DIRS = ['problem_statement/', 'statement/'];
+const statementRank = (path: string): number | undefined => {
+  const dir = STATEMENT_DIRS.find((d) => path.startsWith(d));
+  if (dir === undefined || path.slice(dir.length).includes('/')) return undefined;
+  const name = path.slice(dir.length);
+  const md = /\.md$/i.test(name);
+  if (!md && !/\.tex$/i.test(name)) return undefined;
+  const english = /^(problem(\.en)?|en|statement)\.(md|tex)$/i.test(name);
+  return (md ? 0 : 10) + (english ? 0 : 1) + STATEMENT_DIRS.indexOf(dir) * 2;
+};
+
+/** The package's statement (problem_statement/problem.md, problem.en.tex, statement/…), refused past its bound from the declared size. */
+async function statementOf(files: Map<string, ZipFileEntry>): Promise<{ path: string; statement: ProblemStatement } | undefined> {
+  const ranked = [...files.entries()]
+    .map(([path, file]) => ({ path, file, rank: statementRank(path) }))
+    .filter((f): f is { path: string; file: ZipFileEntry; rank: number } => f.rank !== undefined)
+    .sort((a, b) => a.rank - b.rank || a.path.localeCompare(b.path));
+  const first = ranked[0];
+  if (!first) return undefined;
+  const max = PROBLEM_STATEMENT_LIMITS.maxBytes;
+  if (first.file.size > max) throw bad(`${first.path} is ${first.file.size} bytes; a statement may have at most ${max}`);
+  const text = (await first.file.read()).toString('utf8');
+  return { path: first.path, statement: { format: /\.md$/i.test(first.path) ? 'markdown' : 'latex', text } };
 }
 
 const hasDir = (files: Map<string, ZipFileEntry>, dir: string) => [...files.keys()].some((p) => p.startsWith(dir));
@@ -108,13 +248,6 @@ async function problemYaml(files: Map<string, ZipFileEntry>): Promise<Record<str
   return value as Record<string, unknown>;
 }
 
-/** A small file of the package's own (problem.yaml, .timelimit), refused from its declared size before it is inflated. */
-async function metadataFile(file: ZipFileEntry, name: string): Promise<Buffer> {
-  const max = PROBLEM_LIMITS.metadataFileMaxBytes;
-  if (file.size > max) throw bad(`${name} is ${file.size} bytes; the package's ${name} may have at most ${max}`);
-  return file.read();
-}
-
 function problemName(yaml: Record<string, unknown>): string {
   const name = yaml.name;
   if (typeof name === 'string' && name.trim() !== '') return name.trim();
@@ -125,30 +258,6 @@ function problemName(yaml: Record<string, unknown>): string {
     if (typeof first === 'string' && first.trim() !== '') return first.trim();
   }
   return 'Untitled problem';
-}
-
-async function limitsFrom(yaml: Record<string, unknown>, files: Map<string, ZipFileEntry>): Promise<ProblemLimits> {
-  const limits: ProblemLimits = {};
-  const section = yaml.limits;
-  if (section !== undefined && (typeof section !== 'object' || section === null || Array.isArray(section))) throw bad('problem.yaml: limits must be a mapping');
-  const l = (section ?? {}) as Record<string, unknown>;
-  const time = l.time_limit ?? l.time;
-  if (time !== undefined) {
-    if (typeof time !== 'number') throw bad('problem.yaml: limits.time_limit must be a number of seconds');
-    limits.time = time;
-  } else {
-    const dotTime = files.get('.timelimit');
-    if (dotTime) {
-      const seconds = Number((await metadataFile(dotTime, '.timelimit')).toString('utf8').trim());
-      if (!Number.isFinite(seconds)) throw bad('.timelimit must hold a number of seconds');
-      limits.time = seconds;
-    }
-  }
-  if (l.memory !== undefined) {
-    if (typeof l.memory !== 'number' || !Number.isInteger(l.memory)) throw bad('problem.yaml: limits.memory must be a whole number of MiB');
-    limits.memory = l.memory * 1024;
-  }
-  return limits;
 }
 
 /** problem.yaml's validator_flags (the legacy format's; later ones give arguments per test group only). */
@@ -165,21 +274,38 @@ function validatorFlags(yaml: Record<string, unknown>): string[] {
  * score); from 2023-07 on a package has a validator when output_validator/ holds one,
  * and `type` says interactive.
  */
-function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean } {
+function validationOf(yaml: Record<string, unknown>, hasValidator: boolean): { custom: boolean; interactive: boolean; multiPass: boolean; submitAnswer: boolean } {
   const version = String(yaml.problem_format_version ?? 'legacy').trim();
   if (version !== 'legacy' && version !== 'legacy-icpc') {
     const types = Array.isArray(yaml.type) ? yaml.type.map(String) : String(yaml.type ?? 'pass-fail').trim().split(/\s+/);
     const interactive = types.includes('interactive');
-    if (interactive && !hasValidator) throw bad('problem.yaml says type: interactive, but the package has no output_validator/ directory');
-    return { custom: hasValidator, interactive };
+    const multiPass = types.includes('multi-pass');
+    const submitAnswer = types.includes('submit-answer');
+    for (const [is, word] of [[interactive, 'interactive'], [multiPass, 'multi-pass']] as const) {
+      if (is && !hasValidator) throw bad(`problem.yaml says type: ${word}, but the package has no output_validator/ directory`);
+      // The format's table of types: submit-answer goes with neither.
+      if (is && submitAnswer) throw bad(`problem.yaml: type submit-answer cannot be ${word} too (a submission is answers, not a program)`);
+    }
+    return { custom: hasValidator, interactive, multiPass, submitAnswer };
   }
   const validation = String(yaml.validation ?? 'default').trim();
   const words = validation.split(/\s+/);
-  if (validation === 'default') return { custom: false, interactive: false };
-  if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score') && new Set(words).size === words.length) {
-    return { custom: true, interactive: words.includes('interactive') };
+  if (validation === 'default') return { custom: false, interactive: false, multiPass: false, submitAnswer: false };
+  if (words[0] === 'custom' && words.slice(1).every((w) => w === 'interactive' || w === 'score' || w === 'multi-pass') && new Set(words).size === words.length) {
+    return { custom: true, interactive: words.includes('interactive'), multiPass: words.includes('multi-pass'), submitAnswer: false };
   }
-  throw bad(`problem.yaml's validation must be default, custom or custom interactive, not ${JSON.stringify(validation)}`);
+  throw bad(`problem.yaml's validation must be default or custom, then any of interactive, score and multi-pass, not ${JSON.stringify(validation)}`);
+}
+
+/** A multi-pass problem's limits.validation_passes (default 2), within the service's bound; its validator a Kattis one (it writes nextpass.in into feedback_dir). */
+function validationPasses(yaml: Record<string, unknown>, validator: ProgramSource): number {
+  if (validator.convention !== 'kattis') throw bad("a multi-pass problem's validator writes nextpass.in into its feedback directory (the Kattis convention); this one includes testlib.h");
+  const limits = yaml.limits && typeof yaml.limits === 'object' && !Array.isArray(yaml.limits) ? (yaml.limits as Record<string, unknown>) : {};
+  const passes = limits.validation_passes ?? DEFAULT_VALIDATION_PASSES;
+  const max = JUDGE_LIMITS.validationPassesMax;
+  if (typeof passes !== 'number' || !Number.isInteger(passes) || passes < 2) throw bad('problem.yaml: limits.validation_passes must be a whole number of at least 2');
+  if (passes > max) throw bad(`problem.yaml: limits.validation_passes is ${passes}; runbox runs at most ${max} passes of a test`);
+  return passes;
 }
 
 /**
@@ -195,61 +321,6 @@ async function domjudgeCompare(files: Map<string, ZipFileEntry>, custom: boolean
   const compare = line?.[1]?.trim() ?? '';
   if (compare !== '' && compare !== 'compare') {
     throw bad(`domjudge-problem.ini's special_compare names ${JSON.stringify(compare)}, an executable of the DOMjudge server that is not in the package: include it as output_validators/<name>/ with validation: custom in problem.yaml`);
-  }
-}
-
-/** A YAML file of a package's test data (testdata.yaml, test_group.yaml, a test's NAME.yaml): a mapping, or null when absent. */
-async function dataYaml(files: Map<string, ZipFileEntry>, path: string): Promise<Record<string, unknown> | null> {
-  const file = files.get(path);
-  if (!file) return null;
-  // Bounded in size and depth before it is parsed, as problem.yaml is (src/problems/yaml.ts).
-  const value = parsePackageYaml(await metadataFile(file, path), path);
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${path} must be a mapping`);
-  return value as Record<string, unknown>;
-}
-
-/** The validator arguments a test data YAML file gives, or undefined when it gives none. */
-function argumentsIn(config: Record<string, unknown>, path: string): string[] | undefined {
-  // Legacy: output_validator_flags, a string (or {name, flags}), split as problemtools splits it.
-  let flags = config.output_validator_flags;
-  if (flags !== undefined) {
-    if (flags !== null && typeof flags === 'object' && !Array.isArray(flags)) flags = (flags as Record<string, unknown>).flags ?? '';
-    if (flags === null) return [];
-    if (typeof flags !== 'string' && typeof flags !== 'number') throw bad(`${path}: output_validator_flags must be a string of space-separated flags`);
-    return String(flags).trim().split(/\s+/).filter(Boolean);
-  }
-  // 2025-09: output_validator_args, a sequence of strings.
-  const args = config.output_validator_args;
-  if (args === undefined) return undefined;
-  if (args === null) return [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' || typeof a === 'number')) throw bad(`${path}: output_validator_args must be a sequence of strings`);
-  return args.map(String);
-}
-
-/**
- * Each test's validator arguments: those of its own NAME.yaml (2025-09), else of the
- * nearest testdata.yaml or test_group.yaml from its directory up to data/ that gives any
- * (a group inherits its parent's).
- */
-async function groupArguments(files: Map<string, ZipFileEntry>, tests: DraftTest[]): Promise<void> {
-  const byDir = new Map<string, string[] | undefined>();
-  const ofDir = async (dir: string): Promise<string[] | undefined> => {
-    if (byDir.has(dir)) return byDir.get(dir);
-    let found: string[] | undefined;
-    for (const name of ['testdata.yaml', 'test_group.yaml']) {
-      const config = await dataYaml(files, `${dir}/${name}`);
-      if (config) found ??= argumentsIn(config, `${dir}/${name}`);
-    }
-    if (found === undefined && dir.includes('/')) found = await ofDir(dir.slice(0, dir.lastIndexOf('/')));
-    byDir.set(dir, found);
-    return found;
-  };
-  for (const t of tests) {
-    const path = `data/${t.name}`;
-    const own = await dataYaml(files, `${path}.yaml`);
-    const args = (own && argumentsIn(own, `${path}.yaml`)) ?? (await ofDir(path.slice(0, path.lastIndexOf('/'))));
-    if (args && args.length > 0) t.validatorArgs = args;
   }
 }
 
@@ -274,26 +345,6 @@ function checkValidatorArguments(checker: CheckerSetting, interactor: ProgramSou
   }
 }
 
-/** Tests of data/sample (samples first) and data/secret, each .in with its .ans, in path order. */
-function kattisTests(files: Map<string, ZipFileEntry>): DraftTest[] {
-  const tests: DraftTest[] = [];
-  for (const group of ['sample', 'secret']) {
-    const prefix = `data/${group}/`;
-    const paths = [...files.keys()].filter((p) => p.startsWith(prefix)).sort();
-    for (const path of paths.filter((p) => p.endsWith('.in'))) {
-      const stem = path.slice(0, -3);
-      const answer = files.get(`${stem}.ans`);
-      if (!answer) throw bad(`${path} has no ${stem}.ans beside it`);
-      tests.push({ name: stem.slice('data/'.length), input: source(files.get(path)!), answer: source(answer), weight: 1, sample: group === 'sample' });
-    }
-    for (const path of paths.filter((p) => p.endsWith('.ans'))) {
-      if (!files.has(`${path.slice(0, -4)}.in`)) throw bad(`${path} has no ${path.slice(0, -4)}.in beside it`);
-    }
-  }
-  if (tests.length === 0) throw bad('the package has no tests: data/sample/ and data/secret/ hold no .in files');
-  return tests;
-}
-
 function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   const paths = [...files.keys()].filter((p) => p.startsWith('tests/')).sort();
   const tests: DraftTest[] = [];
@@ -310,7 +361,6 @@ function plainTests(files: Map<string, ZipFileEntry>): DraftTest[] {
   return tests;
 }
 
-const source = (f: ZipFileEntry): DataSource => ({ size: f.size, key: `crc32:${f.crc32}:${f.size}`, read: () => f.read() });
 
 /** output_validators/<name>/ (the one directory there) or output_validator/. */
 function validatorDirectory(files: Map<string, ZipFileEntry>): string | null {

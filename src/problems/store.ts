@@ -4,10 +4,14 @@ import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
 import { REQUEST_LIMITS } from '../limits.js';
 import { UUID } from '../util/uuid.js';
+import type { Feedback } from './feedback.js';
 import { currentFiles, StorageAllowance, storageFull } from './allowance.js';
-import type { DataSource, ProblemDraft, ProblemLimits } from './draft.js';
+import type { GroupNode, GroupTree } from '../judge/groups.js';
+import { type DataSource, type PackageModel, ProblemInputError, type ProblemDraft, type ProblemLimits, type ProblemStatement } from './draft.js';
+import type { Includes } from './include.js';
 import { collectTestData, sweepVersions } from './sweep.js';
 import { putTestData, sha256 } from './test-data.js';
+import { plainTiming, timeLimitOf, type TimeLimit, type Timing } from './time-limit.js';
 
 // Stored problems of an account: create, replace (a new version), delete, read, list,
 // and what admission and the runner read of one. A write is one transaction under the
@@ -28,6 +32,8 @@ export interface ProblemTestView {
   /** Samples only (up to 100,000 bytes): the test's content. */
   input?: string;
   expected_output?: string;
+  /** An interactive or multi-pass problem's sample: its dialogue, lines starting < (the program reads) and > (it writes), --- between passes. */
+  interaction?: string;
 }
 
 /** A checker or interactor program as shown: its compiler, convention and file names, not its sources. */
@@ -35,23 +41,49 @@ export interface ProgramView {
   compiler: string;
   convention: string;
   files: string[];
+  /** A multi-pass problem's validator or interactor: its validation_passes. */
+  passes?: number;
 }
 
 export interface ProblemSummary {
   id: string;
   name: string;
   version: number;
+  feedback: Feedback;
+  public: boolean;
   test_count: number;
   data_bytes: number;
   created_at: string;
   updated_at: string;
 }
 
+/** A group of the package's tree as shown: its settings and its tests' and subgroups' names, in order. */
+export interface ProblemGroupView {
+  name: string;
+  settings: Record<string, unknown>;
+  tests: string[];
+  groups: ProblemGroupView[];
+}
+
 export interface ProblemView extends ProblemSummary {
+  /** Its statement, as the current version keeps it (absent: none). */
+  statement?: ProblemStatement;
   limits: ProblemLimits;
+  /** The CPU seconds its runs have, and whether the package stated them, a verification derived them, or neither (the default). */
+  time_limit: TimeLimit;
+  /** Its package's example submissions (submissions/), by path, with the compiler that builds each here. */
+  example_submissions: { path: string; compiler: string | null; refusal: string | null; expected: string[] }[];
   checker: { type: string; [option: string]: unknown };
   interactor: ProgramView | null;
+  /** A submit-answer problem: a submission is its answer files, NAME.out for test NAME. */
+  submit_answer?: true;
+  /** Included files' names by language code (a package's include/); absent: none. */
+  include?: Record<string, string[]>;
   tests: ProblemTestView[];
+  /** A Kattis package's: its tree of test groups (data/ at the root). */
+  groups?: ProblemGroupView;
+  /** A Kattis package's: its format and type, the keys and paths read and ignored (with why), its timing. */
+  package?: PackageModel;
 }
 
 export interface Storage {
@@ -77,7 +109,13 @@ export async function accountStorage(db: Db, accountId: string): Promise<Storage
  * Stores a problem: a new one (no `problemId`), or the next version of the account's
  * `problemId`. Returns undefined when that problem is not the account's (or is gone).
  */
-export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string): Promise<ProblemView | undefined> {
+/** Who sees what of a problem's runs (src/problems/feedback.ts); unchanged by a write that leaves them out. */
+export interface ProblemSettings {
+  feedback?: Feedback;
+  public?: boolean;
+}
+
+export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft, problemId?: string, settings: ProblemSettings = {}): Promise<ProblemView | undefined> {
   if (problemId !== undefined && !isProblemId(problemId)) return undefined;
   const id = await writeProblems(db, accountId, async (trx) => {
     let version = 1;
@@ -88,10 +126,13 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
       version = current.version + 1;
     }
     // Refused from the declared sizes, before anything is inflated, when it cannot fit.
-    const allowance = await StorageAllowance.open(trx, accountId, id, draft.tests.flatMap((t) => [t.input, t.answer]));
+    const submissions = draft.submissions ?? [];
+    const allowance = await StorageAllowance.open(trx, accountId, id, [...draft.tests.flatMap((t) => [t.input, t.answer]), ...submissions.flatMap((x) => x.files.map((f) => f.source))]);
+    // A problem the account's plan could never judge in one request is refused here, not at every submission.
+    await refuseMoreTestsThanPlan(trx, accountId, draft.tests.length);
     // Each file read, hashed, counted and stored in turn: a package is never in memory
     // whole, and the first file past the allowance is never stored.
-    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null }[] = [];
+    const tests: { name: string; input: Buffer; answer: Buffer; inputSize: number; answerSize: number; weight: number; sample: boolean; validatorArgs: string[] | null; interaction: string | null }[] = [];
     const sizes = new Map<string, number>();
     const store = async (source: DataSource) => {
       const content = await source.read();
@@ -104,13 +145,17 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     for (const t of draft.tests) {
       const input = await store(t.input);
       const answer = await store(t.answer);
-      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null });
+      tests.push({ name: t.name, input: input.hash, answer: answer.hash, inputSize: input.size, answerSize: answer.size, weight: t.weight, sample: t.sample, validatorArgs: t.validatorArgs?.length ? t.validatorArgs : null, interaction: t.interaction ?? null });
     }
     const dataBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+    // The example submissions' files are kept as test data is: counted in the allowance
+    // (and the account's storage), stored once; not in the version's data_bytes.
+    const submissionFiles: { ordinal: number; name: string; hash: Buffer }[] = [];
+    for (const [ordinal, x] of submissions.entries()) for (const f of x.files) submissionFiles.push({ ordinal, name: f.name, hash: (await store(f.source)).hash });
     if (id === undefined) {
-      id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version }).returning('id').executeTakeFirstOrThrow()).id;
+      id = (await trx.insertInto('problems').values({ account_id: accountId, name: draft.name, version, ...settings }).returning('id').executeTakeFirstOrThrow()).id;
     } else {
-      await trx.updateTable('problems').set({ name: draft.name, version, updated_at: new Date() }).where('id', '=', id).execute();
+      await trx.updateTable('problems').set({ name: draft.name, version, updated_at: new Date(), ...settings }).where('id', '=', id).execute();
       await trx.updateTable('problem_versions').set({ superseded_at: new Date() }).where('problem_id', '=', id).where('superseded_at', 'is', null).execute();
     }
     await trx
@@ -121,13 +166,29 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
         checker: JSON.stringify(draft.checker),
         interactor: draft.interactor ? JSON.stringify(draft.interactor) : null,
         limits: JSON.stringify(draft.limits),
+        include: draft.include ? JSON.stringify(draft.include) : null,
+        submit_answer: draft.submitAnswer === true,
+
+        groups: draft.groups ? JSON.stringify(draft.groups) : null,
+        package: draft.package ? JSON.stringify(draft.package) : null,
         tests: tests.length,
         data_bytes: dataBytes,
+        timing: JSON.stringify(draft.timing ?? plainTiming(draft.limits.time)),
+        statement: draft.statement?.text ?? null,
+        statement_format: draft.statement?.format ?? null,
+        package_hash: draft.packageHash ?? null,
       })
       .execute();
+    if (submissions.length > 0) {
+      await trx
+        .insertInto('problem_submissions')
+        .values(submissions.map((x, ordinal) => ({ problem_id: id!, version, ordinal, path: x.path, compiler: x.compiler, refusal: x.refusal, main: x.main, expected: JSON.stringify(x.expected) })))
+        .execute();
+      if (submissionFiles.length > 0) await trx.insertInto('problem_submission_files').values(submissionFiles.map((f) => ({ problem_id: id!, version, ...f }))).execute();
+    }
     await trx
       .insertInto('problem_tests')
-      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs })))
+      .values(tests.map((t, ordinal) => ({ problem_id: id!, version, ordinal, name: t.name, input_hash: t.input, answer_hash: t.answer, input_size: t.inputSize, answer_size: t.answerSize, weight: t.weight, sample: t.sample, validator_args: t.validatorArgs, interaction: t.interaction })))
       .execute();
     // The account's total as stored, the checks above notwithstanding.
     const storage = await accountStorage(trx, accountId);
@@ -135,6 +196,36 @@ export async function saveProblem(db: Db, accountId: string, draft: ProblemDraft
     return id;
   });
   return id === undefined ? undefined : getProblem(db, accountId, id);
+}
+
+/** Changes the account's problem's settings (no new version); undefined when it has no such problem. */
+export async function setProblemSettings(db: Db, accountId: string, problemId: string, settings: ProblemSettings): Promise<ProblemView | undefined> {
+  if (!isProblemId(problemId)) return undefined;
+  const row = await db
+    .updateTable('problems')
+    .set({ ...settings, updated_at: new Date() })
+    .where('id', '=', problemId)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row ? getProblem(db, accountId, problemId) : undefined;
+}
+
+/** Throws too_many_tests when a judged run of `tests` tests is more than the account's plan takes in one request (runbox_admit's rule). */
+async function refuseMoreTestsThanPlan(trx: Db, accountId: string, tests: number): Promise<void> {
+  const { rows } = await sql<{ per_request: number; per_minute: number }>`
+    SELECT coalesce(a.tests_per_request, p.tests_per_request) AS per_request, coalesce(a.per_minute, p.per_minute) AS per_minute
+      FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ${accountId}
+  `.execute(trx);
+  const r = rows[0];
+  if (!r) return;
+  if (tests > r.per_request) {
+    throw new ProblemInputError(`the problem has ${tests} tests and the account's plan judges at most ${r.per_request} tests per request: every submission would be refused; split it or ask for a plan with more tests per request`, 'too_many_tests');
+  }
+  if (tests > r.per_minute) {
+    throw new ProblemInputError(`the problem has ${tests} tests and each counts toward the plan's ${r.per_minute} submissions per minute: every submission would be refused`, 'too_many_tests');
+  }
 }
 
 /** Deletes the account's problem; false when it has no such problem. Runs already queued still finish. */
@@ -168,23 +259,23 @@ async function writeProblems<T>(db: Db, accountId: string, write: (trx: Db) => P
 
 const iso = (d: Date) => new Date(d).toISOString();
 
-/** The account's problems (not deleted), each joined to its current version. */
-function currentProblems(db: Db, accountId: string) {
+/** The problems (not deleted) an account may use, each joined to its current version: its own, and with `others` every account's public ones. */
+function currentProblems(db: Db, accountId: string, others: 'own' | 'and public' = 'own') {
   return db
     .selectFrom('problems as p')
     .innerJoin('problem_versions as v', (j) => j.onRef('v.problem_id', '=', 'p.id').onRef('v.version', '=', 'p.version'))
-    .where('p.account_id', '=', accountId)
+    .where((w) => (others === 'own' ? w('p.account_id', '=', accountId) : w.or([w('p.account_id', '=', accountId), w('p.public', '=', true)])))
     .where('p.deleted_at', 'is', null);
 }
 
-const SUMMARY_COLUMNS = ['p.id', 'p.name', 'p.version', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'] as const;
+const SUMMARY_COLUMNS = ['p.id', 'p.name', 'p.version', 'p.feedback', 'p.public', 'p.created_at', 'p.updated_at', 'v.tests', 'v.data_bytes'] as const;
 
-function summaryOf(r: { id: string; name: string; version: number; created_at: Date; updated_at: Date; tests: number; data_bytes: number | string | bigint }): ProblemSummary {
-  return { id: r.id, name: r.name, version: r.version, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+function summaryOf(r: { id: string; name: string; version: number; feedback: Feedback; public: boolean; created_at: Date; updated_at: Date; tests: number; data_bytes: number | string | bigint }): ProblemSummary {
+  return { id: r.id, name: r.name, version: r.version, feedback: r.feedback, public: r.public, test_count: r.tests, data_bytes: Number(r.data_bytes), created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
 }
 
 function programView(p: ProgramSource): ProgramView {
-  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)] };
+  return { compiler: p.compiler, convention: p.convention, files: [...(p.options.main ? [p.options.main] : []), ...(p.options.files ?? []).map((f) => f.name)], ...(p.passes !== undefined ? { passes: p.passes } : {}) };
 }
 
 function checkerView(c: CheckerSetting): ProblemView['checker'] {
@@ -192,11 +283,11 @@ function checkerView(c: CheckerSetting): ProblemView['checker'] {
   return { type: 'program', ...programView(c) };
 }
 
-/** The account's problem with its current version's tests (samples' content shown); undefined when it has none of that id. */
-export async function getProblem(db: Db, accountId: string, problemId: string): Promise<ProblemView | undefined> {
+/** The account's problem (with `others`, or another's public one) with its current version's tests (samples' content shown); undefined when it has none of that id. */
+export async function getProblem(db: Db, accountId: string, problemId: string, others: 'own' | 'and public' = 'own'): Promise<ProblemView | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await currentProblems(db, accountId)
-    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits'])
+  const row = await currentProblems(db, accountId, others)
+    .select([...SUMMARY_COLUMNS, 'v.checker', 'v.interactor', 'v.limits', 'v.include', 'v.submit_answer', 'v.derived_time', 'v.groups', 'v.package', 'v.statement', 'v.statement_format'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -204,16 +295,28 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
     .selectFrom('problem_tests as t')
     .leftJoin('test_data as i', (j) => j.onRef('i.hash', '=', 't.input_hash').on('t.sample', '=', true).on('t.input_size', '<=', SAMPLE_SHOWN_BYTES))
     .leftJoin('test_data as a', (j) => j.onRef('a.hash', '=', 't.answer_hash').on('t.sample', '=', true).on('t.answer_size', '<=', SAMPLE_SHOWN_BYTES))
-    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer'])
+    .select(['t.name', 't.sample', 't.weight', 't.input_size', 't.answer_size', 'i.content as input', 'a.content as answer', 't.interaction'])
     .where('t.problem_id', '=', problemId)
     .where('t.version', '=', row.version)
     .orderBy('t.ordinal')
     .execute();
+  const examples = await db
+    .selectFrom('problem_submissions')
+    .select(['path', 'compiler', 'refusal', 'expected'])
+    .where('problem_id', '=', problemId)
+    .where('version', '=', row.version)
+    .orderBy('ordinal')
+    .execute();
   return {
     ...summaryOf(row),
+    ...(row.statement !== null && row.statement_format !== null ? { statement: { format: row.statement_format, text: row.statement } } : {}),
     limits: row.limits as ProblemLimits,
+    time_limit: timeLimitOf((row.limits as ProblemLimits).time, row.derived_time),
+    example_submissions: examples.map((x) => ({ path: x.path, compiler: x.compiler, refusal: x.refusal, expected: (x.expected as { said: string[] }).said })),
     checker: checkerView(row.checker as CheckerSetting),
     interactor: row.interactor ? programView(row.interactor as ProgramSource) : null,
+    ...(row.submit_answer ? { submit_answer: true as const } : {}),
+    ...(row.include ? { include: Object.fromEntries(Object.entries(row.include).map(([language, files]) => [language, files.map((f) => f.name)])) } : {}),
     tests: tests.map((t) => ({
       name: t.name,
       sample: t.sample,
@@ -222,7 +325,19 @@ export async function getProblem(db: Db, accountId: string, problemId: string): 
       expected_output_bytes: t.answer_size,
       ...(t.input ? { input: t.input.toString('utf8') } : {}),
       ...(t.answer ? { expected_output: t.answer.toString('utf8') } : {}),
+      ...(t.interaction !== null ? { interaction: t.interaction } : {}),
     })),
+    ...(row.groups ? { groups: groupView((row.groups as GroupTree).root, tests.map((t) => t.name)) } : {}),
+    ...(row.package ? { package: row.package as PackageModel } : {}),
+  };
+}
+
+function groupView(node: GroupNode, names: string[]): ProblemGroupView {
+  return {
+    name: node.name,
+    settings: { ...(node.legacy ?? node.modern ?? {}) },
+    tests: node.items.flatMap((i) => ('test' in i ? [names[i.test] ?? String(i.test)] : [])),
+    groups: node.items.flatMap((i) => ('group' in i ? [groupView(i.group, names)] : [])),
   };
 }
 
@@ -242,22 +357,35 @@ export interface ProblemForRun {
   id: string;
   version: number;
   tests: number;
+  /** As its runs have them: the time limit stated, else derived, else the default (timeLimitOf). */
   limits: ProblemLimits;
   checker: CheckerSetting;
   interactor: ProgramSource | null;
 }
 
+/** The account's problem, or another account's public one (judged under its feedback, billed to the judging account). */
 export async function problemForRun(db: Db, accountId: string, problemId: string): Promise<ProblemForRun | undefined> {
   if (!isProblemId(problemId)) return undefined;
-  const row = await currentProblems(db, accountId)
-    .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor'])
+  const row = await currentProblems(db, accountId, 'and public')
+    .select(['p.id', 'p.version', 'v.tests', 'v.limits', 'v.checker', 'v.interactor', 'v.derived_time'])
     .where('p.id', '=', problemId)
     .executeTakeFirst();
   return row && forRun(row);
 }
 
-function forRun(row: { id: string; version: number; tests: number; limits: unknown; checker: unknown; interactor: unknown }): ProblemForRun {
-  return { id: row.id, version: row.version, tests: row.tests, limits: row.limits as ProblemLimits, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
+function forRun(row: { id: string; version: number; tests: number; limits: unknown; checker: unknown; interactor: unknown; derived_time: number | null }): ProblemForRun {
+  const limits = row.limits as ProblemLimits;
+  // Never the service's 30 s unstated: the package's limit, a verification's, or the stated default.
+  const time = timeLimitOf(limits.time, row.derived_time).seconds;
+  return { id: row.id, version: row.version, tests: row.tests, limits: { ...limits, time }, checker: row.checker as CheckerSetting, interactor: row.interactor as ProgramSource | null };
+}
+
+/** A version's timing (what its package says of its time limit) and the limit a verification derived. */
+export async function versionTiming(db: Db, problemId: string, version: number): Promise<{ timing: Timing; derived: number | null; limits: ProblemLimits } | undefined> {
+  const row = await db.selectFrom('problem_versions').select(['timing', 'derived_time', 'limits']).where('problem_id', '=', problemId).where('version', '=', version).executeTakeFirst();
+  if (!row) return undefined;
+  const limits = row.limits as ProblemLimits;
+  return { timing: (row.timing as Timing | null) ?? plainTiming(limits.time), derived: row.derived_time, limits };
 }
 
 /** A test of a version as the runner reads it: data by hash (its cache's names). */
@@ -273,10 +401,10 @@ export interface StoredTest {
 }
 
 /** The version a submission ran, whole; undefined once it is gone (replaced and swept). */
-export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[] }) | undefined> {
+export async function versionForRun(db: Db, problemId: string, version: number): Promise<(ProblemForRun & { testList: StoredTest[]; include?: Includes | null; submitAnswer?: boolean; groups?: GroupTree | null }) | undefined> {
   const row = await db
     .selectFrom('problem_versions')
-    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor'])
+    .select(['problem_id as id', 'version', 'tests', 'limits', 'checker', 'interactor', 'include', 'submit_answer', 'derived_time', 'groups'])
     .where('problem_id', '=', problemId)
     .where('version', '=', version)
     .executeTakeFirst();
@@ -290,6 +418,10 @@ export async function versionForRun(db: Db, problemId: string, version: number):
     .execute();
   return {
     ...forRun(row),
+    include: row.include,
+    submitAnswer: row.submit_answer,
+
+    groups: (row.groups as GroupTree | null) ?? null,
     testList: tests.map((t) => ({ name: t.name, inputHash: t.input_hash, answerHash: t.answer_hash, inputSize: t.input_size, answerSize: t.answer_size, weight: t.weight, validatorArgs: t.validator_args ?? [] })),
   };
 }

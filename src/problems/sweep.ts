@@ -29,12 +29,16 @@ export async function sweepVersions(trx: Db, accountId?: string): Promise<Buffer
       DELETE FROM problem_tests t USING dead d WHERE t.problem_id = d.problem_id AND t.version = d.version
       RETURNING t.input_hash, t.answer_hash
     ),
+    submitted AS (
+      DELETE FROM problem_submission_files f USING dead d WHERE f.problem_id = d.problem_id AND f.version = d.version
+      RETURNING f.hash
+    ),
     versions AS (
       DELETE FROM problem_versions v USING dead d WHERE v.problem_id = d.problem_id AND v.version = d.version
-        AND (SELECT count(*) FROM tests) >= 0
+        AND (SELECT count(*) FROM tests) >= 0 AND (SELECT count(*) FROM submitted) >= 0
       RETURNING v.problem_id
     )
-    SELECT input_hash, answer_hash FROM tests
+    SELECT input_hash, answer_hash FROM tests UNION ALL SELECT hash, hash FROM submitted
   `.execute(trx);
   await sql`
     DELETE FROM problems p WHERE p.deleted_at IS NOT NULL AND ${account}
@@ -56,6 +60,7 @@ export async function collectTestData(db: Db, candidates?: Buffer[]): Promise<nu
         DELETE FROM test_data d WHERE ${which}
           AND NOT EXISTS (SELECT 1 FROM problem_tests t WHERE t.input_hash = d.hash)
           AND NOT EXISTS (SELECT 1 FROM problem_tests t WHERE t.answer_hash = d.hash)
+          AND NOT EXISTS (SELECT 1 FROM problem_submission_files f WHERE f.hash = d.hash)
         RETURNING 1
       ) SELECT count(*)::int AS n FROM gone
     `.execute(trx);

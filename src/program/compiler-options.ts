@@ -44,6 +44,45 @@ export function optionForms(recipe: Pick<CompilerRecipe, 'compile' | 'options'>)
   return recipe.compile ? [...(recipe.options ?? [])] : [];
 }
 
+/** A character class's characters: "0-3sg" → 0 1 2 3 s g. */
+const chars = (cls: string): string[] =>
+  cls.replace(/(.)-(.)/g, (_r, a: string, b: string) => Array.from({ length: b.charCodeAt(0) - a.charCodeAt(0) + 1 }, (_x, i) => String.fromCharCode(a.charCodeAt(0) + i)).join('')).split('');
+
+/** Alternatives of a group as words: "c or gnu", "89, 90 or 99". */
+const orList = (parts: string[]) => (parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} or ${parts.at(-1)}`);
+
+/**
+ * An allowed form as a person reads it rather than as a pattern: "-std=(c|gnu)(89|11)"
+ * reads "-std=…, with c or gnu, then 89 or 11"; names and values read NAME and VALUE;
+ * optional parts in brackets.
+ */
+export function formWords(form: string): string {
+  const choices: string[] = [];
+  let text = form
+    .replace(/\\\+/g, '+')
+    .replace(/\[A-Za-z_\]\[A-Za-z0-9_\]\*|\[a-z\]\[a-z0-9\+-\]\*/g, 'NAME')
+    .replace(/\(=\[\^\\s\]\*\)\?|\(=\[a-z0-9\]\+\)\?/g, '[=VALUE]')
+    .replace(/\[([^\]]+)\]\?/g, (_m, cls: string) => `\u0001${orList(chars(cls))}\u0002`)
+    .replace(/\(([^()]*)\)\?/g, (_m, g: string) => `\u0001${orList(g.split('|'))}\u0002`);
+  text = text
+    .replace(/\(([^()]*)\)/g, (_m, g: string) => {
+      choices.push(orList(g.split('|')));
+      return '…';
+    })
+    .replace(/\[([^\]]+)\]/g, (m, cls: string) => {
+      if (cls === '=VALUE') return m;
+      choices.push(orList(chars(cls)));
+      return '…';
+    })
+    // Optional parts, kept apart until now, in brackets.
+    .replace(/\u0001/g, '[')
+    .replace(/\u0002/g, ']');
+  return choices.length === 0 ? text : `${text.replace(/…+/g, '…')} (${choices.join(', then ')})`;
+}
+
+/** Every allowed form in words, for a hint or a refusal. */
+export const formsInWords = (forms: readonly string[]): string => forms.map(formWords).join('; ');
+
 /** Why `option` is never allowed, whatever the recipe; undefined when it is not one of those. */
 export function neverAllowed(option: string): string | undefined {
   return NEVER.find(([re]) => re.test(option))?.[1];
@@ -59,12 +98,12 @@ export function optionsProblem(id: string, recipe: Pick<CompilerRecipe, 'compile
   }
   for (const [index, option] of options.entries()) {
     const shown = JSON.stringify(option.length > 80 ? `${option.slice(0, 80)}…` : option);
-    if (Buffer.byteLength(option) > PROGRAM_LIMITS.compilerOptionMaxBytes) {
+    if (new TextEncoder().encode(option).length > PROGRAM_LIMITS.compilerOptionMaxBytes) {
       return { index, message: `${shown} is longer than ${PROGRAM_LIMITS.compilerOptionMaxBytes} bytes` };
     }
     if (option.includes('\u0000')) return { index, message: 'must not contain NUL characters' };
     const never = neverAllowed(option);
-    const allowed = forms.length === 0 ? `${id} takes no compiler options` : `${id} allows ${forms.join(', ')} (each option one element, whole)`;
+    const allowed = forms.length === 0 ? `${id} takes no compiler options` : `${id} allows ${formsInWords(forms)} (each option one element, whole)`;
     if (never) return { index, message: `${shown} is never allowed: it ${never}; ${allowed}` };
     if (!forms.some((f) => anchored(f).test(option))) return { index, message: `${shown} is not allowed; ${allowed}` };
   }

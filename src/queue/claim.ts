@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { executePrepared } from '../db/prepared.js';
 import type { ClaimedJob } from './job.js';
 import { retryOnConflict } from './retry.js';
+import { type WakeTokens, wakeCte } from './wake.js';
 
 // Claims queued submissions for a runner, a batch in a single statement:
 //  1. candidates: the first claimable jobs in (priority, run_at, created_at) order
@@ -17,7 +18,11 @@ import { retryOnConflict } from './retry.js';
 //     runner's lease.
 // With an account share, a claim that picked jobs also takes the runner's turn (turnCte)
 // before the account slots, so that the share is counted on a snapshot no other claim of
-// that runner has overtaken.
+// that runner has overtaken. The share is work-conserving: jobs of accounts under their
+// share on this runner go first; an account at its share takes a further slot only when
+// no such job is there to claim. Such a job is claimed `borrowed`: an interactive one
+// idle on its user's input gives the slot back when another account's run waits
+// (src/runner/lent-slots.ts), so idle browsers starve nobody.
 // The candidate and pick steps are shared with completeAndClaim (./complete-and-claim.ts).
 
 /** Candidates looked at per job wanted: room for accounts already at their limit. */
@@ -72,9 +77,10 @@ export function lostTurnColumn(share?: AccountShare): RawBuilder<unknown> {
  * The `cand` and `pick` CTEs: up to `n` jobs to claim, from the first `candidates`
  * claimable ones (when n > 1). `freed`, when given, names an earlier CTE of
  * (account_id) rows whose slots this same statement gives back (each row one slot),
- * which the snapshot's running_now does not show yet. With `share`, an account's jobs
- * running on that runner (less what `freed` gives back there) stay below its share,
- * and `pick` holds the picks only if the runner's turn was taken (turnCtes).
+ * which the snapshot's running_now does not show yet. With `share`, jobs of accounts whose
+ * jobs running on that runner (less what `freed` gives back there) are below their share
+ * go first, others only for slots none of those takes (work-conserving), and `pick`
+ * holds the picks only if the runner's turn was taken (turnCtes).
  */
 export function pickCtes(n: number, freed: string | null, candidates = candidatesFor(n), share?: AccountShare): RawBuilder<unknown> {
   const freedCount = freed
@@ -87,49 +93,61 @@ export function pickCtes(n: number, freed: string | null, candidates = candidate
     ? sql`((SELECT count(*) FROM submissions o WHERE o.locked_by = ${share.runnerId} AND o.state = 'running' AND o.account_id = a.id)::int - ${freedCount})`
     : sql`0`;
   const shareLeft = share ? sql`${share.accountSlots} - ${onRunner}` : null;
-  const claimable = sql`
+  const claimable = (filter: RawBuilder<unknown> | null) => sql`
       FROM submissions s
       JOIN accounts a ON a.id = s.account_id
       JOIN plans p ON p.name = a.plan
       WHERE s.state = 'queued'
         AND s.run_at <= now()
         AND a.running_now - ${freedCount} < coalesce(a.running, p.running)
-        ${shareLeft ? sql`AND ${shareLeft} > 0` : sql``}
+        ${filter ? sql`AND ${filter}` : sql``}
       ORDER BY s.priority, s.run_at, s.created_at`;
+  const columns = sql`s.id, s.account_id, s.priority, s.run_at, s.created_at`;
   if (n === 1) {
     // One job: the first claimable one, locked as the scan reaches it; SKIP LOCKED walks
     // on past jobs other claimers are taking, so the pick never comes back empty while
     // a claimable job is free. (`cand` is the pick itself, for the callers' counts.)
+    if (!shareLeft) {
+      return sql`
+    ${picks} AS (SELECT ${columns}, false AS borrowed ${claimable(null)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    cand AS (SELECT id FROM ${picks})`;
+    }
+    // With a share: a job of an account under it first; only when there is none, one of
+    // an account at its share (the second scan runs only then: its condition is the first's emptiness).
     return sql`
-    ${picks} AS (
-      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at ${claimable}
+    under_share AS (SELECT ${columns}, false AS borrowed ${claimable(sql`${shareLeft} > 0`)} LIMIT 1 FOR UPDATE OF s SKIP LOCKED),
+    over_share AS (
+      SELECT ${columns}, true AS borrowed ${claimable(sql`NOT EXISTS (SELECT 1 FROM under_share)`)}
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
-    )${turn},
+    ),
+    ${picks} AS (SELECT * FROM under_share UNION ALL SELECT * FROM over_share)${turn},
     cand AS (SELECT id FROM ${picks})`;
   }
   // Several jobs: the account's free slots bound how many of its jobs one statement
   // takes, which needs the candidates before locking. Only the picks are locked: a
   // claimer that locked every candidate it looked at would hide them (SKIP LOCKED) from
-  // concurrent claimers, which would then find nothing.
+  // concurrent claimers, which would then find nothing. With a share, the candidates
+  // within their account's share go first, those beyond it fill what is left.
+  const free = sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`;
   return sql`
     cand AS (
-      SELECT s.id, s.account_id, s.priority, s.run_at, s.created_at,
-             ${shareLeft ? sql`least(coalesce(a.running, p.running) - a.running_now + ${freedCount}, ${shareLeft})` : sql`coalesce(a.running, p.running) - a.running_now + ${freedCount}`} AS free ${claimable}
+      SELECT ${columns}, ${free} AS free,
+             ${shareLeft ? sql`least(${free}, ${shareLeft})` : free} AS free_share ${claimable(null)}
       LIMIT ${candidates}
     ),
     eligible AS (
-      SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at FROM (
+      SELECT r.id, r.account_id, r.priority, r.run_at, r.created_at, r.nth > r.free_share AS borrowed FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.priority, c.run_at, c.created_at) AS nth FROM cand c
       ) r
       WHERE r.nth <= r.free
     ),
     ${picks} AS (
       -- Still queued on the latest row version, and not being claimed by another.
-      SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at
+      SELECT e.id, e.account_id, e.priority, e.run_at, e.created_at, e.borrowed
       FROM submissions s JOIN eligible e ON e.id = s.id
       WHERE s.state = 'queued'
-      ORDER BY e.priority, e.run_at, e.created_at
+      ORDER BY e.borrowed, e.priority, e.run_at, e.created_at
       LIMIT ${n}
       FOR UPDATE OF s SKIP LOCKED
     )${turn}`;
@@ -170,16 +188,16 @@ export function claimedCte(runnerId: string, leaseSeconds: number): RawBuilder<u
       WHERE s.id = pick.id AND pick.account_id IN (SELECT id FROM slot)
       RETURNING s.id, s.account_id, s.key_id, s.compiler, s.code, s.input, s.tests, s.extra_params, s.run_options,
                 s.mode, s.units, s.month, s.attempts, s.max_attempts,
-                extract(epoch FROM now() - s.run_at)::float8 AS queued_seconds
+                extract(epoch FROM now() - s.run_at)::float8 AS queued_seconds, pick.borrowed
     )`;
 }
 
-const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare) =>
+const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, candidates: number, share?: AccountShare, wake?: WakeTokens) =>
   executePrepared(db, 'runbox_claim', sql<{ lost_turn: number; candidates: number; picked: number; jobs: ClaimedJob[] }>`
     WITH ${pickCtes(n, null, candidates, share)},
     delta AS (SELECT account_id, count(*)::int AS d FROM pick GROUP BY account_id),
     ${slotCtes()},
-    ${claimedCte(runnerId, leaseSeconds)}
+    ${claimedCte(runnerId, leaseSeconds)}${wake ? sql`,${wakeCte(wake, n)}` : sql``}
     SELECT ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM cand)::int AS candidates, (SELECT count(*) FROM pick)::int AS picked,
            coalesce((SELECT jsonb_agg(to_jsonb(c) ORDER BY p.priority, p.run_at, p.created_at)
                        FROM claimed c JOIN pick p ON p.id = c.id), '[]'::jsonb) AS jobs
@@ -190,7 +208,7 @@ const claimBatch = (db: Db, runnerId: string, n: number, leaseSeconds: number, c
  * running than its limit (accounts.running, else its plan's). Returns fewer when the
  * queue has nothing else claimable now.
  */
-export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number, share?: AccountShare): Promise<ClaimedJob[]> {
+export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: number, share?: AccountShare, wake?: WakeTokens): Promise<ClaimedJob[]> {
   const jobs: ClaimedJob[] = [];
   // A lost race on an account's last slot is retried with a fresh snapshot; the bound
   // keeps a pathological storm of races from spinning here.
@@ -202,7 +220,8 @@ export async function claim(db: Db, runnerId: string, n: number, leaseSeconds: n
     const wanted = n - jobs.length;
     const candidates = candidatesFor(wanted) * widen;
     // Two claimers taking slots on the same accounts in opposite orders deadlock; the loser changed nothing.
-    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates, share));
+    // Each statement leaves the runner's wake tokens at the slots still free after it.
+    const { rows } = await retryOnConflict(() => claimBatch(db, runnerId, wanted, leaseSeconds, candidates, share, wake));
     const row = rows[0];
     if (!row) break;
     jobs.push(...row.jobs.map(normalizeJob));

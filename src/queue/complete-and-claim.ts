@@ -6,6 +6,7 @@ import { type AccountShare, claimedCte, normalizeJob, pickCtes, slotCtes, lostTu
 import { doneCte, notifyDone } from './complete.js';
 import type { ClaimedJob, JobRef } from './job.js';
 import { retryOnConflict } from './retry.js';
+import { type WakeTokens, wakeCte } from './wake.js';
 
 /**
  * complete() and a claim of the runner's next job in ONE statement, so a runner's slot
@@ -23,6 +24,8 @@ export async function completeAndClaim(
   leaseSeconds: number,
   /** The runner's share for one account (claim()'s). */
   share?: AccountShare,
+  /** The runner's wake tokens (claim()'s): left at its free slots, this one included when nothing is claimed. */
+  wake?: WakeTokens,
 ): Promise<{
   completed: boolean;
   next: ClaimedJob | null;
@@ -39,7 +42,7 @@ export async function completeAndClaim(
         GROUP BY account_id
       ),
       ${slotCtes()},
-      ${claimedCte(runnerId, leaseSeconds)}
+      ${claimedCte(runnerId, leaseSeconds)}${wake ? sql`,${wakeCte(wake, 1)}` : sql``}
       SELECT (SELECT count(*) FROM done)::int AS completed, ${notifyDone} AS told,
              ${lostTurnColumn(share)} AS lost_turn, (SELECT count(*) FROM pick)::int AS picked,
              (SELECT to_jsonb(claimed) FROM claimed) AS next

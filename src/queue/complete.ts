@@ -37,7 +37,8 @@ const NOTIFY_PAYLOAD_LIMIT = 8000;
 
 /**
  * A select-list expression that NOTIFYs runbox_done for the rows of `done` something
- * may be waiting on live: every mode but 'async' (those are polled for or called back).
+ * may be waiting on live: every mode but 'async' and 'batch' (those are polled for, called
+ * back or read in a batch's results).
  * Postgres serialises the commits of all notifying transactions through their WAL
  * flush, so a NOTIFY nobody listens for would cap how many jobs a second complete,
  * whatever the number of runners. The payload carries the result when it fits
@@ -47,7 +48,7 @@ const NOTIFY_PAYLOAD_LIMIT = 8000;
 export const notifyDone = sql`(
   SELECT count(pg_notify(${DONE_CHANNEL}, CASE WHEN octet_length(n.full) < ${NOTIFY_PAYLOAD_LIMIT} THEN n.full ELSE n.id::text || ':finished' END))
   FROM (SELECT id, id::text || ':finished:' || json_build_object('r', result, 'x', extra_params::text)::text AS full
-        FROM done WHERE mode <> 'async') n)`;
+        FROM done WHERE mode NOT IN ('async', 'batch')) n)`;
 
 /**
  * Stores a job's result and frees its account's slot, only while `runnerId` still

@@ -69,3 +69,11 @@ export async function heartbeat(
 export async function markStopped(db: Db, runnerId: string): Promise<void> {
   await sql`UPDATE runners SET stopped_at = now(), last_seen = now() WHERE id = ${runnerId}`.execute(db);
 }
+
+/** The slots of the live runners (heart-beaten within `freshSeconds`, not stopped): how many runs the service holds at once. */
+export async function liveRunnerSlots(db: Db, freshSeconds: number): Promise<number> {
+  const { rows } = await sql<{ slots: number }>`
+    SELECT coalesce(sum(slots), 0)::int AS slots FROM runners WHERE stopped_at IS NULL AND last_seen > now() - make_interval(secs => ${freshSeconds})
+  `.execute(db);
+  return rows[0]!.slots;
+}

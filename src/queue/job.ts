@@ -20,6 +20,8 @@ export interface ClaimedJob {
   max_attempts: number;
   /** How long it had been due when claimed (the database's clock). */
   queued_seconds?: number;
+  /** Claimed in a slot beyond its account's share of the runner (lent while no other account's run waited). */
+  borrowed?: boolean;
 }
 
 /** Notified (payload empty) when a submission becomes claimable. */

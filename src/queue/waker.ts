@@ -2,15 +2,23 @@ import { JOBS_CHANNEL } from './job.js';
 import { listen } from './listen.js';
 
 // Wakes the claim loop: LISTEN for new jobs, with a poll timer behind it for lost
-// notifications and the time the connection is down.
+// notifications and the time the connection is down. A runner also LISTENs on a channel
+// of its own, on which an admission that took one of its wake tokens wakes it alone
+// (src/queue/wake.ts): reason 'wake'.
 
-export type WakeReason = 'notify' | 'poll' | 'kick' | 'closed';
+export type WakeReason = 'notify' | 'wake' | 'poll' | 'kick' | 'closed';
 
 export interface WakerOptions {
   /** Where to LISTEN; null: the poll alone wakes. */
   url: string | null;
   pollMs: number;
   channel?: string;
+  /** The runner's own wake channel (wakeChannelOf), listened to on the same connection. */
+  ownChannel?: string;
+  /** The LISTEN on ownChannel is in place (again): the runner may hold wake tokens. */
+  onOwnConnected?: () => void;
+  /** The LISTEN connection went away: the runner's tokens should go. */
+  onLost?: () => void;
   /** Backoff of reconnect attempts, doubling from min to max. */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -47,6 +55,20 @@ export function createWaker(options: WakerOptions): Waker {
   };
 
   const pollTimer = setInterval(() => wake('poll'), options.pollMs);
+  const backoff = {
+    ...(options.reconnectMinMs !== undefined ? { reconnectMinMs: options.reconnectMinMs } : {}),
+    ...(options.reconnectMaxMs !== undefined ? { reconnectMaxMs: options.reconnectMaxMs } : {}),
+  };
+  const own = options.ownChannel
+    ? listen({
+        url: options.url,
+        channel: options.ownChannel,
+        onNotify: () => wake('wake'),
+        onLost: () => options.onLost?.(),
+        ...(options.onOwnConnected ? { onConnected: options.onOwnConnected } : {}),
+        ...backoff,
+      })
+    : undefined;
   const listener = listen({
     url: options.url,
     channel: options.channel ?? JOBS_CHANNEL,
@@ -74,11 +96,13 @@ export function createWaker(options: WakerOptions): Waker {
     get listening() {
       return listener.listening;
     },
-    ready: () => listener.ready(),
+    ready: async () => {
+      await Promise.all([listener.ready(), own?.ready()]);
+    },
     close: async () => {
       clearInterval(pollTimer);
       wake('closed');
-      await listener.close();
+      await Promise.all([listener.close(), own?.close()]);
     },
   };
 }

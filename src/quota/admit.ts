@@ -133,8 +133,11 @@ function sandboxTime(req: AdmissionRequest, units: number): SandboxTime {
     ...(checker ? { checker: { compiles: compiles(checker.compiler) } } : {}),
     ...(judge?.interactor ? { interactor: { compiles: compiles(judge.interactor.compiler) } } : {}),
   };
+  // A multi-pass problem's tests each run up to validation_passes times (src/judge/multi-pass.ts).
+  const passes = (judge?.interactor ?? checker)?.passes;
+  if (passes !== undefined) time.passes = passes;
   const s = (x: number) => `${x / 1000} s`;
-  const n = (what: string) => `${units} ${units === 1 ? what : `${what === 'run' ? 'test' : what}s`}`;
+  const n = (what: string) => `${units} ${units === 1 ? what : `${what === 'run' ? 'test' : what}s`}${passes !== undefined ? ` × ${passes} passes` : ''}`;
   const parts = requestSandboxStages(time).map((st) => (st.perTest ? `${n(st.name)} × ${s(st.ms)}` : `${st.name} ${s(st.ms)}`));
   return { ms: requestSandboxMs(time), parts: parts.join(' + ') };
 }
@@ -214,11 +217,11 @@ function rejection(row: AdmitRow, units: number, sandbox: SandboxTime, now: Date
     // account's running jobs plus its queued waiting ones fill its runs-at-once limit,
     // or the jobs running anywhere plus the waiting ones queued fill the live runners' slots.
     case 'too_many_running':
-      // `capacity` set: the account holds its share of the runners' slots (the rest are kept for other accounts).
+      // `capacity` set: the account holds its share of the runners' slots while another account's run waits (the rest are kept for other accounts).
       return reject(
         'too_many_running',
         row.capacity !== null && row.capacity < row.running_limit!
-          ? `the account's ${row.capacity} runs going are as many as the service's runners give one account (each keeps a slot for other accounts); a synchronous run does not wait for one`
+          ? `the account's ${row.capacity} runs going are as many as the service's runners give one account while other accounts' runs wait (each runner keeps a slot for other accounts); a synchronous run does not wait for one`
           : `all ${row.running_limit} of the account's run slots are busy; a synchronous run does not wait for one`,
         BUSY_RETRY_SECONDS,
       );

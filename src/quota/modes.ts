@@ -6,4 +6,5 @@ import type { SubmissionMode } from '../db/schema.js';
 export const WAITING_MODES: readonly SubmissionMode[] = ['sync', 'ws', 'piston', 'jobe'];
 
 /** Claim order (lower first): interactive runs go ahead of queued asynchronous ones. */
-export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, piston: -10, jobe: -10, judge0: 0, async: 0 };
+// A batch's runs (bulk evaluation) come after every other mode's queued jobs.
+export const MODE_PRIORITY: Record<SubmissionMode, number> = { sync: -10, ws: -10, piston: -10, jobe: -10, judge0: 0, async: 0, batch: 10 };

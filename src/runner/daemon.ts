@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { claimSeconds, queueWait, runDuration, runsTotal, sandboxOverhead } from '../metrics/registry.js';
 import type { Db } from '../db/connect.js';
 import { listenUrl } from '../db/connections.js';
-import { accountSlots, claim, complete, completeAndClaim, fail, heartbeat, markStopped, reapExpired, release, createWaker, type ClaimedJob, type Waker } from '../queue/index.js';
+import { accountSlots, claim, runsWaiting, complete, completeAndClaim, dropWakes, fail, heartbeat, markStopped, passWake, reapExpired, registerWakes, release, createWaker, wakeChannelOf, type ClaimedJob, type Waker, type WakeReason, type WakeTokens } from '../queue/index.js';
 import { internalErrorResult, type RunResult } from '../result.js';
 import type { Sandbox, StdinFeed } from '../sandbox/spec.js';
 import { pruneOutput } from '../queue/output-store.js';
@@ -19,9 +19,12 @@ import { readTestData } from '../problems/test-data.js';
 import { BuiltCache } from './built-cache.js';
 import { DataCache } from './data-cache.js';
 import { executeJob } from './execute.js';
+import { runInSession } from '../sessions/runner.js';
+import { endDueSessions } from '../sessions/store.js';
 import type { JudgeDeps } from './judge.js';
 import { createOutputPublisher } from './output-publisher.js';
 import { NotStarted } from './verdict.js';
+import { LENT_SLOT_STOPPED, watchLentSlot } from './lent-slots.js';
 import { recordOutcome } from './record-outcome.js';
 
 // The runner: claims up to RUNBOX_RUNNER_SLOTS jobs, runs each in its own slot,
@@ -61,7 +64,7 @@ export interface Runner {
 /** How often a runner sweeps stored problems' versions and data no run needs any more. */
 const PROBLEM_SWEEP_MS = 60_000;
 
-type Stop = 'shutdown' | 'lease_lost' | 'cancelled';
+type Stop = 'shutdown' | 'lease_lost' | 'cancelled' | 'lent_slot_idle';
 
 /** One claim of a job: a job requeued and claimed again by this runner is a new claim. */
 const claimKey = (job: ClaimedJob) => `${job.id}/${job.attempts}`;
@@ -86,8 +89,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   };
   const execute: Executor =
     options.execute ??
-    ((job, ctx) =>
-      executeJob(job, sandbox, {
+    ((job, ctx) => {
+      const deps = {
         imagesDir: config.RUNBOX_IMAGES_DIR,
         recipesDir: config.RUNBOX_RECIPES_DIR,
         judge,
@@ -95,7 +98,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         signal: ctx.signal,
         ...(ctx.onOutput ? { onOutput: ctx.onOutput } : {}),
         ...(ctx.stdinFeed ? { stdinFeed: ctx.stdinFeed } : {}),
-      }));
+      };
+      // A session's run starts from its workspace and leaves its files there (src/sessions/runner.ts).
+      if (job.run_options?.session) return runInSession(db, job, (toRun, session) => executeJob(toRun, sandbox, { ...deps, session }));
+      return executeJob(job, sandbox, deps);
+    });
   // What this runner can run, re-read at every heart-beat so an image imported later is offered.
   // One account's runs keep off the slots reserved for the others (src/queue/claim.ts).
   const share = { runnerId: id, accountSlots: accountSlots(slots, config.RUNBOX_RUNNER_RESERVED_SLOTS) };
@@ -117,12 +124,18 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
 
   // One LISTEN connection for the process (src/queue/listen.ts), or none: then every watcher polls.
   const listenAt = listenUrl(config);
+  // Admissions wake this runner alone on its own channel while it holds wake tokens
+  // (src/queue/wake.ts): its claim statements keep them at its free slots while it listens.
   const waker: Waker = createWaker({
     url: listenAt,
     pollMs: config.RUNBOX_POLL_MS,
+    ownChannel: wakeChannelOf(id),
     onError: (err) => rlog.warn({ err: err.message }, 'queue listener lost its connection; reconnecting'),
     onConnected: () => rlog.debug('listening for new jobs'),
+    onOwnConnected: () => void registerWakes(db, id).then(() => waker.kick(), (err: Error) => rlog.warn({ err: err.message }, 'registering for wake-ups failed')),
+    onLost: () => void dropWakes(db, id).catch(() => {}),
   });
+  const tokens = (freeBesides: number): WakeTokens | undefined => (waker.listening ? { runnerId: id, freeBesides } : undefined);
   // A caller that went away stops its run (the job is completed as cancelled, so its slot frees).
   const cancellations = watchCancellations({
     url: listenAt,
@@ -172,6 +185,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     // Stored live output of WebSocket runs long over.
     await pruneOutput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored output failed'));
     await pruneInput(db).catch((err: Error) => rlog.warn({ err: err.message }, 'pruning stored input failed'));
+    // Sessions idle past their idle_timeout, or past their lifetime, end (their files go).
+    await endDueSessions(db).catch((err: Error) => rlog.warn({ err: err.message }, 'ending idle sessions failed'));
     // Problem versions and test data no run needs any more (a run that held one has ended).
     if (Date.now() - sweptAt > PROBLEM_SWEEP_MS) {
       sweptAt = Date.now();
@@ -213,16 +228,30 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
               },
             )
           : undefined;
+      const interactive = job.mode === 'ws' && job.run_options?.interactive === true;
+      // In a slot lent beyond the account's share, a run idle on its user's input gives it back when another account waits.
+      const lent =
+        interactive && job.borrowed
+          ? watchLentSlot({
+              db,
+              accountId: job.account_id,
+              onGiveBack: () => abort.abort('lent_slot_idle' satisfies Stop),
+              onError: (err) => jlog.warn({ err: err.message }, 'checking for runs waiting on a lent slot failed'),
+            })
+          : undefined;
       try {
-        const interactive = job.mode === 'ws' && job.run_options?.interactive === true;
+        const onOutput = publisher && lent ? (stream: 'stdout' | 'stderr', chunk: Buffer) => (lent.touch(), publisher.push(stream, chunk)) : publisher?.push;
+        const feed = interactive ? inputs.feed(job.id, Buffer.byteLength(job.input ?? '', 'utf8')) : undefined;
         result = await execute(job, {
           slot,
           signal: abort.signal,
-          ...(publisher ? { onOutput: publisher.push } : {}),
-          ...(interactive ? { stdinFeed: inputs.feed(job.id, Buffer.byteLength(job.input ?? '', 'utf8')) } : {}),
+          ...(onOutput ? { onOutput } : {}),
+          ...(feed ? { stdinFeed: lent ? lent.feed(feed) : feed } : {}),
         });
       } catch (err) {
         problem = err as Error;
+      } finally {
+        lent?.stop();
       }
       // Everything streamed goes out before the job's end is recorded.
       await publisher?.finish(result && { stdout: result.stdout_truncated, stderr: result.stderr_truncated });
@@ -232,6 +261,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         // Counted (it started); the slot frees with the job's end.
         const ok = await record(() => complete(db, id, ref, result ?? internalErrorResult(job, 'the caller went away; the run was stopped', 'cancelled')));
         if (ok) jlog.info('job stopped: its caller went away');
+        return none;
+      }
+      if (why === 'lent_slot_idle') {
+        // Counted (it ran); what it wrote was streamed, and the result says why it stopped.
+        const stopped: RunResult = { ...(result ?? internalErrorResult(job, LENT_SLOT_STOPPED, 'cancelled')), status: 'cancelled', error: [result?.error, LENT_SLOT_STOPPED].filter(Boolean).join('\n') };
+        const ok = await record(() => complete(db, id, ref, stopped));
+        if (ok) jlog.info('interactive run idle in a lent slot stopped: another account waits');
         return none;
       }
       if (why === 'shutdown') {
@@ -247,7 +283,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           claimNext = !stopping;
           if (!claimNext) return { completed: await complete(db, id, ref, result), next: null, lostRace: false };
           const end = claimSeconds.startTimer();
-          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share);
+          const turned = await completeAndClaim(db, id, ref, result, leaseSeconds, share, tokens(freeSlots.length));
           end();
           return turned;
         });
@@ -296,12 +332,16 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
 
   const loop = (async () => {
     let failures = 0;
+    let woken: WakeReason | undefined;
     while (!stopping) {
-      if (freeSlots.length > 0) {
+      // A poll while listening is the safety net (a lost notification, a woken runner that
+      // died): it looks whether anything is queued before it claims, which costs far less.
+      const look = woken === 'poll' && waker.listening ? await runsWaiting(db).catch(() => true) : true;
+      if (freeSlots.length > 0 && look) {
         let jobs: ClaimedJob[] = [];
         try {
           const end = claimSeconds.startTimer();
-          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share);
+          jobs = await claim(db, id, freeSlots.length, leaseSeconds, share, tokens(0));
           end();
           failures = 0;
         } catch (err) {
@@ -322,7 +362,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         // A full batch may have left more behind; a short one means the queue had no more.
         if (jobs.length === wanted && freeSlots.length > 0) continue;
       }
-      await waker.wait();
+      // Woken alone with no slot free (filled since its tokens were written): the wake goes on to another runner.
+      woken = await waker.wait();
+      if (woken === 'wake' && freeSlots.length === 0 && !stopping) {
+        await passWake(db).catch((err: Error) => rlog.warn({ err: err.message }, 'handing on a wake-up failed'));
+      }
     }
   })();
 
@@ -336,6 +380,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       const drainMs = options.drainMs ?? config.RUNBOX_DRAIN_SECONDS * 1000;
       stopping = true;
       wakeStopped();
+      // Admissions wake other runners from now on.
+      await dropWakes(db, id).catch(() => {});
       await waker.close();
       await loop;
       rlog.info({ running: active.size, bound_ms: drainMs }, 'draining: no more claims; letting the runs going finish');

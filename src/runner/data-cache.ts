@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { open, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256 } from '../problems/test-data.js';
 
@@ -7,7 +7,10 @@ import { sha256 } from '../problems/test-data.js';
 // their sha-256, filled from Postgres on first use. A name is its content, so a cached
 // file is never stale and runner processes of a host can share the directory; a cold
 // cache costs one fetch per file. The directory is root's (0700): a sandbox never sees
-// it, and a run gets its own test's bytes only, as stdin or files of its stage.
+// it, and a run gets its own test's bytes only, as stdin or files of its stage. A test's
+// input reaches its program as the cached file itself (file(): opened read-only by the
+// fork server and passed as the program's stdin): files are 0644 so that the program can
+// reopen its own stdin (/dev/stdin) read-only; no other path to them exists in a sandbox.
 
 export interface DataCacheOptions {
   dir: string;
@@ -20,6 +23,9 @@ export interface DataCacheOptions {
   touchEveryMs?: number;
 }
 
+/** A cached file's mode: readable, so that a program given it as stdin can reopen it
+ *  (/dev/stdin); the directory (0700) is what keeps everything but root out. */
+const FILE_MODE = 0o644;
 /** Evicting goes down to this share of the bound, so that a full cache does not evict at every fill. */
 const EVICT_TO = 0.8;
 /** The most recently used files are also kept in memory, up to this much: a problem
@@ -104,6 +110,32 @@ export class DataCache {
     return pending;
   }
 
+  /**
+   * The path of the cached file of `hash` (of `size` bytes), on disk: fetched or written
+   * back first when it is not (another process of the host may have evicted it). A path,
+   * not bytes: a test's input given to its program as a file is never read here.
+   */
+  async file(hash: Buffer, size: number): Promise<string> {
+    const name = hash.toString('hex');
+    const path = join(this.options.dir, name);
+    try {
+      const s = await stat(path);
+      if (s.isFile() && s.size === size) {
+        this.stats.hits++;
+        // Caches filled before files were made readable for /dev/stdin (0600).
+        if ((s.mode & 0o044) !== 0o044) await chmod(path, FILE_MODE);
+        await this.touch(name, path);
+        return path;
+      }
+    } catch {
+      // not cached
+    }
+    const content = await this.get(hash, size);
+    const again = await stat(path).catch(() => null);
+    if (!again || again.size !== size) await this.write(path, content);
+    return path;
+  }
+
   /** Marks the file used (its mtime orders eviction, across the host's processes), at most once a minute. */
   private async touch(name: string, path: string): Promise<void> {
     const now = Date.now();
@@ -118,12 +150,7 @@ export class DataCache {
     const content = await this.options.fetch(hash);
     if (!content) throw new Error(`test data ${hash.toString('hex')} is no longer stored`);
     if (!sha256(content).equals(hash)) throw new Error(`test data ${hash.toString('hex')} does not match its hash`);
-    // Written aside and renamed into place: a reader sees the whole file or none.
-    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
-    await writeFile(temporary, content, { mode: 0o600 });
-    const handle = await open(temporary, 'r');
-    await handle.sync().finally(() => handle.close());
-    await rename(temporary, path);
+    await this.write(path, content);
     this.remember(hash.toString('hex'), content);
     this.touched.set(hash.toString('hex'), Date.now());
     this.bytes = (this.bytes ?? (await this.scanBytes())) + content.length;
@@ -132,6 +159,15 @@ export class DataCache {
       await this.evicting;
     }
     return content;
+  }
+
+  /** Written aside and renamed into place: a reader sees the whole file or none. */
+  private async write(path: string, content: Buffer): Promise<void> {
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
+    await writeFile(temporary, content, { mode: FILE_MODE });
+    const handle = await open(temporary, 'r');
+    await handle.sync().finally(() => handle.close());
+    await rename(temporary, path);
   }
 
   private async scanBytes(): Promise<number> {

@@ -1,15 +1,17 @@
 import { existsSync } from 'node:fs';
 import { compilerEntry } from '../compilers/catalogue.js';
 import { imageRootfs } from '../compilers/availability.js';
-import { RETURN_FILES_LIMITS } from '../limits.js';
+import { RETURN_FILES_LIMITS, SESSION_LIMITS } from '../limits.js';
 import { planProgram, syntaxChecked, type StagePlan } from '../program/plan.js';
 import type { Execution, ReturnedFiles, RunResult } from '../result.js';
-import type { Sandbox, SandboxOutcome, SandboxSpec } from '../sandbox/spec.js';
+import type { Sandbox, SandboxOutcome, SandboxSpec, StageFile } from '../sandbox/spec.js';
 import type { ClaimedJob } from '../queue/job.js';
 import { lineBufferedEnv } from './line-buffering.js';
 import { buildErrorText, buildProgram, stageLimits, type Built } from './build.js';
 import { checkerMessage } from '../judge/verdict.js';
 import { HelperNotBuilt, judgeTests, prepareJudging, type JudgeDeps, type Judging } from './judge.js';
+import { withIncluded } from '../problems/include.js';
+import { judgeAnswers } from './answers.js';
 import { returnedFiles } from './returned-files.js';
 import { executionFields, NotStarted, resultLimits } from './verdict.js';
 
@@ -31,6 +33,25 @@ export interface ExecuteDeps {
   stdinFeed?: SandboxSpec['stdinFeed'];
   /** What judged runs read: stored problems' versions, their test data, built checkers. */
   judge?: JudgeDeps;
+  /** A session's run (src/sessions): the workspace it starts with, and what it leaves. */
+  session?: SessionStages;
+}
+
+/** A session's workspace in and out of its run's stages. */
+export interface SessionStages {
+  /** Placed in /box in each stage beside the program's own files (which win by name, keeping the workspace file's mode). */
+  workspace: StageFile[];
+  /** Set from the run stage: the regular files it left in /box; undefined when no run stage ran (a compile error). */
+  left?: StageFile[];
+  /** Sandbox time of every stage, milliseconds (the session's billed sandbox seconds). */
+  sandboxMs: number;
+}
+
+/** A stage's files over the session's workspace: the stage's own win by name and take the workspace file's mode (an executable stays one). */
+function overWorkspace(planned: StageFile[], workspace: StageFile[]): StageFile[] {
+  const modes = new Map(workspace.map((f) => [f.name, f.mode]));
+  const own = new Set(planned.map((f) => f.name));
+  return [...workspace.filter((f) => !own.has(f.name)), ...planned.map((f) => ({ ...f, mode: modes.get(f.name) ?? f.mode }))];
 }
 
 export type JobToRun = Pick<ClaimedJob, 'id' | 'compiler' | 'code' | 'input' | 'tests' | 'extra_params'> &
@@ -42,12 +63,18 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
   const rootfs = imageRootfs(deps.imagesDir, entry.image);
   if (!existsSync(rootfs)) throw new NotStarted(`image ${entry.image} is not installed`);
 
-  const plan = planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const options = job.run_options ?? {};
+  const session = deps.session;
+  // A session's command runs as it is in the workspace: no recipe, no compile stage.
+  const command = options.session?.run === 'command' ? options.session.command : undefined;
+  let plan = command ? undefined : planProgram(entry, job, { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
   const multiTest = !!job.tests && job.tests.length > 0;
-  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
+  const stage = (kind: 'compile' | 'run', planned: StagePlan, stdin: string | Buffer | { file: string }, judged?: SandboxSpec['judged'], link?: SandboxSpec['link']): Promise<SandboxOutcome> => {
     if (deps.signal?.aborted) throw new NotStarted('the run was aborted');
-    const spec: SandboxSpec = { rootfs, argv: planned.argv, files: planned.files, dirs: planned.dirs, stdin, slot: deps.slot };
+    const files = session ? overWorkspace(planned.files, session.workspace) : planned.files;
+    const spec: SandboxSpec = { rootfs, argv: planned.argv, files, dirs: planned.dirs, slot: deps.slot };
+    if (typeof stdin === 'object' && !Buffer.isBuffer(stdin)) spec.stdinFile = stdin.file;
+    else spec.stdin = stdin;
     if (judged) spec.judged = judged;
     if (link) spec.link = link;
     const limits = stageLimits(kind === 'compile' ? options.compile : options.run);
@@ -63,8 +90,18 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
         spec.env = { ...spec.env, ...lineBufferedEnv(rootfs) };
       }
     }
+    if (session && kind === 'run') {
+      // The whole workspace comes back, to be the session's for its next run.
+      spec.collect = ['./'];
+      spec.collectBounds = { bytes: SESSION_LIMITS.workspaceBytes, files: SESSION_LIMITS.workspaceFiles };
+    }
     if (deps.signal) spec.signal = deps.signal;
-    return sandbox.run(spec);
+    if (!session) return sandbox.run(spec);
+    return sandbox.run(spec).then((outcome) => {
+      session.sandboxMs += outcome.wallMs;
+      if (kind === 'run') session.left = outcome.collected;
+      return outcome;
+    });
   };
 
   const base = { id: job.id, compiler: job.compiler, extra_params: job.extra_params ?? null };
@@ -79,7 +116,14 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (!(err instanceof HelperNotBuilt)) throw err;
     return { ...compileError(base, err.built), verdict: 'checker_error', score: 0, checker_message: checkerMessage(err.message) };
   }
-  const built = await buildProgram(plan, (planned) => stage('compile', planned, ''));
+  // A submit-answer problem's submission is its files, judged as outputs: nothing is built or run.
+  if (judging?.answers && plan) {
+    const main = { name: job.run_options?.main ?? plan.main, content_base64: Buffer.from(job.code, 'utf8').toString('base64') };
+    return { ...(await judgeAnswers(judging, base, [main, ...(job.run_options?.files ?? [])])), limits };
+  }
+  // A stored problem's included files (a grader, a stub) are copied over the submission before it is built.
+  if (plan && judging && judging.included.length > 0) plan = planProgram(entry, withIncluded(job, entry, judging.included), { syntaxCheck: syntaxChecked(entry, job.run_options, job.mode) });
+  const built: Built = command || !plan ? { ok: true, run: { argv: command ?? [], files: [], dirs: [], collect: [] }, compileOutput: null } : await buildProgram(plan, (planned) => stage('compile', planned, ''));
   if (!built.ok) {
     const result = { ...compileError(base, built), limits };
     return judging ? { ...result, verdict: 'compile_error', score: 0, checker_message: null } : result;

@@ -50,6 +50,9 @@ export interface StageStreams {
 
 export interface StageIo {
   stdin: Buffer;
+  /** A pooled stage's stdin as a file instead (SandboxSpec.stdinFile): the server opens
+   *  it read-only and passes it on; `stdin` is then empty. */
+  stdinFile?: string;
   stageIn: Buffer;
   keepBytes: number;
   floodBytes: number;
@@ -135,6 +138,7 @@ export class StageProcess extends EventEmitter {
     this.server.request([
       ...head, String(io.keepBytes), String(io.floodBytes), String(io.stageOutBytes), String(io.logBytes), io.onChunk ? '1' : '0',
       io.stdin, io.stageIn, io.holdStdin ? '1' : '0',
+      ...(this.enterFields && io.stdinFile !== undefined ? [io.stdinFile] : []),
     ]);
     return done;
   }
@@ -267,7 +271,10 @@ export class ForkServer {
       for (const s of this.byPid.values()) s.ended(null, 'SIGKILL');
       for (const s of this.stages.values()) s.ended(null, 'SIGKILL');
       this.stages.clear();
-      for (const settle of this.reclaiming.values()) settle(null);
+      for (const settle of this.reclaiming.values()) {
+        this.holds--;
+        settle(null);
+      }
       this.reclaiming.clear();
       this.byId.clear();
       this.byPid.clear();
@@ -379,6 +386,8 @@ export class ForkServer {
           after: f.slice(5 + counts).map((b) => b.toString('latin1')),
           ...(text(3) === '2' ? { reclaim: new Promise<Settled | null>((resolve) => this.reclaiming.set(id, resolve)) } : {}),
         };
+        // The slot's next stage may wait for the reclaim's end: the server stays referenced till then.
+        if (stage.report.reclaim) this.hold();
         // A wait status: exited with (status >> 8) & 0xff, or killed by status & 0x7f.
         const status = num(2);
         const sig = status & 0x7f;
@@ -388,8 +397,10 @@ export class ForkServer {
       }
       case 'settled': {
         const settle = this.reclaiming.get(text(1));
+        if (!settle) return;
         this.reclaiming.delete(text(1));
-        settle?.({ removed: text(2) === '1', settled: text(3) });
+        this.unhold();
+        settle({ removed: text(2) === '1', settled: text(3) });
         return;
       }
       case 'started':

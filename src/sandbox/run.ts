@@ -1,4 +1,5 @@
 import { chownSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { cpuRlimitSeconds, RUN_LIMITS, SANDBOX_OVERHEAD, TIME_LIMIT_RULE, VERDICT_CODES } from '../limits.js';
@@ -215,17 +216,32 @@ export async function runStage(
     // Checked before anything starts: a bad argv, environment or name is the caller's error.
     const stageIn = encodeStageIn(spec.files ?? [], stageProgram(spec, limits), spec.dirs ?? []);
     // A linked stage's stdin is its partner's output, nothing else.
-    const stdin = spec.link ? Buffer.alloc(0) : typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
+    let stdin = spec.link ? Buffer.alloc(0) : typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : (spec.stdin ?? Buffer.alloc(0));
+    // A file as stdin goes to a pooled stage as the file itself (the fork server opens it).
+    const stdinFile = spec.stdinFile !== undefined && !spec.link && !spec.stdinFeed ? spec.stdinFile : undefined;
     if (p && !usable(p, key)) {
       await discard(p).catch(() => {});
       p = undefined;
     }
     p ??= await prepare(ctx, key);
-    if (!p.pooled) return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
+    if (!p.pooled) {
+      if (stdinFile !== undefined) {
+        try {
+          stdin = await readFile(stdinFile);
+        } catch (e) {
+          // Nothing ran: the prepared launcher is called off (its init exits on an empty stage).
+          const unused = p;
+          p = undefined;
+          await discard(unused).catch(() => {});
+          throw e;
+        }
+      }
+      return await supervise(spec, limits, launcherTarget(p), stageIn, stdin, onOver);
+    }
     const { target, clean, cgroup } = enterStage(ctx, p);
     if (p.stages === 0) p.baselineBytes = readNumber(cgroup.settleFile);
     p.stages++;
-    const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined);
+    const outcome = await supervise(spec, limits, target, stageIn, stdin, undefined, stdinFile);
     const report = target.child.report;
     // Charges being reclaimed by the fork server: the cgroup is its until that has ended.
     if (report?.reclaim) void report.reclaim.then((r) => (r?.removed ? undefined : removeLater(cgroup)));
@@ -393,6 +409,7 @@ async function supervise(
   stageIn: Buffer,
   stdin: Buffer,
   onOver: (() => void) | undefined,
+  stdinFile?: string,
 ): Promise<SandboxOutcome> {
   const { child } = target;
   let forced: Forced | null = null;
@@ -423,6 +440,7 @@ async function supervise(
   // not read) and keeps the first bytes of each output stream.
   const streams = target.run({
     stdin,
+    ...(stdinFile !== undefined ? { stdinFile } : {}),
     stageIn,
     // A judged run keeps its whole output (both streams together stay within the flood
     // bound); what the result shows is cut to the kept bytes below.

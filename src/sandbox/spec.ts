@@ -50,6 +50,12 @@ export interface SandboxSpec {
   /** Added to BASE_ENV. */
   env?: Record<string, string>;
   stdin?: Buffer | string;
+  /** The program's stdin as this host file (absolute; root's, mode 0644, in a directory
+   *  only root can enter: a cached test's input, DataCache.file), opened read-only and
+   *  given to the program itself: its bytes cross no process. Instead of `stdin`; not
+   *  with `stdinFeed` or `link`. A sandbox that is not pooled reads it and passes its
+   *  bytes as `stdin`. */
+  stdinFile?: string;
   /** Placed in the workspace before the program starts. */
   files?: StageFile[];
   /** Directories made in the workspace (empty, with their parents) before the files. */

@@ -49,6 +49,8 @@ export interface JobOpts {
   maxAttempts?: number;
   /** How it was submitted (default 'async'): only live modes have their end notified. */
   mode?: SubmissionMode;
+  /** A WebSocket run that waits on its user's input (run_options.interactive). */
+  interactive?: boolean;
   /** Also count it in account_usage/key_usage, as admission does. */
   billed?: boolean;
 }
@@ -71,6 +73,7 @@ export async function enqueue(db: Db, accountId: string, opts: JobOpts = {}): Pr
       ...(opts.createdAt ? { created_at: opts.createdAt } : {}),
       ...(opts.maxAttempts !== undefined ? { max_attempts: opts.maxAttempts } : {}),
       ...(opts.mode ? { mode: opts.mode } : {}),
+      ...(opts.interactive ? { mode: 'ws' as const, run_options: JSON.stringify({ interactive: true }) } : {}),
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -103,6 +103,7 @@ export async function keyFor(
     monthlyLimit?: number | null;
     redirectUrl?: string | null;
     allowedOrigins?: string[];
+    student?: boolean;
   } = {},
 ): Promise<{ accountId: string; key: CreatedKey }> {
   const account = await createAccount(db.db, `results-${process.pid}-${++seq}-${Date.now()}@example.com`);
@@ -114,6 +115,7 @@ export async function keyFor(
     redirectUrl: opts.redirectUrl ?? null,
     monthlyLimit: opts.monthlyLimit ?? null,
     allowedOrigins: opts.allowedOrigins ?? [],
+    student: opts.student ?? false,
   });
   return { accountId: account.id, key };
 }

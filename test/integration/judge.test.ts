@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { judgedTests } from '../../src/judge/submission-tests.js';
+import { ownerAsker } from '../../src/problems/feedback.js';
 import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
 import { WsClient } from '../helpers/ws-client.js';
 import { makeZip } from '../helpers/zip.js';
@@ -210,12 +211,12 @@ describe('judged runs (built-in checkers)', function () {
   it("a judged submission's tests as a page shows them: input, expected output, output and where they first differ", async () => {
     const { accountId, key } = await keyFor(s.db);
     const r = await sync(key.key, { code: 'n = int(input())\nfor i in range(n): print(i if i != 2 else "two")', compiler: PY, tests: [{ name: 'ok', input: '2', expected_output: '0\n1' }, { input: '4', expected_output: '0\n1\n2\n3\n' }] });
-    const view = await judgedTests(s.db.db, accountId, r.id);
+    const view = await judgedTests(s.db.db, ownerAsker(accountId), r.id);
     expect(view).to.deep.equal([
       { name: 'ok', verdict: 'accepted', score: 1, checker_message: null, input: '2', expected_output: '0\n1', output: '0\n1\n', diff: null },
       { name: null, verdict: 'wrong_answer', score: 0, checker_message: 'line 3: expected "2", found "two"', input: '4', expected_output: '0\n1\n2\n3\n', output: '0\n1\ntwo\n3\n', diff: { line: 3, expected: ['2', '3'], found: ['two', '3'] } },
     ]);
-    expect(await judgedTests(s.db.db, (await keyFor(s.db)).accountId, r.id)).to.equal(undefined);
+    expect(await judgedTests(s.db.db, ownerAsker((await keyFor(s.db)).accountId), r.id)).to.equal(undefined);
   });
 
   it("Judge0's expected_output is judged over the whole output, its verdict Judge0's status", async () => {

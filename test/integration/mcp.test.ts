@@ -78,7 +78,7 @@ describe('MCP', function () {
 
       it('lists the tools, with the REST schemas as their input schemas and the installed compilers as the enum', async () => {
         const { tools } = await client.listTools();
-        expect(tools.map((t) => t.name)).to.have.members(['run_code', 'judge', 'list_compilers', 'get_submission']);
+        expect(tools.map((t) => t.name)).to.have.members(['run_code', 'judge', 'list_compilers', 'get_submission', 'session_open', 'session_run', 'session_files', 'session_close']);
         const runCode = tools.find((t) => t.name === 'run_code')!;
         expect(runCode.description).to.match(/\/box\/out/);
         const props = runCode.inputSchema.properties as Record<string, { enum?: string[]; type?: string }>;
@@ -86,6 +86,31 @@ describe('MCP', function () {
         expect(props['compiler']!.enum).to.include('python-3.9.7');
         expect(runCode.inputSchema).to.include({ additionalProperties: false });
         expect(Object.keys(tools.find((t) => t.name === 'judge')!.inputSchema.properties!)).to.include.members(['tests', 'problem', 'checker']);
+      });
+
+      it('session tools: a workspace kept between runs, its files read and written, closed', async () => {
+        const opened = await call(client, 'session_open', { compiler: 'python-3.9.7' });
+        expect(opened.isError, textOf(opened)).to.not.equal(true);
+        const session = JSON.parse(textOf(opened)) as { id: string; state: string };
+        expect(session.state).to.equal('open');
+        const wrote = await call(client, 'session_files', { session_id: session.id, action: 'write', path: 'lib/util.py', content: 'def twice(x):\n    return 2 * x\n' });
+        expect(wrote.isError, textOf(wrote)).to.not.equal(true);
+        const first = await call(client, 'session_run', { session_id: session.id, code: 'from lib.util import twice\nopen("made.txt", "w").write(str(twice(21)))\nprint("ran")' });
+        expect(textOf(first)).to.match(/^status: success$/m);
+        const again = await call(client, 'session_run', { session_id: session.id, command: ['python3.9', '-c', 'print(open("made.txt").read())'] });
+        expect(textOf(again)).to.include('42');
+        const listed = JSON.parse(textOf(await call(client, 'session_files', { session_id: session.id, action: 'list' }))) as { files: { path: string }[] };
+        expect(listed.files.map((f) => f.path)).to.include.members(['lib/util.py', 'made.txt']);
+        const read = JSON.parse(textOf(await call(client, 'session_files', { session_id: session.id, action: 'read', path: 'made.txt' }))) as { content: string };
+        expect(read.content).to.equal('42');
+        const escape = await call(client, 'session_files', { session_id: session.id, action: 'read', path: '../etc/passwd' });
+        expect(escape.isError).to.equal(true);
+        expect(textOf(escape)).to.include('invalid_request');
+        const closed = JSON.parse(textOf(await call(client, 'session_close', { session_id: session.id }))) as { ending: string };
+        expect(closed.ending).to.equal('closed');
+        const after = await call(client, 'session_run', { session_id: session.id, code: 'print(1)' });
+        expect(after.isError).to.equal(true);
+        expect(textOf(after)).to.include('session_ended');
       });
 
       it('run_code: the status, output and figures as text, counted as a synchronous run', async () => {

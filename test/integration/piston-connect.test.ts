@@ -137,8 +137,8 @@ describe('Piston interactive WebSocket (/piston/api/v2/connect)', function () {
     type Messages = { client: { anyOf: { properties: Record<string, { const?: string }> }[] }; server: { anyOf: { properties: Record<string, { const?: string }> }[] } };
     const types = (m: Messages['client']) => m.anyOf.map((o) => o.properties['type']!.const);
     const ws = doc.paths['/api/v2/ws/']!['get']!['x-websocket-messages'] as Messages;
-    expect(types(ws.client)).to.deep.equal(['run', 'stdin']);
-    expect(types(ws.server)).to.deep.equal(['output', 'result', 'error']);
+    expect(types(ws.client)).to.deep.equal(['run', 'stdin', 'problem']);
+    expect(types(ws.server)).to.deep.equal(['output', 'result', 'error', 'problem']);
     expect(ws.client.anyOf[0]!.properties).to.have.property('interactive');
     expect(Object.keys(ws.client.anyOf[1]!.properties)).to.deep.equal(['type', 'id', 'data', 'eof']);
     const connect = doc.paths['/piston/api/v2/connect']!['get']!['x-websocket-messages'] as Messages;

@@ -49,7 +49,13 @@ describe('the playground, in Chromium', function () {
   const keys: CreatedKey[] = [];
   const email = `playground-${process.pid}@example.com`;
 
-  const goto = async (path: string) => (await page.goto(stack.url + path, { waitUntil: 'load' }))!;
+  /** beforeunload questions seen. */
+  const leaving: string[] = [];
+  const goto = async (path: string) => {
+    // Each test starts from the page as the server gives it, not the session's kept program.
+    if (page.url().startsWith(stack.url)) await page.evaluate(() => sessionStorage.clear());
+    return (await page.goto(stack.url + path, { waitUntil: 'load' }))!;
+  };
   const value = (selector: string) => page.$eval(selector, (e) => (e as HTMLInputElement).value);
   /** The code editor named `name` (its accessible name, as a screen reader says it). */
   const editor = (name: string) => page.locator(`::-p-aria([name="${name}"][role="textbox"])`);
@@ -95,6 +101,11 @@ describe('the playground, in Chromium', function () {
     await stack.startRunner();
     tb = await launchBrowser();
     page = await tb.browser.newPage();
+    // Leaving the playground with changes asks first (beforeunload): the tests go on.
+    page.on('dialog', (d) => {
+      if (d.type() === 'beforeunload') leaving.push(d.message());
+      void d.accept().catch(() => {});
+    });
     await goto('/signup');
     await fill(page, 'Email', email);
     await fill(page, 'Password', 'correct horse battery');
@@ -195,7 +206,9 @@ describe('the playground, in Chromium', function () {
     await waitForOutput('started');
     expect(await page.$eval('#pg-stop', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
     await (await byText(page, 'Stop', 'button')).click();
-    expect(await waitForVerdict()).to.deep.equal({ status: 'stopped', text: 'Stopped' });
+    const said = await waitForVerdict();
+    expect(said.status).to.equal('stopped');
+    expect(said.text).to.match(/^Stopped · (\d+ ms|\d+\.\d\d s)$/);
     expect(await page.evaluate(() => document.activeElement?.id)).to.equal('pg-run');
     expect(await page.$eval('#pg-run', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
     const stopped = await until('the run to be cancelled', async () => {
@@ -204,8 +217,54 @@ describe('the playground, in Chromium', function () {
       return last && last.cancelled_at !== null && (last.result as { status?: string } | null)?.status ? last : undefined;
     }, 15_000);
     expect((stopped.result as { status: string }).status).to.equal('cancelled');
-    expect(await outputText()).to.equal('started\n');
+    expect(await outputText()).to.match(/^started\nStopped after (\d+ ms|\d+\.\d\d s)\.$/);
   });
+
+  it('Stop on an endless loop that prints nothing says so in the output: Stopped, and the time so far', async () => {
+    await goto('/playground');
+    await page.select('#pg-key', keys[0]!.id);
+    await page.select('#pg-compiler', PY);
+    await setCode('while True:\n    pass\n');
+    await pause();
+    await (await byText(page, 'Run', 'button')).click();
+    await page.waitForFunction(() => !document.getElementById('pg-stop')!.hasAttribute('aria-disabled'), { timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    // Still running: an endless loop ends only by Stop.
+    expect(await page.$eval('#pg-stop', (b) => b.hasAttribute('aria-disabled'))).to.equal(false);
+    await (await byText(page, 'Stop', 'button')).click();
+    const said = await waitForVerdict();
+    expect(said.status).to.equal('stopped');
+    expect(said.text).to.match(/^Stopped · (\d+ ms|\d+\.\d\d s)$/);
+    expect(await outputText()).to.match(/^Stopped after (\d+ ms|\d+\.\d\d s)\.$/);
+    expect(await seriousAxeViolations(page)).to.deep.equal([]);
+  });
+
+  for (const w of WIDTHS) {
+    it(`at ${w.name}: a reload keeps the code, arguments, input and tests of the session, and leaving with changes asks first`, async () => {
+      await page.setViewport({ width: w.width, height: w.height });
+      try {
+        await goto('/playground');
+        await page.select('#pg-compiler', PY);
+        const code = `print("kept at ${w.name}")\n`;
+        await setCode(code);
+        await fill(page, 'Standard input', 'kept input');
+        await (await byText(page, 'Add a test', 'button')).click();
+        await fill(page, 'Input of test 1', 'test input');
+        await fill(page, 'Expected output of test 1', 'test output');
+        const asked = leaving.length;
+        await page.reload({ waitUntil: 'load' });
+        expect(leaving.length - asked, 'asked before leaving').to.equal(1);
+        await page.waitForSelector('#playground[data-restored="true"]', { timeout: 10_000 });
+        expect(await codeOf()).to.equal(code);
+        expect(await value('#pg-input')).to.equal('kept input');
+        expect(await page.$$eval('#pg-tests [data-test] textarea', (t) => t.map((x) => (x as HTMLTextAreaElement).value))).to.deep.equal(['test input', 'test output']);
+        expect(await seriousAxeViolations(page)).to.deep.equal([]);
+      } finally {
+        await page.evaluate(() => sessionStorage.clear());
+        await page.setViewport({ width: 1280, height: 900 });
+      }
+    });
+  }
 
   for (const w of WIDTHS) {
     it(`at ${w.name}: answers input() typed into the input line, echoed as input; axe-clean while it waits`, async () => {
@@ -386,7 +445,7 @@ describe('the playground, in Chromium', function () {
     expect(await page.$eval('#pg-options-row', (e) => (e as HTMLElement).hidden), 'python takes no compiler options').to.equal(true);
     await page.select('#pg-compiler', C);
     expect(await page.$eval('#pg-options-row', (e) => (e as HTMLElement).hidden)).to.equal(false);
-    expect(await page.$eval('#pg-options-hint', (e) => e.textContent)).to.match(/^Separated by spaces\. gcc-4\.9 allows: -std=.*-O\[0-3sg\]\?/);
+    expect(await page.$eval('#pg-options-hint', (e) => e.textContent)).to.match(/^Separated by spaces\. gcc-4\.9 allows: -std=… \(c or gnu, then 89, .*-O\[0, 1, 2, 3, s or g\]/);
     await setCode('#include <stdio.h>\nint main(int argc, char **argv) {\n  int i;\n  for (i = 1; i < argc; i++) printf("%d:%s\\n", TIMES, argv[i]);\n  return 0;\n}\n', 'Code of main.c');
     await fill(page, 'Compiler options', '-DTIMES=3 -O2');
     await fill(page, 'Arguments', 'a b');
@@ -401,7 +460,7 @@ describe('the playground, in Chromium', function () {
     await (await byText(page, 'Run', 'button')).click();
     const refused = await waitForVerdict();
     expect(refused.status).to.equal('refused');
-    expect(refused.text).to.include('is never allowed');
+    expect(refused.text).to.match(/^Compiler option 1: "-o" is never allowed/);
   });
 
   it('tests with expected outputs: a verdict per test, and where a wrong output first differs; axe-clean', async () => {
@@ -456,7 +515,7 @@ describe('the playground, in Chromium', function () {
       await input.uploadFile(zip);
       await clickAndWait(page, await byText(page, 'Upload', 'button'));
       expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Sum of two');
-      const tests = await page.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+      const tests = await page.$$eval('[aria-label="Tests"] tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
       expect(tests).to.deep.equal([
         ['sample/1', 'Sample', '1', '4 bytes', '2 bytes'],
         ['secret/big', '—', '1', '5 bytes', '3 bytes'],
@@ -496,6 +555,69 @@ describe('the playground, in Chromium', function () {
       await clickAndWait(page, await byText(page, 'Delete problem', 'button'));
       expect(await page.$eval('main', (m) => m.textContent)).to.include('The problem is deleted.').and.include('No problems yet.');
       expect((await page.goto(problemUrl))!.status()).to.equal(404);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a multi-pass problem uploaded in the portal: its sample shown as its passes, picked in the playground and judged pass by pass; then deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbox-package-'));
+    const zip = join(dir, 'twice.zip');
+    const validator = [
+      '#!/usr/bin/env python3',
+      'import os, sys',
+      'kind, n = open(sys.argv[1]).read().split()',
+      'out = sys.stdin.read().split()',
+      'if out != [str(2 * int(n))]:',
+      '    sys.exit(43)',
+      "if kind == 'first':",
+      "    open(os.path.join(sys.argv[3], 'nextpass.in'), 'w').write(f'second {out[0]}\\n')",
+      'sys.exit(42)',
+    ].join('\n');
+    writeFileSync(
+      zip,
+      makeZip([
+        { name: 'twice/problem.yaml', content: 'name: Double twice\nvalidation: custom multi-pass\n' },
+        { name: 'twice/data/sample/1.in', content: 'first 3\n' },
+        { name: 'twice/data/sample/1.ans', content: '\n' },
+        { name: 'twice/data/sample/1.interaction', content: '<first 3\n>6\n---\n<second 6\n>12\n' },
+        { name: 'twice/data/secret/1.in', content: 'first 21\n' },
+        { name: 'twice/data/secret/1.ans', content: '\n' },
+        { name: 'twice/output_validators/twice/validator.py', content: validator },
+      ]),
+    );
+    try {
+      await goto('/problems');
+      const input = (await byLabel(page, 'Package (zip)')) as import('puppeteer-core').ElementHandle<HTMLInputElement>;
+      await input.uploadFile(zip);
+      await clickAndWait(page, await byText(page, 'Upload', 'button'));
+      expect(await page.$eval('h1', (h) => h.textContent)).to.equal('Double twice');
+      expect(await page.$$eval('.interaction h4', (hs) => hs.map((h) => h.textContent))).to.deep.equal(['Pass 1', 'Pass 2']);
+      expect(await page.$$eval('.interaction pre', (ps) => ps.map((p) => p.textContent))).to.deep.equal(['first 3\n', '6\n', 'second 6\n', '12\n']);
+      const v = await seriousAxeViolations(page);
+      expect(v, `axe on the problem page: ${JSON.stringify(v)}`).to.deep.equal([]);
+      const problemUrl = page.url().replace(/\?.*$/, '');
+
+      await goto('/playground');
+      await page.select('#pg-compiler', PY);
+      await page.select('#pg-problem', problemUrl.slice(problemUrl.lastIndexOf('/') + 1));
+      await setCode('kind, n = input().split()\nprint(2 * int(n))\n');
+      await pause();
+      await (await byText(page, 'Run', 'button')).click();
+      expect((await waitForVerdict()).text).to.match(/^Accepted · /);
+      const rows = await page.$$eval('#pg-judged tbody tr', (trs) => trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('[data-field="verdict"]')!.textContent]));
+      expect(rows).to.deep.equal([
+        ['sample/1', 'Accepted'],
+        ['secret/1', 'Accepted'],
+      ]);
+      // The submission's page says how many passes each test took.
+      await clickAndWait(page, await byText(page, 'The submission', 'a'));
+      expect(await page.$$eval('.judged tbody tr [data-field="passes"]', (ts) => ts.map((t) => t.textContent))).to.deep.equal(['2', '2']);
+
+      await page.goto(problemUrl, { waitUntil: 'load' });
+      await clickAndWait(page, await byText(page, 'Delete problem…', 'a'));
+      await clickAndWait(page, await byText(page, 'Delete problem', 'button'));
+      expect(await page.$eval('main', (m) => m.textContent)).to.include('The problem is deleted.');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -193,6 +193,9 @@ describe('web portal in a browser', function () {
       expect(account[f], f).to.equal(String(usage[f]));
     }
     for (const f of ['submissions_last_minute', 'pending', 'running']) expect(account[`current.${f}`], f).to.equal(String(usage.current[f]));
+    // Beside the plan's runs at once, the live runners' slots that bound it (as /api/health counts them).
+    const health = (await (await fetch(`${stack.url}/api/health`)).json()) as { runners: { slots: number } };
+    expect(account['runner_slots'], 'runner_slots').to.equal(String(health.runners.slots));
     expect(usage['submissions']).to.equal(1);
     const row = await page.$eval(`tr[data-key-prefix="${key1.slice(0, 12)}"]`, (tr) =>
       Object.fromEntries([...tr.querySelectorAll('[data-field]')].map((e) => [e.getAttribute('data-field')!, (e.textContent ?? '').trim()])),

@@ -475,7 +475,7 @@ describe('web portal over HTTP', function () {
 
     it('uploads a package with a multipart form (its token checked), shows it; a bad one is refused with why and nothing stored; another account gets 404', async () => {
       const { c, email } = await signUp(open);
-      const good = pkg({ 'problem.yaml': 'name: Echo\n', 'data/sample/1.in': 'hi\n', 'data/sample/1.ans': 'hi\n', 'data/secret/2.in': 'x\n', 'data/secret/2.ans': 'x\n' });
+      const good = pkg({ 'problem.yaml': 'name: Echo\nlicense: cc0\n', 'problem_statement/problem.en.tex': 'x', 'data/sample/1.in': 'hi\n', 'data/sample/1.ans': 'hi\n', 'data/secret/2.in': 'x\n', 'data/secret/2.ans': 'x\n' });
       expect((await upload(c, good, null)).res.status, 'no token').to.equal(403);
       expect((await upload(c, good, await c.token('/problems'), { Origin: 'https://evil.example' })).res.status, 'another site').to.equal(403);
       expect(await problemsOf(email)).to.deep.equal([]);
@@ -493,6 +493,11 @@ describe('web portal over HTTP', function () {
       const shown = await c.follow(made);
       expect(shown.res.status).to.equal(200);
       expect(shown.body).to.include('<h1>Echo</h1>').and.include('The problem is stored.').and.include('sample/1').and.include('secret/2');
+      // The package's report: its format, what was read, and what was ignored with why.
+      expect(shown.body).to.include('Format legacy; type pass-fail; no time limit stated.');
+      expect(shown.body).to.match(/<tr data-ignored="problem_statement\/"><th scope="row" class="mono">problem_statement\/<\/th><td>statements are not shown by the judge<\/td><\/tr>/);
+      expect(shown.body).to.include('<tr data-ignored="problem.yaml: license">');
+      expect(shown.body).to.match(/<li>problem\.yaml: name<\/li>/);
       expect((await c.request('/problems')).body).to.include(`href="/problems/${id}"`);
       // Another account: 404 to see it, and to delete it.
       const other = (await signUp(open)).c;
@@ -504,6 +509,48 @@ describe('web portal over HTTP', function () {
       expect([gone.res.status, gone.res.headers.get('location')]).to.deep.equal([303, '/problems?deleted=1']);
       expect(await problemsOf(email)).to.deep.equal([]);
       expect((await c.request(`/problems/${id}`)).res.status).to.equal(404);
+    });
+
+    it("an interactive problem's sample .interaction is shown as the dialogue it is; a multi-pass one's pass by pass", async () => {
+      const { c, email } = await signUp(open);
+      const interactive = pkg({
+        'problem.yaml': 'name: Guess\nvalidation: custom interactive\n',
+        'data/sample/1.in': '7\n',
+        'data/sample/1.ans': '\n',
+        'data/sample/1.interaction': '<lower or higher?\n>5\n<higher\n>7 & <done>\n<correct\n',
+        'data/secret/1.in': '3\n',
+        'data/secret/1.ans': '\n',
+        'output_validators/guess/interactor.py': 'import sys\nsys.exit(42)\n',
+      });
+      const made = await upload(c, interactive, await c.token('/problems'));
+      expect(made.res.status, made.body).to.equal(303);
+      const shown = await c.follow(made);
+      const dialogue = /<ol class="dialogue" aria-label="sample\/1, interaction">([\s\S]*?)<\/ol>/.exec(shown.body);
+      expect(dialogue, 'the dialogue list').to.not.equal(null);
+      const turns = [...dialogue![1]!.matchAll(/<li data-from="(\w+)"><span class="who">(\w+)<\/span><pre>([^<]*)<\/pre><\/li>/g)].map((m) => [m[1], m[2], m[3]]);
+      expect(turns).to.deep.equal([
+        ['judge', 'Judge', 'lower or higher?'],
+        ['program', 'Program', '5'],
+        ['judge', 'Judge', 'higher'],
+        ['program', 'Program', '7 &amp; &lt;done>'],
+        ['judge', 'Judge', 'correct'],
+      ]);
+      const multiPass = pkg({
+        'problem.yaml': 'name: Twice\nvalidation: custom multi-pass\n',
+        'data/sample/1.in': 'first 3\n',
+        'data/sample/1.ans': '\n',
+        'data/sample/1.interaction': '<first 3\n>6\n---\n<second 6\n>12\n',
+        'output_validators/twice/validator.py': 'import sys\nsys.exit(42)\n',
+      });
+      const second = await c.follow(await upload(c, multiPass, await c.token('/problems')));
+      expect(second.body).to.include('<h4>Pass 1</h4>').and.include('<h4>Pass 2</h4>');
+      expect(second.body).to.match(/aria-label="sample\/1, pass 2, input"[^>]*>second 6\n<\/pre>/);
+      expect(second.body).to.match(/aria-label="sample\/1, pass 2, output"[^>]*>12\n<\/pre>/);
+      // A line that is no turn refuses the package, naming the file and the line.
+      const bad = await upload(c, pkg({ ...{ 'problem.yaml': 'name: Guess\nvalidation: custom interactive\n', 'data/sample/1.in': '7\n', 'data/sample/1.ans': '\n', 'output_validators/guess/interactor.py': 'import sys\nsys.exit(42)\n' }, 'data/sample/1.interaction': '<ok\nno prefix\n' }), await c.token('/problems'));
+      expect(bad.res.status).to.equal(400);
+      expect(bad.body).to.match(/data\/sample\/1\.interaction: line 2 does not start with &lt; or >/);
+      expect(await problemsOf(email)).to.have.length(2);
     });
 
     it(`problem writes count with the API's: past ${PROBLEM_LIMITS.writesPerMinute} a minute an upload or a delete is answered 429 with Retry-After, nothing stored`, async () => {

@@ -106,7 +106,7 @@ describe('problems API', () => {
     expect(a.data_bytes).to.equal(5000);
     const list = (await (await send('GET', '/api/v2/problems', key.key)).json()) as { problems: Problem[]; storage: { used_bytes: number; limit_bytes: number } };
     expect(list.problems.map((p) => p.name)).to.deep.equal(['B', 'A']);
-    expect(list.problems[0]).to.have.keys(['id', 'name', 'version', 'test_count', 'data_bytes', 'created_at', 'updated_at']);
+    expect(list.problems[0]).to.have.keys(['id', 'name', 'version', 'feedback', 'public', 'test_count', 'data_bytes', 'created_at', 'updated_at']);
     expect(list.storage).to.deep.equal({ used_bytes: 5000, limit_bytes: 64 * 1024 * 1024 });
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM test_data WHERE size = 5000`.execute(t.db);
     expect(rows[0]!.n).to.equal(1);
@@ -164,6 +164,23 @@ describe('problems API', () => {
     expect((await send('DELETE', `/api/v2/problems/${p.id}`, key.key)).status).to.equal(404);
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM problems WHERE id = ${p.id}`.execute(t.db);
     expect(rows[0]!.n).to.equal(0);
+  });
+
+  it("a problem with more tests than the account's plan judges per request is refused at upload, naming the plan's figure; stored once the plan allows them", async () => {
+    const { accountId, key } = await accountWithKey(t.db, { limits: { testsPerRequest: 3 } });
+    const four = { name: 'Four', tests: Array.from({ length: 4 }, (_, i) => ({ input: `${i}\n`, expected_output: `${i}\n` })) };
+    const before = await rows();
+    const res = await send('POST', '/api/v2/problems/', key.key, four);
+    const err = await errorOf(res);
+    expect([res.status, err.code]).to.deep.equal([400, 'too_many_tests']);
+    expect(err.message).to.equal(
+      "the problem has 4 tests and the account's plan judges at most 3 tests per request: every submission would be refused; split it or ask for a plan with more tests per request",
+    );
+    expect(await rows()).to.deep.equal(before);
+    await sql`UPDATE accounts SET tests_per_request = 4 WHERE id = ${accountId}`.execute(t.db);
+    const stored = await send('POST', '/api/v2/problems/', key.key, four);
+    expect(stored.status).to.equal(201);
+    expect(((await stored.json()) as Problem).test_count).to.equal(4);
   });
 
   describe("the account's storage allowance, checked before and while storing", () => {

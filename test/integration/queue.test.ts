@@ -192,20 +192,48 @@ describe('queue', function () {
     const batch = await claim(t.db, 'r-share', 3, LEASE, share);
     // Two of the first account's, and the other account's behind them.
     expect(batch.map((j) => j.id).sort()).to.deep.equal([h[0]!, h[1]!, o].sort());
-    // The other's slot turns over: the first account's next job would be a third on this runner.
-    const turned = await completeAndClaim(t.db, 'r-share', { id: o, attempt: 1 }, resultFor(o), LEASE, share);
-    expect(turned).to.deep.include({ completed: true, next: null });
-    expect(await claim(t.db, 'r-share', 1, LEASE, share)).to.deep.equal([]);
     // Another runner's share is its own.
     expect((await claim(t.db, 'r-other', 1, LEASE, { runnerId: 'r-other', accountSlots: 1 })).map((j) => j.id)).to.deep.equal([h[2]!]);
-    // One of the account's jobs here ends: its next may take that slot.
-    const next = await completeAndClaim(t.db, 'r-share', { id: h[0]!, attempt: 1 }, resultFor(h[0]!), LEASE, share);
-    expect(next.next?.id).to.equal(h[3]);
-    for (const [id, runner] of [[h[1]!, 'r-share'], [h[2]!, 'r-other'], [h[3]!, 'r-share']] as const) expect(await complete(t.db, runner, { id, attempt: 1 }, resultFor(id))).to.equal(true);
+    // The other's slot turns over with no other account's job queued: the first account takes
+    // it beyond its share (work-conserving) rather than leave it idle.
+    const turned = await completeAndClaim(t.db, 'r-share', { id: o, attempt: 1 }, resultFor(o), LEASE, share);
+    expect(turned).to.deep.include({ completed: true, lostRace: false });
+    expect(turned.next?.id).to.equal(h[3]);
+    for (const [id, runner] of [[h[0]!, 'r-share'], [h[1]!, 'r-share'], [h[2]!, 'r-other'], [h[3]!, 'r-share']] as const) expect(await complete(t.db, runner, { id, attempt: 1 }, resultFor(id))).to.equal(true);
+  });
+
+  it("lends an account the slots beyond its share only while no other account's run waits, marking the jobs it lends them", async () => {
+    const hog = await makeAccount(t.db, { running: 10 });
+    const other = await makeAccount(t.db, { running: 10 });
+    await heartbeat(t.db, { id: 'r-lend', hostname: 'lend', slots: 3, accountSlots: 1, launcher: 'bwrap' }, LEASE, []);
+    const share = { runnerId: 'r-lend', accountSlots: 1 };
+    const at = (s: number) => ({ createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, s)), runAt: new Date(Date.UTC(2026, 0, 1, 0, 0, s)) });
+    const h = [await enqueue(t.db, hog, at(0)), await enqueue(t.db, hog, at(1)), await enqueue(t.db, hog, at(2))];
+    // Alone in the queue, the account takes every slot: one in its share, two lent.
+    const all = await claim(t.db, 'r-lend', 3, LEASE, share);
+    expect(all.map((j) => j.id)).to.deep.equal(h);
+    // Queued behind the first account's next one, another account's job takes the next slot.
+    const later = await enqueue(t.db, hog, at(3));
+    const o = await enqueue(t.db, other, at(4));
+    const turned = await completeAndClaim(t.db, 'r-lend', { id: h[0]!, attempt: 1 }, resultFor(h[0]!), LEASE, share);
+    expect(turned.next?.id, "the other account's job goes first").to.equal(o);
+    // A batch: the job within its account's share first, then the lent ones.
+    await complete(t.db, 'r-lend', { id: h[1]!, attempt: 1 }, resultFor(h[1]!));
+    await complete(t.db, 'r-lend', { id: h[2]!, attempt: 1 }, resultFor(h[2]!));
+    const wait1 = await enqueue(t.db, other, at(5));
+    const batch = await claim(t.db, 'r-lend', 2, LEASE, share);
+    expect(batch.map((j) => j.id), "the hog's job in its share, and the other's beyond its own").to.deep.equal([later, wait1]);
+    expect(batch.map((j) => j.borrowed)).to.deep.equal([false, true]);
+    // A job claimed beyond its account's share is marked so (an interactive one gives the slot back when idle and someone waits).
+    await complete(t.db, 'r-lend', { id: o, attempt: 1 }, resultFor(o));
+    const typing = await enqueue(t.db, hog, { ...at(6), interactive: true });
+    const [lent] = await claim(t.db, 'r-lend', 1, LEASE, share);
+    expect(lent).to.include({ id: typing, borrowed: true });
+    for (const id of [later, wait1, typing]) expect(await complete(t.db, 'r-lend', { id, attempt: 1 }, resultFor(id))).to.equal(true);
   });
 
   it("holds a runner's share exactly when two of its slots claim at the same instant (separate connections, claim and turn-over)", async () => {
-    // Runner r-race: three slots, one account may hold one of them.
+    // Runner r-race: three slots, one account may hold one of them while another account's run waits.
     const runner = { id: 'r-race', hostname: 'race', slots: 3, accountSlots: 1, launcher: 'bwrap' };
     await heartbeat(t.db, runner, LEASE, []);
     const share = { runnerId: runner.id, accountSlots: runner.accountSlots };
@@ -236,21 +264,22 @@ describe('queue', function () {
       for (let round = 0; round < 40; round++) {
         const held = round % 2 === 0;
         for (let i = 0; i < 4; i++) await enqueue(t.db, hog);
-        // Two free slots claim at once.
+        // Behind the hog's jobs in the queue, another account's: it waits, so the share binds.
+        const waiting = [await enqueue(t.db, others[0]!), await enqueue(t.db, others[0]!)];
+        // Two free slots claim at once: one takes the hog's first, the other the waiting account's.
         const claimed = (await together(() => slots.map((s) => claim(s.db, runner.id, 1, LEASE, share)), held)).flat();
         expect(await hogOnRunner(), `round ${round}: claims`).to.equal(1);
-        expect(claimed).to.have.length(1);
-        // Two slots busy with other accounts' runs end at once, each claiming its next.
-        const mine = await Promise.all(others.map((acct) => enqueue(t.db, acct, { priority: -1 })));
-        const held2 = await claim(t.db, runner.id, 2, LEASE, share);
-        expect(held2.map((j) => j.id).sort()).to.deep.equal([...mine].sort());
-        await complete(t.db, runner.id, { id: claimed[0]!.id, attempt: claimed[0]!.attempts }, resultFor(claimed[0]!.id));
-        const turned = await together(() => held2.map((j, i) => completeAndClaim(slots[i]!.db, runner.id, { id: j.id, attempt: j.attempts }, resultFor(j.id), LEASE, share)), held);
+        expect(claimed.map((j) => j.id)).to.have.length(2).and.include(waiting[0]!);
+        expect(claimed.map((j) => j.borrowed)).to.deep.equal([false, false]);
+        // Both slots end at once, each claiming its next: again one of the hog's and the other's.
+        // (Not behind the barrier: the other account's turn-over need not wait for the hog's row.)
+        const turned = await together(() => claimed.map((j, i) => completeAndClaim(slots[i]!.db, runner.id, { id: j.id, attempt: j.attempts }, resultFor(j.id), LEASE, share)), false);
         expect(turned.map((r) => r.completed)).to.deep.equal([true, true]);
-        expect(await hogOnRunner(), `round ${round}: turn-overs`).to.equal(1);
-        expect(turned.filter((r) => r.next)).to.have.length(1);
-        const next = turned.find((r) => r.next)!.next!;
-        await complete(t.db, runner.id, { id: next.id, attempt: next.attempts }, resultFor(next.id));
+        expect(await hogOnRunner(), `round ${round}: turn-overs`).to.be.at.most(1);
+        // A statement that lost the runner's turn to the other claimed nothing (its caller claims again).
+        const nexts = turned.map((r) => r.next).filter((n) => n !== null);
+        expect(nexts.length + turned.filter((r) => r.lostRace).length, `round ${round}: claimed or lost the turn`).to.equal(2);
+        for (const n of nexts) await complete(t.db, runner.id, { id: n.id, attempt: n.attempts }, resultFor(n.id));
         await sql`DELETE FROM submissions WHERE state = 'queued'`.execute(t.db);
       }
       // A claim that finds nothing to pick writes nothing, the runner's row included.

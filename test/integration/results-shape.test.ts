@@ -23,8 +23,9 @@ const EXTRA_ECHOED = '{"zeta":1,"10":"ten","alpha":{"b":2,"a":[1,2.50]},"note":"
 const keysOf = (text: string): string[] => Object.keys(JSON.parse(text) as object);
 
 /** The files fields, present only when the request asked for its files (return_files), and
- *  the judged fields, only when it was judged (test/integration/judge.test.ts holds their places). */
-const OPTIONAL_FIELDS: readonly string[] = ['files', 'files_truncated', 'files_dropped', 'verdict', 'score', 'checker_message', 'problem'];
+ *  the judged fields, only when it was judged (test/integration/judge.test.ts holds their places;
+ *  a package's points, max_points and groups: test/integration/judge-groups.test.ts). */
+const OPTIONAL_FIELDS: readonly string[] = ['files', 'files_truncated', 'files_dropped', 'verdict', 'score', 'checker_message', 'problem', 'points', 'max_points', 'groups'];
 /** The result fields a single-input run carries, in order. */
 const SINGLE = RESULT_FIELD_ORDER.filter((k) => k !== 'tests' && !OPTIONAL_FIELDS.includes(k));
 

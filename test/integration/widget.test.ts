@@ -511,6 +511,33 @@ print(f())</runbox-widget></main></body></html>`;
       await page.close();
     });
 
+    it('Run moves the focus to the input line, where the program waits for what is typed', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/interactive-focus', `key="${key.key}" compiler="${PY}"`, 'print(input()[::-1])');
+      await (await runButton(page)).click();
+      await page.waitForFunction(() => document.querySelector('runbox-widget')!.shadowRoot!.activeElement?.id === 'line', { timeout: 30_000 });
+      // Typed straight away, with no click on the line first.
+      await page.keyboard.type('olleh');
+      await page.keyboard.press('Enter');
+      expect(await waitForOutput(page, 'Finished')).to.match(/^Input: olleh\nhello\nFinished · /);
+      await page.close();
+    });
+
+    it('a second Run within the connection\'s one run a second is queued and runs, not refused', async () => {
+      const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
+      const page = await open('/queued', `key="${key.key}" compiler="${PY}" stdin="x"`, 'print("ran")');
+      await (await runButton(page)).click();
+      await waitForOutput(page, 'Finished');
+      // At once again: within the second the server refuses a run of this connection.
+      await (await runButton(page)).click();
+      const text = await waitForOutput(page, 'Finished');
+      expect(text).to.match(/^ran\nFinished · /);
+      expect(text).not.to.include('One run per second');
+      const rows = await s.db.db.selectFrom('submissions').select('mode').where('key_id', '=', key.id).execute();
+      expect(rows).to.have.length(2);
+      await page.close();
+    });
+
     it('Ctrl+D sends what is typed and ends the input; the End input button does the same', async () => {
       const { key } = await keyFor(s.db, { kind: 'widget', allowedOrigins: [site.origin] });
       const code = 'import sys\nprint("ready", flush=True)\ndata = sys.stdin.read()\nprint(repr(data))';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { argsOf, isJudged, newFileName, optionsHint, optionsOf, playgroundRequest, type PlaygroundProgram } from '../../src/portal/playground-request.js';
+import { argsOf, inFormWords, isJudged, newFileName, optionsHint, optionsOf, playgroundRequest, type PlaygroundProgram } from '../../src/portal/playground-request.js';
+import { formWords } from '../../src/program/compiler-options.js';
 import { fileShown, sizeText } from '../../src/portal/returned-files.js';
 import { verdictText, verdictWords } from '../../src/portal/verdicts.js';
 import { TEST_VERDICTS, RESULT_VERDICTS } from '../../src/judge/verdict.js';
@@ -62,7 +63,14 @@ describe("the playground's form as a run request", () => {
 
   it('says which compiler options a compiler takes', () => {
     expect(optionsHint('python-3.9.7', [])).to.equal('python-3.9.7 takes no compiler options.');
-    expect(optionsHint('gcc-9', ['-O[0-3]', '-Wall'])).to.equal('Separated by spaces. gcc-9 allows: -O[0-3], -Wall.');
+    expect(optionsHint('gcc-9', ['-O[0-3]', '-Wall'])).to.equal('Separated by spaces. gcc-9 allows: -O… (0, 1, 2 or 3); -Wall.');
+    // The allowed forms in words, not patterns; a refusal names the option by its place, from 1.
+    expect(formWords('-std=(c|gnu)(89|11)')).to.equal('-std=… (c or gnu, then 89 or 11)');
+    expect(formWords('-D[A-Za-z_][A-Za-z0-9_]*(=[^\\s]*)?')).to.equal('-DNAME[=VALUE]');
+    expect(formWords('-W(no-)?[a-z][a-z0-9+-]*(=[a-z0-9]+)?')).to.equal('-W[no-]NAME[=VALUE]');
+    expect(formWords('-O[0-3sg]?')).to.equal('-O[0, 1, 2, 3, s or g]');
+    expect(inFormWords('compiler_options.1: "-frobnicate" is not allowed')).to.equal('Compiler option 2: "-frobnicate" is not allowed');
+    expect(inFormWords('args.0: too long')).to.equal('Argument 1: too long');
   });
 });
 

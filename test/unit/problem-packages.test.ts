@@ -131,18 +131,26 @@ describe('problems: packages', () => {
       { name: 'data/secret/g2/testdata.yaml', content: 'output_validator_flags: space_change_sensitive\n' },
       { name: 'data/secret/g2/b.in', content: '' },
       { name: 'data/secret/g2/b.ans', content: '' },
-      { name: 'data/secret/g3/test_group.yaml', content: 'output_validator_args: [float_absolute_tolerance, 0.5]\n' },
-      { name: 'data/secret/g3/c.in', content: '' },
-      { name: 'data/secret/g3/c.ans', content: '' },
-      { name: 'data/secret/g3/d.in', content: '' },
-      { name: 'data/secret/g3/d.ans', content: '' },
-      { name: 'data/secret/g3/d.yaml', content: 'output_validator_args: [float_relative_tolerance, "1e-9"]\n' },
     ]);
     expect(d.checker).to.deep.equal({ type: 'kattis', flags: ['case_sensitive'] });
     expect(d.tests.map((t) => [t.name, t.validatorArgs])).to.deep.equal([
       ['sample/1', undefined],
       ['secret/g1/a', ['float_tolerance', '1e-3']],
       ['secret/g2/b', ['space_change_sensitive']],
+    ]);
+    const modern = await draftOf([
+      { name: 'problem.yaml', content: 'problem_format_version: 2025-09\ntype: scoring\n' },
+      { name: 'data/sample/1.in', content: '' },
+      { name: 'data/sample/1.ans', content: '' },
+      { name: 'data/secret/g3/test_group.yaml', content: 'max_score: 100\nscore_aggregation: min\noutput_validator_args: [float_absolute_tolerance, 0.5]\n' },
+      { name: 'data/secret/g3/c.in', content: '' },
+      { name: 'data/secret/g3/c.ans', content: '' },
+      { name: 'data/secret/g3/d.in', content: '' },
+      { name: 'data/secret/g3/d.ans', content: '' },
+      { name: 'data/secret/g3/d.yaml', content: 'output_validator_args: [float_relative_tolerance, "1e-9"]\n' },
+    ]);
+    expect(modern.tests.map((t) => [t.name, t.validatorArgs])).to.deep.equal([
+      ['sample/1', undefined],
       ['secret/g3/c', ['float_absolute_tolerance', '0.5']],
       ['secret/g3/d', ['float_relative_tolerance', '1e-9']],
     ]);
@@ -153,7 +161,7 @@ describe('problems: packages', () => {
       { name: 'data/secret/testdata.yaml', content: 'output_validator_flags: --verbose\n' },
     ]);
     expect(bad.message).to.match(/test secret\/a: "--verbose" is not a flag of the default validator/);
-    expect((await refusal([{ name: 'data/secret/a.in', content: '' }, { name: 'data/secret/a.ans', content: '' }, { name: 'data/secret/test_group.yaml', content: 'output_validator_args: {a: 1}\n' }])).message).to.match(/output_validator_args must be a sequence of strings/);
+    expect((await refusal([{ name: 'problem.yaml', content: 'problem_format_version: 2025-09\n' }, { name: 'data/secret/a.in', content: '' }, { name: 'data/secret/a.ans', content: '' }, { name: 'data/secret/test_group.yaml', content: 'output_validator_args: {a: 1}\n' }])).message).to.match(/output_validator_args must be a sequence of strings/);
   });
 
   it("Kattis: a custom validator's flags are its own: any flag, passed on as its arguments", async () => {
@@ -210,7 +218,10 @@ describe('problems: packages', () => {
   describe('refused, saying why', () => {
     it('an .in without its .ans (or .out), and an answer without its input', async () => {
       expect((await refusal([{ name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/2.in', content: '2' }, { name: 'data/secret/2.ans', content: '2' }])).message).to.equal('data/secret/1.in has no data/secret/1.ans beside it');
-      expect((await refusal([{ name: 'data/sample/x.ans', content: '1' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }])).message).to.equal('data/sample/x.ans has no data/sample/x.in beside it');
+      // An answer alone is no test (problemtools and DOMjudge load tests by their .in; DOMjudge's boolfind has one): reported, not refused.
+      const stray = await draftOf([{ name: 'data/sample/x.ans', content: '1' }, { name: 'data/secret/1.in', content: '1' }, { name: 'data/secret/1.ans', content: '1' }]);
+      expect(stray.tests.map((t) => t.name)).to.deep.equal(['secret/1']);
+      expect(stray.package!.report.ignored).to.deep.include({ key: 'data/sample/x.ans', reason: 'an answer without x.in: not a test' });
       expect((await refusal([{ name: 'tests/1.in', content: '1' }])).message).to.equal('tests/1.in has no tests/1.out beside it');
     });
 
@@ -234,9 +245,30 @@ describe('problems: packages', () => {
       }
     });
 
-    it('a symbolic link', async () => {
+    it('a symbolic link leaving the package, or naming nothing in it, or in a loop', async () => {
       const err = await refusal([{ name: 'tests/1.in', content: '/etc/shadow', mode: 0o120777 }, { name: 'tests/1.out', content: '1' }]);
-      expect(err.message).to.equal("the package's tests/1.in is a symbolic link: links are refused");
+      expect(err.message).to.equal('the package\'s tests/1.in is a symbolic link to "/etc/shadow", outside the package: refused');
+      const up = await refusal([{ name: 'p/tests/1.in', content: '../../../etc/passwd', mode: 0o120777 }, { name: 'p/tests/1.out', content: '1' }]);
+      expect(up.message).to.match(/symbolic link to "\.\.\/\.\.\/\.\.\/etc\/passwd", outside the package: refused$/);
+      const missing = await refusal([{ name: 'tests/1.in', content: 'nothing.in', mode: 0o120777 }, { name: 'tests/1.out', content: '1' }]);
+      expect(missing.message).to.equal("the package's tests/1.in is a symbolic link to tests/nothing.in, which is not in the package: refused");
+      const loop = await refusal([{ name: 'tests/1.in', content: '2.in', mode: 0o120777 }, { name: 'tests/2.in', content: '1.in', mode: 0o120777 }, { name: 'tests/1.out', content: '1' }]);
+      expect(loop.message).to.match(/a symbolic link in a loop/);
+    });
+
+    it('a symbolic link inside the package is followed: to a file, and to a directory', async () => {
+      const d = await draftOf([
+        { name: 'data/secret/a/1.in', content: 'one\n' },
+        { name: 'data/secret/a/1.ans', content: 'ONE\n' },
+        { name: 'data/secret/b/1.in', content: '../a/1.in', mode: 0o120777 },
+        { name: 'data/secret/b/1.ans', content: '../a/1.ans', mode: 0o120777 },
+        { name: 'data/secret/c', content: 'a', mode: 0o120777 },
+      ]);
+      expect(tests(d)).to.deep.equal([
+        { name: 'secret/a/1', sample: false, input: 'one\n', answer: 'ONE\n' },
+        { name: 'secret/b/1', sample: false, input: 'one\n', answer: 'ONE\n' },
+        { name: 'secret/c/1', sample: false, input: 'one\n', answer: 'ONE\n' },
+      ]);
     });
 
     it('a zip bomb whose directory declares a small size: inflating stops at the declared size', async () => {

@@ -31,6 +31,14 @@ describe('runner: comparisons off the event loop', () => {
     expect(ticks).to.be.greaterThan(0);
   });
 
+  it("leaves the caller's buffers whole (the thread is handed copies)", async () => {
+    const output = Buffer.from(wrong);
+    const expected = Buffer.from(answer);
+    const r = await compare({ type: 'exact' }, { input: Buffer.alloc(0), output, answer: expected });
+    expect(r.verdict).to.equal('wrong_answer');
+    expect(output.equals(wrong) && expected.equals(answer)).to.equal(true);
+  });
+
   it('small comparisons stay inline', async () => {
     expect(await compare({ type: 'lines' }, { input: Buffer.alloc(0), output: Buffer.from('1\n'), answer: Buffer.from('1') })).to.deep.equal({ verdict: 'accepted', score: 1, message: '' });
   });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256 } from '../../src/problems/test-data.js';
@@ -35,6 +35,29 @@ describe('runner: test data cache', () => {
     fetches = [];
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("gives a file's path on disk (0644 in the 0700 directory): fetched, written back when another process evicted it, its mode made readable", async () => {
+    const a = put('a test input\n');
+    const c = cache();
+    const path = await c.file(a.hash, a.size);
+    expect(readFileSync(path, 'utf8')).to.equal('a test input\n');
+    expect(statSync(path).mode & 0o777).to.equal(0o644);
+    expect(statSync(dir).mode & 0o777).to.equal(0o700);
+    expect(fetches).to.have.length(1);
+    // Gone from the disk while this process still holds it in memory: written back, not fetched.
+    unlinkSync(path);
+    expect(await c.file(a.hash, a.size)).to.equal(path);
+    expect(readFileSync(path, 'utf8')).to.equal('a test input\n');
+    expect(fetches).to.have.length(1);
+    // A file cached before inputs were given as files (0600) is made readable.
+    chmodSync(path, 0o600);
+    await c.file(a.hash, a.size);
+    expect(statSync(path).mode & 0o777).to.equal(0o644);
+    // A file of the wrong size on disk is replaced.
+    writeFileSync(path, 'short');
+    await c.file(a.hash, a.size);
+    expect(readFileSync(path, 'utf8')).to.equal('a test input\n');
+  });
 
   it('fetches a file once, even for readers asking at the same time; then reads it from disk', async () => {
     const a = put('alpha');

@@ -54,6 +54,6 @@ describe('WebSocket output messages', () => {
     expect(parseClientMessage('{"type":"stdin","id":"i","data":"a\\u0000b"}').ok).to.equal(false);
     const interactiveText = parseClientMessage('{"type":"run","id":"r","code":"x","compiler":"python-3.9.7","interactive":"yes"}');
     expect((interactiveText as { message: string }).message).to.match(/^invalid run message: \/interactive: /);
-    expect((parseClientMessage('{"type":"stop","id":"2"}') as { message: string }).message).to.equal('invalid message: /type: must be "run" or "stdin"');
+    expect((parseClientMessage('{"type":"stop","id":"2"}') as { message: string }).message).to.equal('invalid message: /type: must be "run", "stdin" or "problem"');
   });
 });

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import Type, { type TSchema } from 'typebox';
 import { createAccount, getAccount, listAccounts, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
 import { AccountInputError } from '../../accounts/errors.js';
-import { createKey, listKeys, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
+import { createKey, listKeys, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins, setKeyStudent } from '../../accounts/keys.js';
 import type { KeyKind } from '../../db/schema.js';
 import { MAX_MONTHLY_LIMIT, type PlanLimits } from '../../limits.js';
 import { reapExpired } from '../../queue/reap.js';
@@ -43,6 +43,8 @@ const AccountPatch = Type.Object(
 );
 /** Widget keys: the sites (scheme://host[:port]) the widget may run on. */
 const AllowedOrigins = Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 50 });
+/** API keys: a student's key sees its account's problems' runs under their feedback. */
+const StudentFlag = Type.Boolean({ description: "A student's API key: its account's problems' runs reach it under their feedback setting." });
 const KeyCreate = Type.Object(
   {
     app_name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -50,11 +52,12 @@ const KeyCreate = Type.Object(
     kind: Type.Optional(Type.Enum(['api', 'widget'])),
     monthly_limit: Type.Optional(Limit(MAX_MONTHLY_LIMIT)),
     allowed_origins: Type.Optional(AllowedOrigins),
+    student: Type.Optional(StudentFlag),
   },
   { additionalProperties: false },
 );
 const KeyPatch = Type.Object(
-  { monthly_limit: Type.Optional(Limit(MAX_MONTHLY_LIMIT)), allowed_origins: Type.Optional(AllowedOrigins) },
+  { monthly_limit: Type.Optional(Limit(MAX_MONTHLY_LIMIT)), allowed_origins: Type.Optional(AllowedOrigins), student: Type.Optional(StudentFlag) },
   { additionalProperties: false, minProperties: 1 },
 );
 const MaintenanceBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
@@ -171,7 +174,7 @@ export const adminRoutes: RouteDef[] = [
     return pageBody(ctx, 'keys', await listKeysPage(db, id, page));
   }),
   adminRoute('POST', 'accounts/:account_id/keys', 'adminCreateKey', 'Create a key; the key and its signing secret are shown once.', async ({ db }, ctx) => {
-    const b = ctx.state.body as { app_name: string; redirect_url?: string | null; kind?: KeyKind; monthly_limit?: number | null; allowed_origins?: string[] };
+    const b = ctx.state.body as { app_name: string; redirect_url?: string | null; kind?: KeyKind; monthly_limit?: number | null; allowed_origins?: string[]; student?: boolean };
     const accountId = param(ctx, 'account_id');
     return domain(() =>
       createKey(db, {
@@ -181,15 +184,17 @@ export const adminRoutes: RouteDef[] = [
         kind: b.kind ?? 'api',
         monthlyLimit: b.monthly_limit ?? null,
         allowedOrigins: b.allowed_origins ?? [],
+        student: b.student ?? false,
       }),
     );
   }, KeyCreate, true),
-  adminRoute('PATCH', 'keys/:key_id', 'adminUpdateKey', "Set or clear (null) a key's own monthly limit; replace a widget key's allowed origins.", async ({ db }, ctx) => {
-    const b = ctx.state.body as { monthly_limit?: number | null; allowed_origins?: string[] };
+  adminRoute('PATCH', 'keys/:key_id', 'adminUpdateKey', "Set or clear (null) a key's own monthly limit; replace a widget key's allowed origins; mark or unmark an API key as a student's (student).", async ({ db }, ctx) => {
+    const b = ctx.state.body as { monthly_limit?: number | null; allowed_origins?: string[]; student?: boolean };
     const id = param(ctx, 'key_id');
     return domain(async () => {
       let key = b.monthly_limit !== undefined ? await setKeyLimit(db, id, b.monthly_limit) : undefined;
       if (b.allowed_origins !== undefined) key = await setKeyOrigins(db, id, b.allowed_origins);
+      if (b.student !== undefined) key = await setKeyStudent(db, id, b.student);
       return key;
     });
   }, KeyPatch),

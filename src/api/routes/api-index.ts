@@ -24,7 +24,8 @@ const OPENAPI_PATH = '/api/openapi.json';
 function apiIndex(): Static<typeof ApiIndex> {
   const endpoint = (r: RouteDef): Static<typeof Endpoint> => ({
     method: r.method,
-    path: r.path,
+    // A wildcard ({*path}: the rest of the path, slashes and all) is listed as a parameter like the others.
+    path: r.path.replace(/\{\*([A-Za-z_]+)\}/g, ':$1'),
     summary: r.summary,
     // A WebSocket's key is checked at its upgrade, not by the route (whose plain GET answers 426).
     auth: r.webSocket ? 'key' : r.auth,

@@ -9,6 +9,9 @@ import { openApiRoute } from './openapi.js';
 import { problemRoutes } from './problems.js';
 import { runCodeRoute } from './run-code.js';
 import { runCodeSyncRoute } from './run-code-sync.js';
+import { batchRoutes } from './batches.js';
+import { sessionRoutes } from './sessions.js';
+import { submissionListRoute } from './submission-list.js';
 import { submissionsRoute } from './submissions.js';
 import { usageRoute } from './usage.js';
 import { wsRoute } from './ws.js';
@@ -19,7 +22,10 @@ export function routes(): RouteDef[] {
     apiIndexRoute,
     runCodeRoute,
     runCodeSyncRoute,
+    submissionListRoute,
     submissionsRoute,
+    ...sessionRoutes,
+    ...batchRoutes,
     ...problemRoutes,
     wsRoute,
     usageRoute,

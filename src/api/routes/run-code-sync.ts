@@ -4,6 +4,7 @@ import { RATE_LIMIT_HEADER_DOCS } from '../middleware/rate-limit-headers.js';
 import type { RouteDef } from '../route.js';
 import { RunCodeRequest } from '../schemas.js';
 import { RunResultSchema } from '../../result.js';
+import { keyAsker } from '../../problems/feedback.js';
 
 // POST /api/v2/run-code-sync/: admitted like any run (mode 'sync': refused at once when
 // no slot is free, claimed ahead of queued asynchronous jobs), then the request waits
@@ -38,6 +39,6 @@ export const runCodeSyncRoute: RouteDef = {
     }
     ctx.set('X-Submission-Id', id);
     ctx.type = 'application/json';
-    ctx.body = await storedResultJson(deps.db, id, {}, live);
+    ctx.body = await storedResultJson(deps.db, id, keyAsker(ctx.state.auth!), {}, live);
   },
 };

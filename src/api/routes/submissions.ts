@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { ApiError } from '../errors.js';
 import type { RouteDef } from '../route.js';
 import { lookupSubmission } from '../submission-view.js';
+import { keyAsker } from '../../problems/feedback.js';
 import { RunResultSchema } from '../../result.js';
 import { expiredMessage } from '../../retention/expired.js';
 
@@ -45,7 +46,7 @@ export const submissionsRoute: RouteDef = {
     async (ctx) => {
       const auth = ctx.state.auth!;
       const id = String(ctx.params['id'] ?? '');
-      const found = await lookupSubmission(db, auth.accountId, id);
+      const found = await lookupSubmission(db, keyAsker(auth), id);
       if (found === undefined) throw new ApiError(404, 'not_found', `no submission ${id}`);
       if ('expired' in found) throw new ApiError(410, 'submission_expired', expiredMessage(found.expired, config.RUNBOX_RETENTION_DAYS));
       ctx.type = 'application/json';

@@ -26,6 +26,11 @@ export const WsRunMessage = Type.Object({
   extra_params: Type.Optional(ExtraParams),
   expected_output: JudgingFields.expected_output,
   checker: JudgingFields.checker,
+  problem: Type.Optional(
+    Type.String({
+      description: "A stored problem (of the key's account, or any account's public one): judged against its tests, under its feedback setting for widget and student keys; no input, expected_output or checker with it.",
+    }),
+  ),
   interactive: Type.Optional(
     Type.Boolean({
       description:
@@ -43,12 +48,20 @@ export const WsStdinMessage = Type.Object({
 }, { additionalProperties: false, description: 'Input for an interactive run of this connection. The run\'s stdin in all (input included) is at most the input limit.' });
 export type WsStdinMessage = Static<typeof WsStdinMessage>;
 
+export const WsProblemMessage = Type.Object({
+  type: Type.Literal('problem'),
+  id: RunId,
+  problem: Type.String({ description: "A stored problem's id (of the key's account, or a public one)." }),
+}, { additionalProperties: false, description: "Asks for a stored problem's name, statement, limits, feedback and samples (what an exercise shows); answered with a problem message." });
+export type WsProblemMessage = Static<typeof WsProblemMessage>;
+
 /** Every message a client may send, told apart by `type`. */
-export const WsClientMessage = Type.Union([WsRunMessage, WsStdinMessage]);
+export const WsClientMessage = Type.Union([WsRunMessage, WsStdinMessage, WsProblemMessage]);
 export type WsClientMessage = Static<typeof WsClientMessage>;
 
 const checkRun = Compile(WsRunMessage);
 const checkStdin = Compile(WsStdinMessage);
+const checkProblem = Compile(WsProblemMessage);
 
 export type Parsed = { ok: true; message: WsClientMessage } | { ok: false; id: string | null; message: string };
 
@@ -76,8 +89,8 @@ export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
   }
   const id = typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id.slice(0, 200) : null;
   const type = (value as { type?: unknown } | null)?.type;
-  if (type !== 'run' && type !== 'stdin') return { ok: false, id, message: 'invalid message: /type: must be "run" or "stdin"' };
-  const [schema, check] = type === 'run' ? [WsRunMessage, checkRun] : [WsStdinMessage, checkStdin];
+  if (type !== 'run' && type !== 'stdin' && type !== 'problem') return { ok: false, id, message: 'invalid message: /type: must be "run", "stdin" or "problem"' };
+  const [schema, check] = type === 'run' ? [WsRunMessage, checkRun] : type === 'stdin' ? [WsStdinMessage, checkStdin] : [WsProblemMessage, checkProblem];
   const unknown = unknownField(schema, value);
   if (unknown) return { ok: false, id, message: `invalid ${type} message: ${unknown}` };
   if (!check.Check(value)) {
@@ -85,6 +98,7 @@ export function parseClientMessage(raw: string, recipesDir = ''): Parsed {
     const where = first?.instancePath ? `${first.instancePath}: ` : '';
     return { ok: false, id, message: `invalid ${type} message: ${where}${first?.message ?? 'bad value'}` };
   }
+  if (value.type === 'problem') return { ok: true, message: value };
   if (value.type === 'stdin') {
     if (value.data === undefined && value.eof === undefined) return { ok: false, id, message: 'invalid stdin message: give data, eof or both' };
     return { ok: true, message: value };
@@ -119,7 +133,7 @@ export const WsResultMessage = Type.Object(
 /** Error codes: a refused run's are the admission's reasons (src/quota/admit.ts). */
 export const WS_ERROR_CODES = [
   'bad_request', ...REJECTION_REASONS, 'compiler_unavailable', 'maintenance', 'codeoutput', 'origin_not_allowed', 'invalid_key',
-  'unknown_run', 'not_interactive', 'run_finished', 'stdin_closed', 'input_limit', 'internal_error',
+  'unknown_run', 'not_interactive', 'run_finished', 'stdin_closed', 'input_limit', 'not_found', 'internal_error',
 ] as const;
 
 export const WsErrorMessage = Type.Object({
@@ -131,4 +145,22 @@ export const WsErrorMessage = Type.Object({
   reason: Type.Optional(Type.String({ description: 'codeoutput errors: the refusal behind the message.' })),
 });
 
-export const WsServerMessage = Type.Union([WsOutputMessage, WsResultMessage, WsErrorMessage]);
+export const WsProblemAnswer = Type.Object(
+  {
+    type: Type.Literal('problem'),
+    id: Type.String(),
+    problem: Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      version: Type.Integer(),
+      feedback: Type.String(),
+      limits: Type.Object({ time: Type.Optional(Type.Number()), memory: Type.Optional(Type.Integer()) }),
+      statement: Type.Union([Type.String(), Type.Null()], { description: 'Its statement (Markdown) when it has one.' }),
+      samples: Type.Array(Type.Object({ name: Type.String(), input: Type.String(), expected_output: Type.String() })),
+      hidden_tests: Type.Integer({ description: 'How many tests are not samples (shown by neither content nor name).' }),
+    }),
+  },
+  { description: 'A stored problem as an exercise shows it: only its samples have content.' },
+);
+
+export const WsServerMessage = Type.Union([WsOutputMessage, WsResultMessage, WsErrorMessage, WsProblemAnswer]);

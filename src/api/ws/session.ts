@@ -10,10 +10,12 @@ import { admissionSettings, judgedProgram, rawExtraParams, requestJudging, reque
 import { ApiError } from '../errors.js';
 import type { ApiDeps } from '../route.js';
 import { storedResultJson, type LiveResults } from '../live.js';
+import { keyAsker, shownTo } from '../../problems/feedback.js';
 import type { MaintenanceFlag } from '../maintenance.js';
 import { followOutput } from './follow-output.js';
 import { RESTARTING_MESSAGE, SERVICE_RESTART, SERVICE_RESTART_REASON, type Draining } from './drain.js';
-import { parseClientMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
+import { parseClientMessage, type WsProblemMessage, type WsRunMessage, type WsStdinMessage } from './messages.js';
+import { problemAnswer } from './problem-message.js';
 import { RunInput, StdinPace } from './run-input.js';
 import { widgetRefusalText } from './widget-text.js';
 
@@ -123,6 +125,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
     const parsed = parseClientMessage(text, deps.config.RUNBOX_RECIPES_DIR);
     if (!parsed.ok) return error(parsed.id, 'bad_request', parsed.message);
     if (parsed.message.type === 'stdin') return onStdin(parsed.message);
+    if (parsed.message.type === 'problem') return onProblem(parsed.message);
     const msg = parsed.message;
     // Stdin messages name their run by the client's id: it must say which run.
     if (inputs.has(msg.id) || (msg.interactive === true && going.has(msg.id))) {
@@ -180,6 +183,15 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       });
   }
 
+  function onProblem(m: WsProblemMessage): void {
+    problemAnswer(deps.db, auth.accountId, m)
+      .then((answer) => (answer ? send(answer) : error(m.id, 'not_found', `no problem ${m.problem}`)))
+      .catch((err: Error) => {
+        deps.log?.error({ err: err.stack ?? err.message }, 'WebSocket problem message failed');
+        error(m.id, 'internal_error', 'the problem could not be read; try again later');
+      });
+  }
+
   function onStdin(m: WsStdinMessage): void {
     const name = JSON.stringify(m.id);
     const input = inputs.get(m.id);
@@ -204,10 +216,10 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
 
     let program: ReturnType<typeof judgedProgram>;
     try {
-      if (msg.interactive === true && (msg.expected_output !== undefined || msg.checker !== undefined)) {
-        throw new ApiError(400, 'invalid_request', 'an interactive run is not judged: leave out expected_output and checker');
+      if (msg.interactive === true && (msg.expected_output !== undefined || msg.checker !== undefined || msg.problem !== undefined)) {
+        throw new ApiError(400, 'invalid_request', 'an interactive run is not judged: leave out expected_output, checker and problem');
       }
-      const judging = await requestJudging(deps, auth.accountId, { input: msg.input, expected_output: msg.expected_output, checker: msg.checker });
+      const judging = await requestJudging(deps, auth.accountId, { input: msg.input, expected_output: msg.expected_output, checker: msg.checker, problem: msg.problem });
       program = judgedProgram(requestProgram(msg, msg.compiler, deps.config.RUNBOX_RECIPES_DIR), judging, msg);
       for (const compiler of program.judgeCompilers ?? []) {
         if (!(await deps.available()).has(compiler)) throw new ApiError(400, 'compiler_unavailable', `compiler ${compiler} (of the checker) is not installed on this service`);
@@ -217,8 +229,13 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       throw err;
     }
     const runOptions = msg.interactive === true ? { ...program.runOptions, interactive: true } : program.runOptions;
+    // A stored problem's tests under a withholding feedback: no live output at all (a
+    // hidden test's would show what the program made of its input); the result says
+    // what the feedback allows.
+    const judged = program.runOptions?.judge?.problem;
+    const live = !judged || (await shownTo(deps.db, keyAsker(auth), judged)).feedback === 'full';
     // Listening before the submission exists: no output can be missed.
-    const output = followOutput(deps.live, submissionId, (c) => send({ type: 'output', id: msg.id, ...c }));
+    const output = followOutput(deps.live, submissionId, (c) => (live ? send({ type: 'output', id: msg.id, ...c }) : undefined));
     try {
       const admission = await admitSubmission(deps.db, {
         id: submissionId,
@@ -260,7 +277,7 @@ export function startSession(ws: WebSocket, auth: KeyContext, deps: SessionDeps)
       // Whatever notifications missed (the listener reconnected meanwhile) comes from the store.
       await output.drain();
       // The result's own id is the submission's: here it is the client's run id, and submission_id follows.
-      const result = await storedResultJson(deps.db, submissionId, {
+      const result = await storedResultJson(deps.db, submissionId, keyAsker(auth), {
         first: [
           ['type', 'result'],
           ['id', msg.id],

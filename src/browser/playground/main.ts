@@ -1,4 +1,4 @@
-import { isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
+import { inFormWords, isJudged, newFileName, optionsHint, playgroundRequest, type PlaygroundProgram } from '../../portal/playground-request.js';
 import { Attempts } from '../shared/attempts.js';
 import { loadEditor, type CodeEditor } from '../shared/editor-loader.js';
 import { filesView } from '../shared/files.js';
@@ -6,6 +6,7 @@ import { stdinLine } from '../shared/stdin-line.js';
 import { Tabs } from '../shared/tabs.js';
 import { verdictText, type RunResult } from '../shared/verdict.js';
 import { EDITING_HINT } from '../../portal/verdicts.js';
+import { fmtSeconds } from '../../portal/format.js';
 
 // The playground's form, in the browser. Its files become tabs (add, rename, remove; the
 // main one marked), each with the code editor (fetched after the page shows; until then,
@@ -56,6 +57,9 @@ if (form) {
   let socket: WebSocket | null = null;
   let posting: AbortController | null = null;
   let editorModule: Awaited<ReturnType<typeof loadEditor>> | null = null;
+  /** The program was edited (set once the session's store is wired, below), and not run since. */
+  let changed = () => {};
+  let dirty = false;
 
   // Files as tabs.
   const files: FileEntry[] = [];
@@ -79,7 +83,10 @@ if (form) {
       filename: f.name.value,
       label: f.label.textContent ?? 'Code',
       hint: EDITING_HINT,
-      onChange: (text) => (f.area.value = text),
+      onChange: (text) => {
+        f.area.value = text;
+        changed();
+      },
       onRun: () => run(),
     });
     f.area.hidden = true;
@@ -265,7 +272,12 @@ if (form) {
     posting = null;
     result.scrollIntoView({ block: 'nearest' });
   };
+  let startedAt = 0;
   const begin = () => {
+    startedAt = performance.now();
+    // A program run is no change to lose (its result is on the server).
+    dirty = false;
+    $('pg-output-of').textContent = '';
     output.textContent = '';
     filesOut.replaceChildren();
     judged.replaceChildren();
@@ -290,7 +302,7 @@ if (form) {
       posting = null;
       const got = (id: string) => page.getElementById(id);
       if (!got('verdict')) return end('The run could not be made. Reload the page and try again.', 'refused');
-      for (const id of ['output', 'pg-files', 'pg-judged']) $(id).replaceChildren(...[...(got(id)?.childNodes ?? [])].map((n) => document.importNode(n, true)));
+      for (const id of ['pg-output-of', 'output', 'pg-files', 'pg-judged']) $(id).replaceChildren(...[...(got(id)?.childNodes ?? [])].map((n) => document.importNode(n, true)));
       end(got('verdict')!.textContent ?? '', got('verdict')!.dataset['status'] ?? 'refused');
     } catch {
       if (posting === controller) end('The connection closed before the run finished. Try again.', 'closed');
@@ -345,7 +357,7 @@ if (form) {
         filesOut.replaceChildren(...filesView(r));
         end(verdictText(r), r.status);
       } else if (msg.type === 'error') {
-        end(msg.message ?? 'The run was refused.', 'refused');
+        end(inFormWords(msg.message ?? 'The run was refused.'), 'refused');
       }
     });
     ws.addEventListener('close', () => {
@@ -361,6 +373,8 @@ if (form) {
   };
 
   form.addEventListener('submit', (event) => {
+    // A button with a form action of its own ("Save as problem") posts the form there.
+    if ((event as SubmitEvent).submitter?.hasAttribute('formaction')) return;
     event.preventDefault();
     run();
   });
@@ -372,7 +386,81 @@ if (form) {
     }
   });
   stopButton.addEventListener('click', () => {
-    // Closing the connection (or aborting the post) cancels the run on the server.
-    if (socket || posting) end('Stopped', 'stopped');
+    // Closing the connection (or aborting the post) cancels the run on the server. Said
+    // in the output too, with the time the run had had: a program that printed nothing
+    // would otherwise leave the box empty.
+    if (!socket && !posting) return;
+    const took = fmtSeconds((performance.now() - startedAt) / 1000);
+    const note = document.createElement('span');
+    note.className = 'note';
+    note.textContent = `${output.textContent === '' || output.textContent?.endsWith('\n') ? '' : '\n'}Stopped after ${took}.`;
+    output.append(note);
+    end(`Stopped · ${took}`, 'stopped');
+  });
+
+  // The session's program (code, files, arguments, options, input, tests) kept across a
+  // reload (sessionStorage: this tab only), and a question before leaving with changes.
+  const STORE = 'runbox.playground';
+  const save = () => {
+    try {
+      sessionStorage.setItem(STORE, JSON.stringify({ ...program(), key: $<HTMLSelectElement>('pg-key').value }));
+    } catch {
+      // Storage full or refused: the page still works, it just forgets.
+    }
+  };
+  const restore = () => {
+    const read = (): (PlaygroundProgram & { key?: string }) | null => {
+      try {
+        return JSON.parse(sessionStorage.getItem(STORE) ?? 'null') as (PlaygroundProgram & { key?: string }) | null;
+      } catch {
+        return null;
+      }
+    };
+    const kept = read();
+    if (!kept || !Array.isArray(kept.files) || kept.files.length === 0) return;
+    const set = (id: string, v: string | undefined) => {
+      const el = document.getElementById(id) as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement | null;
+      if (el && typeof v === 'string') el.value = v;
+    };
+    set('pg-key', kept.key);
+    set('pg-compiler', kept.compiler);
+    previous = optionOf();
+    while (files.length < kept.files.length) $<HTMLButtonElement>('pg-add-file').click();
+    kept.files.forEach((k, i) => {
+      const f = files[i]!;
+      f.name.value = String(k.name ?? '');
+      f.area.value = String(k.content ?? '');
+      f.editor?.setValue(f.area.value);
+      f.editor?.setFilename(f.name.value);
+      f.main.checked = i === kept.main;
+    });
+    relabel();
+    tabs.select(Math.max(0, Math.min(kept.main, files.length - 1)));
+    set('pg-args', kept.args);
+    set('pg-options', kept.options);
+    set('pg-input', kept.input);
+    set('pg-problem', kept.problem);
+    const tests = Array.isArray(kept.tests) ? kept.tests : [];
+    while (testSet.querySelectorAll('[data-test]').length < tests.length) $<HTMLButtonElement>('pg-add-test').click();
+    [...testSet.querySelectorAll<HTMLElement>('[data-test]')].forEach((t, i) => {
+      const [input, expected] = t.querySelectorAll('textarea');
+      input!.value = tests[i]?.input ?? '';
+      expected!.value = tests[i]?.expected ?? '';
+    });
+    showOptions();
+    form.dataset['restored'] = 'true';
+  };
+  // A page that answers a posted form (Run without JavaScript) shows that form: it wins.
+  if (!form.dataset['posted']) restore();
+  changed = () => {
+    dirty = true;
+    save();
+  };
+  form.addEventListener('input', () => changed());
+  form.addEventListener('change', save);
+  form.addEventListener('click', () => queueMicrotask(save));
+  window.addEventListener('beforeunload', (e) => {
+    // Kept for a reload of this tab, but leaving the page (or closing it) loses them.
+    if (dirty) e.preventDefault();
   });
 }

@@ -27,6 +27,8 @@ export interface RunResult {
   files?: ReturnedFile[];
   files_truncated?: boolean;
   files_dropped?: { name: string; size: number; reason?: string }[];
+  /** A multi-test (or stored problem's) run: each test the asker may see. */
+  tests?: { name?: string; status: string; verdict?: string }[];
 }
 
 export { verdictText };

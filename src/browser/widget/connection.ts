@@ -6,7 +6,7 @@
 // says why and does not keep retrying.
 
 export interface ServerMessage {
-  type: 'output' | 'result' | 'error';
+  type: 'output' | 'result' | 'error' | 'problem';
   id?: string | null;
   [field: string]: unknown;
 }

@@ -29,6 +29,11 @@ import { EDITING_HINT } from '../../portal/verdicts.js';
 // answer, with where the output first differs). Files the program writes under
 // /box/out/ show under the output (images as images). With `editor`, the code boxes
 // become the code editor, fetched then as a separate asset (the widget alone stays small).
+// With problem="ID" it is an exercise judged against a stored problem: its name, statement
+// and samples come from the server (a problem message), the run names the problem, and
+// the result shows its verdict, score and each test the problem's feedback lets through;
+// no test's answer is ever in the page. An exercise given its expected output keeps its
+// given input (stdin): the box is read-only, since another input makes the answer wrong.
 
 /** Where this script was loaded from: the runbox server, unless the page names another. */
 const SCRIPT_ORIGIN = new URL(import.meta.url).origin;
@@ -48,13 +53,16 @@ export class RunboxWidget extends HTMLElement {
   private areas: HTMLTextAreaElement[] = [];
   private editors: (CodeEditor | null)[] = [];
   private expected: string | null = null;
+  private problem: string | null = null;
+  private exercise!: HTMLDivElement;
   private files!: HTMLDivElement;
   private stdin: HTMLTextAreaElement | null = null;
   private button!: HTMLButtonElement;
   private line: StdinLine | null = null;
   private status!: HTMLSpanElement;
   private output!: HTMLPreElement;
-  private current: { id: string; streamed: { stdout: boolean; stderr: boolean }; attempts: Attempts } | null = null;
+  private current: { id: string; streamed: { stdout: boolean; stderr: boolean }; attempts: Attempts; request?: Record<string, unknown>; queued?: boolean } | null = null;
+  private lineField: HTMLInputElement | null = null;
   private runs = 0;
 
   connectedCallback(): void {
@@ -77,8 +85,11 @@ export class RunboxWidget extends HTMLElement {
     const { sources, expected, lostTag } = sourcesOf(this);
     this.sources = sources;
     this.expected = this.getAttribute('expected') ?? expected;
+    this.problem = this.getAttribute('problem');
     const root = this.attachShadow({ mode: 'open' });
     const box = el('div', { className: 'box' });
+    this.exercise = el('div', { className: 'exercise' });
+    box.append(this.exercise);
     const compiler = this.getAttribute('compiler') ?? '';
     const readOnly = this.hasAttribute('readonly');
     const run = () => this.run();
@@ -103,8 +114,9 @@ export class RunboxWidget extends HTMLElement {
       tabs?.add(`${source.name}${source.main ? ' (main)' : ''}`, panel);
     });
     if (!readOnly) box.append(el('p', { id: 'code-hint', className: 'hint', textContent: EDITING_HINT }));
-    if (this.hasAttribute('stdin')) {
-      this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false }, { rows: '2' });
+    // A problem's tests give the input; an expected output goes with the input it was given.
+    if (this.hasAttribute('stdin') && this.problem === null) {
+      this.stdin = el('textarea', { id: 'stdin', className: 'stdin', value: this.getAttribute('stdin') ?? '', spellcheck: false, readOnly: this.expected !== null }, { rows: '2' });
       box.append(el('label', { htmlFor: 'stdin', textContent: 'Input (stdin)' }), this.stdin);
     }
     // Never disabled while running: a disabled button would lose the keyboard focus.
@@ -121,7 +133,7 @@ export class RunboxWidget extends HTMLElement {
     this.files = el('div', { className: 'files-out' }, { 'aria-live': 'polite' });
     box.append(this.output, this.files);
     // A judged run is not interactive: its input is given, and its output compared.
-    if (this.expected === null && !/^(false|off|no)$/i.test(this.getAttribute('interactive') ?? '')) {
+    if (this.expected === null && this.problem === null && !/^(false|off|no)$/i.test(this.getAttribute('interactive') ?? '')) {
       const row = el('div', { className: 'line', hidden: true });
       const field = el('input', { id: 'line', spellcheck: false, autocomplete: 'off' }, { autocapitalize: 'off' });
       const end = el('button', { type: 'button', className: 'end', textContent: 'End input' });
@@ -130,6 +142,7 @@ export class RunboxWidget extends HTMLElement {
       row.append(el('label', { htmlFor: 'line', textContent: 'Input to the program (Enter sends a line, Ctrl+D ends input)' }), bar);
       box.append(row);
       this.line = stdinLine(row, field, end, this.output);
+      this.lineField = field;
     }
     if (lostTag) this.notice(`The code lost its <${lostTag}>: write < as &lt; in the element's text, or put the code in a <script type="text/plain"> child.`);
     // A constructed stylesheet where the browser has them: a page whose CSP allows no
@@ -147,6 +160,27 @@ export class RunboxWidget extends HTMLElement {
     if (this.stdin) attachEditing(this.stdin, run, false);
     this.dataset['instance'] = String(n);
     if (this.hasAttribute('editor')) void this.upgrade(readOnly);
+    if (this.problem !== null) void this.loadProblem(this.problem);
+  }
+
+  /** Asks the server for the exercise's problem: name, statement, samples (never its hidden tests). */
+  private async loadProblem(problem: string): Promise<void> {
+    const connection = this.connectionOrNew();
+    try {
+      await connection.open();
+      connection.send({ type: 'problem', id: 'problem', problem });
+    } catch {
+      this.notice('Could not connect to the code runner to load the exercise.');
+    }
+  }
+
+  private showProblem(p: { name: string; statement: string | null; samples: { name: string; input: string; expected_output: string }[] }): void {
+    const parts: HTMLElement[] = [el('h3', { textContent: p.name })];
+    if (p.statement) parts.push(el('p', { className: 'statement', textContent: p.statement }));
+    for (const s of p.samples) {
+      parts.push(el('p', { className: 'hint', textContent: `Sample ${s.name}: input, then expected output` }), el('pre', { textContent: s.input }), el('pre', { textContent: s.expected_output }));
+    }
+    this.exercise.replaceChildren(...parts);
   }
 
   /** The code boxes become the code editor, once its asset has come; until then (or if it cannot come) they stay plain. */
@@ -222,17 +256,20 @@ export class RunboxWidget extends HTMLElement {
         : { files: this.sources.map((s, i) => ({ name: s.name, content: this.codeOf(i) })), main: this.sources.find((s) => s.main)!.name };
     try {
       await connection.open();
-      connection.send({
+      const request = {
         type: 'run',
         id,
         ...program,
         compiler: this.getAttribute('compiler') ?? '',
         ...(input ? { input } : {}),
         ...(args.length > 0 ? { args } : {}),
-        ...(this.expected !== null ? { expected_output: this.expected } : {}),
+        ...(this.problem !== null ? { problem: this.problem } : {}),
+        ...(this.expected !== null && this.problem === null ? { expected_output: this.expected } : {}),
         return_files: true,
         ...(line ? { interactive: true } : {}),
-      });
+      };
+      if (this.current?.id === id) this.current.request = request;
+      connection.send(request);
       line?.open((m) => {
         // The run may have ended or the socket dropped meanwhile: nothing is waiting then.
         try {
@@ -241,6 +278,8 @@ export class RunboxWidget extends HTMLElement {
           // The socket dropped: the run ends with that message.
         }
       });
+      // The program may wait for input at once: the reader who pressed Run types next, in the input line.
+      if (line && this.lineField && this.shadowRoot?.activeElement === this.button) this.lineField.focus();
     } catch {
       this.finish(null, 'Could not connect to the code runner. Check your connection and try again.');
     }
@@ -256,6 +295,8 @@ export class RunboxWidget extends HTMLElement {
       this.emit('runbox-error', { code: m['code'], message });
       return;
     }
+    if (m.type === 'problem') return this.showProblem(m['problem'] as Parameters<RunboxWidget['showProblem']>[0]);
+    if (m.id === 'problem' && m.type === 'error') return this.notice(String(m['message'] ?? 'The exercise could not be loaded.'));
     if (!run || m.id !== run.id) return;
     if (m.type === 'output') {
       const step = run.attempts.step(m['attempt']);
@@ -275,6 +316,21 @@ export class RunboxWidget extends HTMLElement {
       if (!run.streamed.stderr && result.error) this.write(result.error, 'stderr');
       this.finish(result, null);
       this.emit('runbox-result', m);
+    } else if (m.type === 'error' && (m['code'] === 'rate_limited' || m['reason'] === 'rate_limited') && run.request && !run.queued) {
+      // A second Run within the connection's one run a second: queued, sent once the
+      // second is over (once: a refusal the wait does not lift is then shown).
+      run.queued = true;
+      this.status.textContent = 'Queued: starting in a moment…';
+      const request = run.request;
+      setTimeout(() => {
+        if (this.current?.id !== run.id) return;
+        this.status.textContent = 'Running…';
+        try {
+          this.connection?.send(request);
+        } catch {
+          this.finish(null, 'The connection was lost before the run finished. Try again.');
+        }
+      }, 1000);
     } else if (m.type === 'error') {
       let message = String(m['message'] ?? 'The run was refused.');
       const valid = /\/compiler: must be one of: (.*)$/.exec(message);
@@ -300,9 +356,16 @@ export class RunboxWidget extends HTMLElement {
     }
     if (result) {
       if (this.output.childNodes.length > 0 && !this.output.textContent?.endsWith('\n')) this.output.append('\n');
-      this.output.append(el('span', { className: 'verdict', textContent: verdictText(result) }));
+      const score = this.problem !== null && typeof result.score === 'number' ? ` · score ${Math.round(result.score * 100)}%` : '';
+      this.output.append(el('span', { className: 'verdict', textContent: verdictText(result) + score }));
       const diff = result.verdict && result.verdict !== 'accepted' && this.expected !== null && result.status === 'success' ? diffView(this.expected, result.output ?? '') : null;
       this.files.replaceChildren(...(diff ? [diff] : []), ...filesView(result));
+      // Each test the problem's feedback shows: its name and verdict.
+      if (this.problem !== null && result.tests?.length) {
+        const list = el('ul', { className: 'tests' });
+        for (const t of result.tests) list.append(el('li', { textContent: `${t.name ?? ''}: ${verdictText({ status: t.status, verdict: t.verdict })}` }));
+        this.files.append(list);
+      }
     }
     this.current = null;
     this.line?.close(this.button);

@@ -1,5 +1,5 @@
 import { createAccount, getAccount, listAccounts, setAccountEmail, setAccountLimits, setAccountPlan } from '../../accounts/accounts.js';
-import { createKey, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins } from '../../accounts/keys.js';
+import { createKey, listKeysPage, revokeKey, setKeyLimit, setKeyOrigins, setKeyStudent } from '../../accounts/keys.js';
 import { listPlans, upsertPlan } from '../../accounts/plans.js';
 import { findLogin } from '../../accounts/passwords.js';
 import { issueToken } from '../../accounts/tokens.js';
@@ -175,6 +175,7 @@ export const accountCommands: Command[] = [
       `  --monthly-limit N    the key's own monthly limit (at most ${MAX_MONTHLY_LIMIT}); default none`,
       '  --kind api|widget    default api',
       '  --origin ORIGIN      widget keys (at least one): a site the widget may run on (scheme://host[:port]); repeat for more',
+      "  --student            API keys: a student's key (its account's problems' runs reach it under their feedback setting)",
     ].join('\n'),
     options: {
       account: { type: 'string' },
@@ -184,6 +185,7 @@ export const accountCommands: Command[] = [
       'monthly-limit': { type: 'string' },
       kind: { type: 'string' },
       origin: { type: 'string', multiple: true },
+      student: { type: 'boolean' },
     },
     needsDb: true,
     run: async (ctx) => {
@@ -201,9 +203,18 @@ export const accountCommands: Command[] = [
           monthlyLimit: intOrNone(ctx, 'monthly-limit') ?? null,
           kind: kind as KeyKind,
           allowedOrigins: (ctx.values.origin as string[] | undefined) ?? [],
+          student: ctx.values.student === true,
         }),
       );
     },
+  },
+  {
+    name: 'key set-student',
+    summary: "Mark an API key as a student's (its account's problems' runs reach it under their feedback setting), or unmark it.",
+    help: '  --key ID\n  --off   unmark it',
+    options: { key: { type: 'string' }, off: { type: 'boolean' } },
+    needsDb: true,
+    run: (ctx) => asUsage(() => setKeyStudent(ctx.db, numericId(ctx, 'key'), ctx.values.off !== true)),
   },
   {
     name: 'key set-origins',

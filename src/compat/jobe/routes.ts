@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { keyAsker } from '../../problems/feedback.js';
 import Type from 'typebox';
 import { KEY_CARRIERS } from '../../accounts/errors.js';
 import { ApiError } from '../../api/errors.js';
@@ -102,7 +103,7 @@ export const jobeRunsRoute: RouteDef = {
         return;
       }
       ctx.set('X-Submission-Id', id);
-      ctx.body = jobeResult(await storedResult(deps.db, id, live));
+      ctx.body = jobeResult(await storedResult(deps.db, id, keyAsker(auth), live));
     };
   },
 };

@@ -4,6 +4,7 @@ import { ApiError } from '../../api/errors.js';
 import { runAdmitter, type AdmitRun } from '../../api/middleware/admission.js';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { apiKeyContext, keyFromHeader } from '../../api/middleware/authenticate.js';
+import { keyAsker, resultFor, type Asker } from '../../problems/feedback.js';
 import { readJsonBody } from '../../api/middleware/json-body.js';
 import { waitForRunEnd } from '../../api/live.js';
 import type { ApiContext, RouteDef } from '../../api/route.js';
@@ -54,27 +55,29 @@ function requestedFields(ctx: Koa.Context): string[] {
 }
 
 /** The caller's submissions among these tokens, and the ones the retention purged, read in one snapshot. */
-async function lookup(db: Db, accountId: string, ids: string[]): Promise<{ found: Map<string, Judge0Source>; expired: Map<string, ExpiredSubmission> }> {
+async function lookup(db: Db, asker: Asker, ids: string[]): Promise<{ found: Map<string, Judge0Source>; expired: Map<string, ExpiredSubmission> }> {
   return inSnapshot(db, async (trx) => {
-    const found = await sources(trx, accountId, ids);
+    const found = await sources(trx, asker, ids);
     const missing = ids.filter((id) => !found.has(id));
-    return { found, expired: missing.length > 0 ? await expiredSubmissions(trx, accountId, missing) : new Map() };
+    return { found, expired: missing.length > 0 ? await expiredSubmissions(trx, asker.accountId, missing) : new Map() };
   });
 }
 
-async function sources(db: Db, accountId: string, ids: string[]): Promise<Map<string, Judge0Source>> {
+/** The caller's submissions among these ids, their results as the caller may see them (src/problems/feedback.ts). */
+async function sources(db: Db, asker: Asker, ids: string[]): Promise<Map<string, Judge0Source>> {
   const wanted = ids.filter((id) => UUID.test(id));
   if (wanted.length === 0) return new Map();
   const rows = await db
     .selectFrom('submissions')
     .select(['id', 'compiler', 'state', 'code', 'input', 'created_at', 'finished_at', 'result', 'compat'])
     .where('id', 'in', wanted)
-    .where('account_id', '=', accountId)
+    .where('account_id', '=', asker.accountId)
     .execute();
+  const shown = await Promise.all(rows.map(async (r) => (r.result ? resultFor(db, asker, r.result as RunResult) : null)));
   return new Map(
-    rows.map((r) => [
+    rows.map((r, i) => [
       r.id,
-      { ...r, result: (r.result as RunResult | null) ?? null, compat: r.compat as unknown as Judge0Kept | null } satisfies Judge0Source,
+      { ...r, result: shown[i] ?? null, compat: r.compat as unknown as Judge0Kept | null } satisfies Judge0Source,
     ]),
   );
 }
@@ -159,7 +162,7 @@ const createRoute: RouteDef = {
           return;
         }
       }
-      const found = wait ? (await sources(deps.db, auth.accountId, [id])).get(id) : undefined;
+      const found = wait ? (await sources(deps.db, keyAsker(auth), [id])).get(id) : undefined;
       ctx.status = 201;
       ctx.body = found ? judge0Submission(found, { base64, fields, recipesDir: deps.config.RUNBOX_RECIPES_DIR }) : { token: id };
     };
@@ -223,7 +226,7 @@ const batchShowRoute: RouteDef = {
     if (tokens.length > MAX_BATCH) throw new ApiError(400, 'batch_too_large', `number of submissions in a batch should be less than or equal to ${MAX_BATCH}`);
     if (tokens.length === 0) throw new ApiError(400, 'batch_empty', 'there should be at least one submission in a batch');
     const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
-    const { found, expired } = await lookup(deps.db, auth.accountId, tokens);
+    const { found, expired } = await lookup(deps.db, keyAsker(auth), tokens);
     const days = deps.config.RUNBOX_RETENTION_DAYS;
     ctx.body = {
       submissions: tokens.map((t) =>
@@ -247,7 +250,7 @@ const showRoute: RouteDef = {
     const auth = await authenticate(ctx, deps.db, deps.keys);
     const token = String(ctx.params['token'] ?? '');
     const options = { base64: flag(ctx, 'base64_encoded'), fields: requestedFields(ctx), recipesDir: deps.config.RUNBOX_RECIPES_DIR };
-    const { found, expired } = await lookup(deps.db, auth.accountId, [token]);
+    const { found, expired } = await lookup(deps.db, keyAsker(auth), [token]);
     const gone = expired.get(token);
     if (gone) throw new ApiError(410, 'submission_expired', expiredMessage(gone, deps.config.RUNBOX_RETENTION_DAYS));
     if (!found.has(token)) throw new ApiError(404, 'not_found', 'submission not found');

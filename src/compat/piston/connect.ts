@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { keyAsker } from '../../problems/feedback.js';
 import type { RawData, WebSocket } from 'ws';
 import { RevokedKeyError } from '../../accounts/errors.js';
 import type { KeyContext } from '../../accounts/accounts.js';
@@ -221,7 +222,7 @@ export function startPistonConnect(ws: WebSocket, auth: KeyContext, deps: Sessio
       }
       finished = true;
       await output.drain();
-      const result = await storedResult(deps.db, id, deps.live);
+      const result = await storedResult(deps.db, id, keyAsker(auth), deps.live);
       if (result.status === 'compile_error') {
         const text = result.compile_output ?? result.error;
         if (text) send({ type: 'data', stream: 'stderr', data: text });

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { keyAsker } from '../../problems/feedback.js';
 import { deploymentAvailability } from '../../compilers/deployment.js';
 import { compilerEntry } from '../../compilers/catalogue.js';
 import { ApiError } from '../../api/errors.js';
@@ -76,7 +77,7 @@ export const pistonExecuteRoute: RouteDef = {
         return;
       }
       ctx.set('X-Submission-Id', id);
-      ctx.body = pistonResponse(await storedResult(deps.db, id, live), job.runtime, compilerEntry(job.runtime.compiler, deps.config.RUNBOX_RECIPES_DIR)?.compile !== undefined);
+      ctx.body = pistonResponse(await storedResult(deps.db, id, keyAsker(auth), live), job.runtime, compilerEntry(job.runtime.compiler, deps.config.RUNBOX_RECIPES_DIR)?.compile !== undefined);
     };
   },
 };

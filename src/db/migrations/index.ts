@@ -24,6 +24,18 @@ import * as m0052 from './0052_runner_claim_turns.js';
 import * as m0053 from './0053_output_attempts.js';
 import * as m0060 from './0060_jobe_files.js';
 import * as m0061 from './0061_problem_test_validator_args.js';
+import * as m0070 from './0070_problem_groups.js';
+import * as m0080 from './0080_problem_includes.js';
+import * as m0081 from './0081_problem_submit_answer.js';
+import * as m0082 from './0082_problem_test_interactions.js';
+import * as m0090 from './0090_problem_verification.js';
+import * as m0100 from './0100_work_conserving_share.js';
+import * as m0101 from './0101_wake_one_runner.js';
+import * as m0110 from './0110_problem_feedback.js';
+import * as m0120 from './0120_submissions_by_problem.js';
+import * as m0121 from './0121_problem_statements.js';
+import * as m0140 from './0140_run_sessions.js';
+import * as m0141 from './0141_batches.js';
 
 // Migrations in order. A new migration is a new file, added here; a shipped one never changes.
 export const migrations: Record<string, Migration> = {
@@ -52,4 +64,16 @@ export const migrations: Record<string, Migration> = {
   '0053_output_attempts': m0053,
   '0060_jobe_files': m0060,
   '0061_problem_test_validator_args': m0061,
+  '0070_problem_groups': m0070,
+  '0080_problem_includes': m0080,
+  '0081_problem_submit_answer': m0081,
+  '0082_problem_test_interactions': m0082,
+  '0090_problem_verification': m0090,
+  '0100_work_conserving_share': m0100,
+  '0101_wake_one_runner': m0101,
+  '0110_problem_feedback': m0110,
+  '0120_submissions_by_problem': m0120,
+  '0121_problem_statements': m0121,
+  '0140_run_sessions': m0140,
+  '0141_batches': m0141,
 };

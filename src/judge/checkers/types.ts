@@ -22,6 +22,14 @@ export interface CheckResult {
   score: number;
   /** The checker's words; empty when it has none. */
   message: string;
+  /** A Kattis validator's score.txt and score_multiplier.txt as it wrote them, and whether it accepted (exit 42). */
+  scoreFiles?: ScoreFiles;
+}
+
+export interface ScoreFiles {
+  accepted: boolean;
+  score?: string;
+  multiplier?: string;
 }
 
 export const accepted = (message = ''): CheckResult => ({ verdict: 'accepted', score: 1, message });

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { getAccount } from '../../accounts/accounts.js';
 import { listKeys } from '../../accounts/keys.js';
 import { thresholdCount } from '../../email/thresholds.js';
+import { liveRunnerSlots } from '../../queue/index.js';
 import { runsPerDay, usageRecord } from '../../quota/usage.js';
 import { keyRows } from '../key-rows.js';
 import { mailConfigured } from '../mail.js';
@@ -35,7 +36,12 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
     const c = ctx as PortalContext;
     const s = c.state.session!;
     const now = clock.now();
-    const [usage, account, keys] = await Promise.all([usageRecord(db, { accountId: s.accountId, now }), getAccount(db, s.accountId), listKeys(db, s.accountId)]);
+    const [usage, account, keys, runnerSlots] = await Promise.all([
+      usageRecord(db, { accountId: s.accountId, now }),
+      getAccount(db, s.accountId),
+      listKeys(db, s.accountId),
+      liveRunnerSlots(db, config.RUNBOX_LEASE_SECONDS),
+    ]);
     const rows = await keyRows(db, now, s.accountId, keys);
     const shown = showRevoked(ctx, secureCookies(deps));
     const notices: Notice[] = [];
@@ -50,6 +56,7 @@ export function dashboardRoutes(router: Router<PortalState>, deps: PortalDeps): 
         usage={usage!}
         plan={account!.plan}
         planLimits={account!.limits}
+        runnerSlots={runnerSlots}
         perDay={await runsPerDay(db, s.accountId, usage!.month)}
         keys={(shown ? rows : rows.filter((k) => !k.revoked_at)).slice(0, DASHBOARD_KEYS)}
         moreKeys={Math.max(0, (shown ? rows : rows.filter((k) => !k.revoked_at)).length - DASHBOARD_KEYS)}

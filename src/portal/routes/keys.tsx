@@ -44,6 +44,7 @@ function readForm(ctx: PortalContext): KeyForm {
     monthlyLimit: field(ctx, 'monthly_limit').trim(),
     kind: field(ctx, 'kind') === 'widget' ? 'widget' : 'api',
     allowedOrigins: field(ctx, 'allowed_origins'),
+    student: field(ctx, 'student') !== '',
   };
 }
 
@@ -95,6 +96,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
     monthlyLimit: k.monthly_limit === null ? '' : String(k.monthly_limit),
     kind: k.kind,
     allowedOrigins: k.allowed_origins.join('\n'),
+    student: k.student,
   });
 
   router.get('/keys', async (ctx) => {
@@ -138,6 +140,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
       kind: form.kind,
       monthlyLimit: limit,
       allowedOrigins: form.kind === 'widget' ? originLines(form.allowedOrigins) : [],
+      student: form.kind === 'api' && form.student === true,
     });
     await holdReveal(db, c.state.session!.idHash, created.id, { key: created.key, signing_secret: created.signing_secret });
     seeOther(ctx, `/keys/${created.id}/created`);
@@ -178,6 +181,7 @@ export function keyRoutes(router: Router<PortalState>, deps: PortalDeps): void {
       redirectUrl: form.redirectUrl || null,
       monthlyLimit: limit,
       allowedOrigins: key.kind === 'widget' ? originLines(form.allowedOrigins) : [],
+      ...(key.kind === 'api' ? { student: form.student === true } : {}),
     });
     ctx.redirect(`/keys/${key.id}?saved=1`);
   });

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { newestFirst } from '../../compilers/order.js';
 import { listKeys } from '../../accounts/keys.js';
 import { deploymentAvailability } from '../../compilers/deployment.js';
 import { problemSummaries } from '../../problems/store.js';
@@ -24,7 +25,7 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
   const load = async (c: PortalContext) => {
     const accountId = c.state.session!.accountId;
     const [compilers, keys, problems] = await Promise.all([deploymentAvailability(db, config), listKeys(db, accountId), problemSummaries(db, accountId)]);
-    return { compilers, keys: keys.filter((k) => k.revoked_at === null && k.kind === 'api'), problems };
+    return { compilers: newestFirst(compilers), keys: keys.filter((k) => k.revoked_at === null && k.kind === 'api'), problems };
   };
 
   router.get('/playground', async (ctx) => {
@@ -79,6 +80,6 @@ export function playgroundRoutes(router: Router<PortalState>, deps: PortalDeps):
       }
       outcome = done;
     }
-    sendPage(ctx, <PlaygroundPage page={pageContext(c)} {...data} base={baseUrl(ctx, config)} form={form} outcome={outcome} />, outcome && !outcome.ok ? outcome.status : 200);
+    sendPage(ctx, <PlaygroundPage page={pageContext(c)} {...data} base={baseUrl(ctx, config)} form={form} outcome={outcome} posted />, outcome && !outcome.ok ? outcome.status : 200);
   });
 }

@@ -5,6 +5,9 @@ import { thresholdCount, USAGE_THRESHOLDS } from '../../email/thresholds.js';
 // reach of them; otherwise named under the chart). A table carries the same figures
 // for screen readers and text browsers.
 
+/** A count as people read it: 12,500. */
+const n = (v: number) => v.toLocaleString('en-US');
+
 const W = 760;
 const H = 220;
 const PAD = { left: 48, right: 12, top: 12, bottom: 26 };
@@ -28,10 +31,10 @@ export function RunsChart(p: { month: string; perDay: { day: number; runs: numbe
     <figure>
       <svg class="chart" viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-labelledby="chart-title chart-desc">
         <title id="chart-title">{`Runs per day, ${p.month}`}</title>
-        <desc id="chart-desc">{`${total} runs so far this month of an allowance of ${p.monthlyLimit}.`}</desc>
+        <desc id="chart-desc">{`${n(total)} runs so far this month of an allowance of ${n(p.monthlyLimit)}.`}</desc>
         <line x1={PAD.left} y1={PAD.top + ih} x2={W - PAD.right} y2={PAD.top + ih} stroke="#9aa3b5" />
         <text x={PAD.left - 6} y={PAD.top + 10} text-anchor="end">
-          {top}
+          {n(top)}
         </text>
         <text x={PAD.left - 6} y={PAD.top + ih} text-anchor="end">
           0
@@ -49,13 +52,13 @@ export function RunsChart(p: { month: string; perDay: { day: number; runs: numbe
           lines.map((l) => (
             <g data-line={l.pct}>
               <line class={`l${l.pct}`} x1={PAD.left} x2={W - PAD.right} y1={yOf(l.count)} y2={yOf(l.count)} stroke-dasharray="6 4" stroke-width="1.5" />
-              <text x={W - PAD.right - 4} y={yOf(l.count) - 4} text-anchor="end">{`${l.pct} % (${l.count})`}</text>
+              <text x={W - PAD.right - 4} y={yOf(l.count) - 4} text-anchor="end">{`${l.pct} % (${n(l.count)})`}</text>
             </g>
           ))}
       </svg>
       <figcaption class="muted">
         Bars: runs per day (UTC); line: running total.{' '}
-        {showLines ? '' : `The 80 % (${lines[0]!.count}) and 100 % (${lines[1]!.count}) lines of the allowance are above this scale.`}
+        {showLines ? '' : `The 80 % (${n(lines[0]!.count)}) and 100 % (${n(lines[1]!.count)}) lines of the allowance are above this scale.`}
       </figcaption>
       <details>
         <summary>Runs per day as a table</summary>

@@ -13,6 +13,8 @@ export function DashboardPage(p: {
   usage: UsageRecord;
   plan: string;
   planLimits: PlanLimits;
+  /** The live runners' slots: runs at once beyond them wait or are refused, whatever the plan says. */
+  runnerSlots: number;
   perDay: { day: number; runs: number }[];
   keys: KeyRow[];
   /** Keys beyond those shown (newest first). */
@@ -72,6 +74,13 @@ export function DashboardPage(p: {
               </td>
             </tr>
             <tr>
+              <th scope="row">Run slots of the service</th>
+              <td class="num" data-field="runner_slots">
+                {p.runnerSlots}
+              </td>
+              <td class="num">—</td>
+            </tr>
+            <tr>
               <th scope="row">Tests per request</th>
               <td class="num">{p.planLimits.testsPerRequest}</td>
               <td class="num">—</td>
@@ -84,6 +93,12 @@ export function DashboardPage(p: {
           </tbody>
         </table>
       </TableBox>
+      {p.runnerSlots < u.running_submissions && (
+        <p data-field="runs_at_once_in_force">
+          The service's runners have {p.runnerSlots} {p.runnerSlots === 1 ? 'slot' : 'slots'} now: at most {p.runnerSlots} of your runs go at once
+          (all of them while no other account's run waits); a synchronous or widget run that finds them busy is refused.
+        </p>
+      )}
       <h2>Keys this month</h2>
       <RevokedToggle path="/" shown={p.showRevoked} count={p.revokedCount} />
       {p.keys.length === 0 ? (

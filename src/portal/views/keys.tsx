@@ -16,6 +16,8 @@ export interface KeyForm {
   monthlyLimit: string;
   kind: 'api' | 'widget';
   allowedOrigins: string;
+  /** API keys: a student's key (sees the account's problems under their feedback setting). */
+  student?: boolean;
 }
 
 export type KeyErrors = Partial<Record<keyof KeyForm, string>>;
@@ -28,13 +30,13 @@ export function KeyUsageCells(p: { k: KeyRow }) {
   return (
     <>
       <td class="num" data-field="submissions">
-        {k.runs_this_month}
+        {k.runs_this_month.toLocaleString('en-US')}
       </td>
       <td class="num" data-field="monthly_limit">
-        {k.monthly_limit ?? 'none'}
+        {k.monthly_limit?.toLocaleString('en-US') ?? 'none'}
       </td>
       <td class="num" data-field="remaining">
-        {k.remaining ?? '—'}
+        {k.remaining?.toLocaleString('en-US') ?? '—'}
       </td>
     </>
   );
@@ -107,11 +109,11 @@ export function KeysPage(p: { page: PageContext; keys: KeyRow[]; list: ListPosit
             <tbody>
               {p.keys.map((k) => (
                 <tr data-key-id={k.id} data-key-prefix={k.key_prefix}>
-                  <td class="mono">{k.key_prefix}…</td>
+                  <td class="mono nowrap">{k.key_prefix}…</td>
                   <td>
                     <a href={`/keys/${k.id}`}>{k.app_name}</a>
                   </td>
-                  <td>{kindLabel(k.kind)}</td>
+                  <td>{kindLabel(k.kind)}{k.student ? ' (student)' : ''}</td>
                   <td class="mono">{k.redirect_url ?? '—'}</td>
                   <td class="mono" data-field="allowed_origins">
                     {k.kind === 'widget' ? k.allowed_origins.map((o) => <div>{o}</div>) : '—'}
@@ -184,6 +186,15 @@ function KeyFields(p: { form: KeyForm; errors: KeyErrors; fixedKind?: boolean })
             </p>
           )}
         </fieldset>
+      )}
+      {(!p.fixedKind || form.kind === 'api') && (
+        <p>
+          <input type="checkbox" id="f-student" name="student" checked={form.student === true} aria-describedby="f-student-hint" />
+          <label for="f-student">Student key</label>
+          <span class="hint" id="f-student-hint">
+            {' '}API keys: runs against this account's problems show only what each problem's feedback setting allows (as widget keys always do).
+          </span>
+        </p>
       )}
       {(!p.fixedKind || form.kind === 'widget') && (
         <Field

@@ -4,7 +4,7 @@ import type { ProblemSummary } from '../../problems/store.js';
 import { optionForms } from '../../program/compiler-options.js';
 import type { PlaygroundOutcome } from '../playground-run.js';
 import { optionsHint, type PlaygroundProgram } from '../playground-request.js';
-import { EDITING_HINT, verdictText } from '../verdicts.js';
+import { EDITING_HINT, shownTest, testLabel, verdictText } from '../verdicts.js';
 import { CsrfField, Layout, type PageContext } from './layout.js';
 import { JudgedTests, ReturnedFiles } from './run-parts.js';
 
@@ -29,6 +29,8 @@ export function PlaygroundPage(p: {
   base: string;
   form: PlaygroundForm | null;
   outcome?: PlaygroundOutcome | undefined;
+  /** The answer to a posted form (no JavaScript): the script keeps it rather than the session's saved program. */
+  posted?: boolean;
 }) {
   const available = p.compilers.filter((c) => c.available);
   return (
@@ -46,12 +48,12 @@ export function PlaygroundPage(p: {
   );
 }
 
-function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[]; keys: KeyListing[]; problems: ProblemSummary[]; form: PlaygroundForm; outcome?: PlaygroundOutcome | undefined }) {
+function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[]; keys: KeyListing[]; problems: ProblemSummary[]; form: PlaygroundForm; outcome?: PlaygroundOutcome | undefined; posted?: boolean | undefined }) {
   const { form } = p;
   const chosen = p.available.find((c) => c.id === form.compiler) ?? p.available[0]!;
   const forms = optionForms(chosen.entry);
   return (
-    <form class="stack playground" id="playground" method="post" action="/playground#pg-result" data-ws-path="/api/v2/ws/">
+    <form class="stack playground" id="playground" method="post" action="/playground#pg-result" data-ws-path="/api/v2/ws/" data-posted={p.posted ? 'true' : undefined}>
       <CsrfField token={p.page.csrf} />
       {/* The form's default button (Enter in a one-line field): Run, not Add or Remove. */}
       <button type="submit" name="op" value="run" class="default-action" tabIndex={-1} aria-hidden="true" />
@@ -158,6 +160,9 @@ function PlaygroundForm(p: { page: PageContext; available: CompilerAvailability[
           <button type="submit" name="op" value="add-test" class="secondary" id="pg-add-test" aria-describedby="pg-tests-hint">
             Add a test
           </button>
+          <button type="submit" name="from" value="playground" class="secondary" id="pg-save-problem" formAction="/problems/new" formMethod="post" formNoValidate>
+            Save as problem
+          </button>
         </div>
       </fieldset>
       <div class="actions">
@@ -234,6 +239,9 @@ function Result(p: { outcome?: PlaygroundOutcome | undefined }) {
   return (
     <section id="pg-result" aria-labelledby="output-h">
       <h2 id="output-h">Output</h2>
+      <p id="pg-output-of" class="muted">
+        {o?.ok && o.tests && o.tests.length > 0 && shownTest(o.tests) >= 0 ? `The output of ${testLabel(o.tests[shownTest(o.tests)]!.name, shownTest(o.tests))}${o.tests.length > 1 ? `, the ${o.tests[shownTest(o.tests)]!.verdict === 'accepted' ? 'last test run' : 'first test not accepted'}` : ''}:` : ''}
+      </p>
       <pre id="output" role="log" aria-live="polite" aria-labelledby="output-h" tabIndex={0}>
         {r?.output}
         {r?.error ? <span class="stderr">{r.error}</span> : null}

@@ -1,7 +1,7 @@
 import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { ReturnedFile } from '../../result.js';
 import { downloadName, droppedText, fileShown, fileUrl, imageAlt, sizeText } from '../returned-files.js';
-import { verdictWords } from '../verdicts.js';
+import { testLabel, verdictWords } from '../verdicts.js';
 import { TableBox, TextPair } from './layout.js';
 
 // Parts of a run's result that the submission page and the playground both show: the
@@ -53,12 +53,14 @@ export function ReturnedFiles(p: { files: ReturnedFile[] | undefined; dropped?: 
   );
 }
 
-const testName = (t: JudgedTestView, i: number) => t.name ?? `Test ${i + 1}`;
+const testName = (t: JudgedTestView, i: number) => testLabel(t.name, i);
 const linesText = (lines: string[]) => (lines.length > 0 ? lines.join('\n') : '(nothing)');
 
 /** Each judged test's verdict, score and checker's message; then, for each test whose output differs, the first lines that differ. */
 export function JudgedTests(p: { tests: JudgedTestView[]; showData?: boolean }) {
   const differing = p.tests.map((t, i) => ({ t, i })).filter(({ t }) => t.diff !== null);
+  // A multi-pass problem's tests: how many passes each took.
+  const multiPass = p.tests.some((t) => t.passes !== undefined);
   return (
     <div class="judged">
       <TableBox label="Test verdicts">
@@ -67,6 +69,11 @@ export function JudgedTests(p: { tests: JudgedTestView[]; showData?: boolean }) 
             <tr>
               <th scope="col">Test</th>
               <th scope="col">Verdict</th>
+              {multiPass && (
+                <th scope="col" class="num">
+                  Passes
+                </th>
+              )}
               <th scope="col" class="num">Score</th>
               <th scope="col">Checker's message</th>
             </tr>
@@ -78,6 +85,11 @@ export function JudgedTests(p: { tests: JudgedTestView[]; showData?: boolean }) 
                 <td data-field="verdict" class={t.verdict === 'accepted' ? 'ok' : t.verdict === 'skipped' ? 'muted' : 'bad'}>
                   {t.verdict ? verdictWords(t.verdict) : '—'}
                 </td>
+                {multiPass && (
+                  <td class="num" data-field="passes">
+                    {t.passes ?? '—'}
+                  </td>
+                )}
                 <td class="num">{t.score === null ? '—' : String(Math.round(t.score * 1000) / 1000)}</td>
                 <td>{t.checker_message ?? '—'}</td>
               </tr>

@@ -1,12 +1,17 @@
 import type { DeliveryRow } from '../../callbacks/redeliver.js';
 import type { JudgedTestView } from '../../judge/submission-tests.js';
 import type { RunResult } from '../../result.js';
-import type { SubmissionDetail, SubmissionLine } from '../submission-list.js';
+import type { GradedLine, SubmissionFilter } from '../../grading/list.js';
+import type { SubmissionDetail } from '../submission-list.js';
+import { GradedTable, GradingFilters, type FilterChoices } from './grading.js';
 import { fmtKilobytes, fmtSeconds } from '../format.js';
-import { verdictText } from '../verdicts.js';
+import { sizeText } from '../returned-files.js';
+import { statusWords, testLabel, verdictText, verdictWords } from '../verdicts.js';
+import { outcomeWords, scoreText } from './grading.js';
 import type { Page } from '../../util/pages.js';
 import { CsrfField, Layout, TableBox, When, type Notice, type PageContext } from './layout.js';
 import { JudgedTests, ReturnedFiles } from './run-parts.js';
+import { TestGroups } from './test-groups.js';
 
 // The account's submissions, and one submission: its code, its input, its result as
 // readable fields (the raw JSON behind a toggle), and its callback deliveries.
@@ -17,56 +22,42 @@ function olderText(list: Page<unknown>): string {
   return `${list.moreAtLeast ? 'more than ' : ''}${list.more.toLocaleString('en-US')} older ${list.more === 1 && !list.moreAtLeast ? 'one' : 'ones'}`;
 }
 
-export function SubmissionsPage(p: { page: PageContext; list: Page<SubmissionLine>; first: boolean; retentionDays: number }) {
+export function SubmissionsPage(p: {
+  page: PageContext;
+  list: Page<GradedLine>;
+  first: boolean;
+  retentionDays: number;
+  filter: SubmissionFilter;
+  /** The filter as query text (no leading ?; empty for none). */
+  query: string;
+  choices: FilterChoices;
+  error?: string | undefined;
+}) {
   const { items, next } = p.list;
   const kept = p.retentionDays > 0 ? ` Submissions are kept for ${p.retentionDays} days; your usage still counts the older ones.` : '';
+  const filtered = p.query !== '';
+  const withQuery = (more: string) => [p.query, more].filter((x) => x !== '').join('&');
   return (
     <Layout title="Submissions" page={p.page}>
+      <GradingFilters action="/submissions" filter={p.filter} choices={p.choices} error={p.error} exportHref={`/submissions.csv${p.query ? `?${p.query}` : ''}`} />
       {items.length === 0 && p.first ? (
-        <p>No submissions yet. Try the <a href="/playground">Playground</a>.{kept}</p>
+        filtered ? (
+          <p>No submissions match these filters.</p>
+        ) : (
+          <p>No submissions yet. Try the <a href="/playground">Playground</a>.{kept}</p>
+        )
       ) : (
-        <TableBox label="Submissions">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Key</th>
-                <th scope="col">Compiler</th>
-                <th scope="col">Mode</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">Run time</th>
-                <th scope="col">Callback</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <tr data-submission-id={s.id}>
-                  <td>
-                    <a href={`/submissions/${s.id}`}>
-                      <When d={s.created_at} />
-                    </a>
-                  </td>
-                  <td class="mono">{s.key_prefix ? `${s.key_prefix}…` : '—'}</td>
-                  <td>{s.compiler}</td>
-                  <td>{s.mode}</td>
-                  <td>{s.status ?? s.state}</td>
-                  <td class="num">{fmtSeconds(s.time)}</td>
-                  <td data-field="callback">{s.callback ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
+        <GradedTable items={items} />
       )}
       {(items.length > 0 || !p.first) && (
         <p data-field="more">
-          {items.length === 0 ? 'No older submissions.' : `${items.length} shown, newest first; ${olderText(p.list)}.`}
+          {items.length === 0 ? 'No older submissions.' : `${items.length.toLocaleString('en-US')} shown, newest first; ${olderText(p.list)}.`}
           {kept}
         </p>
       )}
       <nav class="pager" aria-label="Pages">
-        {!p.first && <a href="/submissions">Newest</a>}
-        {next !== null && <a href={`/submissions?after=${next}`}>Older</a>}
+        {!p.first && <a href={`/submissions${filtered ? `?${p.query}` : ''}`}>Newest</a>}
+        {next !== null && <a href={`/submissions?${withQuery(`after=${next}`)}`}>Older</a>}
       </nav>
     </Layout>
   );
@@ -95,10 +86,18 @@ function ResultFields(p: { r: RunResult }) {
   return (
     <>
       <dl class="figures" aria-label="Result">
-        <div>
-          <dt>Status</dt>
-          <dd data-field="result.status">{r.status}</dd>
-        </div>
+        {r.verdict !== undefined ? (
+          // A judged run reads as its verdict: a wrong answer's program did end with success.
+          <div>
+            <dt>Verdict</dt>
+            <dd data-field="result.verdict-words">{verdictWords(r.verdict)}</dd>
+          </div>
+        ) : (
+          <div>
+            <dt>Status</dt>
+            <dd data-field="result.status">{r.status}</dd>
+          </div>
+        )}
         <div>
           <dt>Exit code</dt>
           <dd data-field="result.exit_code">{r.exit_code ?? (r.signal !== null ? `signal ${r.signal}` : '—')}</dd>
@@ -126,7 +125,7 @@ function ResultFields(p: { r: RunResult }) {
             <table>
               <thead>
                 <tr>
-                  <th scope="col" class="num">Test</th>
+                  <th scope="col">Test</th>
                   <th scope="col">Status</th>
                   <th scope="col">Output</th>
                   <th scope="col" class="num">CPU time</th>
@@ -136,8 +135,8 @@ function ResultFields(p: { r: RunResult }) {
               <tbody>
                 {r.tests.map((t, i) => (
                   <tr>
-                    <td class="num">{i + 1}</td>
-                    <td>{t.status}</td>
+                    <th scope="row">{testLabel(t.name, i)}</th>
+                    <td>{statusWords(t.status)}</td>
                     <td>
                       <pre class="cell">{t.output || t.error || '—'}</pre>
                     </td>
@@ -225,15 +224,35 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
           <dt>Mode</dt>
           <dd>{s.mode}</dd>
         </div>
+        {s.problem_id !== null && (
+          <div>
+            <dt>Problem</dt>
+            <dd data-field="problem">
+              {s.problem_name !== null ? <a href={`/problems/${s.problem_id}`}>{s.problem_name}</a> : 'Deleted problem'}
+              {s.problem_version !== null && ` · version ${s.problem_version}`}
+            </dd>
+          </div>
+        )}
         <div>
-          <dt>State</dt>
-          <dd data-field="status">{s.status ?? s.state}</dd>
+          <dt>{s.verdict !== null ? 'Verdict' : 'State'}</dt>
+          <dd data-field="status" data-outcome={s.verdict ?? s.status ?? s.state}>
+            {outcomeWords(s)}
+            {s.score !== null && ` · ${scoreText(s.score)}`}
+          </dd>
         </div>
       </dl>
       <h2>Program</h2>
       <ProgramBlocks s={s} />
       {s.tests && s.tests.length > 0 ? (
-        s.tests.map((t, i) => <TextBlock id={`test-input-${i + 1}`} label={`Standard input of test ${i + 1}`} text={t.input} empty="Empty." />)
+        s.tests.map((t, i) => <TextBlock id={`test-input-${i + 1}`} label={`Standard input of ${testLabel(t.name, i)}`} text={t.input} empty="Empty." />)
+      ) : s.problem_id !== null && p.judged && p.judged.length > 0 ? (
+        // A stored problem's tests: their inputs as this version keeps them (this page is the owner's), folded.
+        p.judged.map((t, i) => (
+          <details class="test-input" data-test-input={testLabel(t.name, i)}>
+            <summary>{`Standard input of ${testLabel(t.name, i)}${t.input !== null ? ` (${sizeText(Buffer.byteLength(t.input))})` : ''}`}</summary>
+            {t.input ? <pre tabIndex={0} aria-label={`Standard input of ${testLabel(t.name, i)}`}>{t.input}</pre> : <p class="muted">{t.input === null ? 'No longer kept.' : 'Empty.'}</p>}
+          </details>
+        ))
       ) : (
         <TextBlock id="stdin" label="Standard input" text={s.input} field="input" empty="None." />
       )}
@@ -242,8 +261,14 @@ export function SubmissionPage(p: { page: PageContext; s: SubmissionDetail; json
         <>
           {result.verdict !== undefined && (
             <p class="verdict-line" data-field="result.verdict">
-              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}`}
+              {`Verdict: ${verdictText(result)}${result.score !== undefined ? ` · score ${Math.round(result.score * 1000) / 1000}` : ''}${result.points !== undefined ? ` · ${result.points}${result.max_points != null ? ` / ${result.max_points}` : ''} points` : ''}`}
             </p>
+          )}
+          {result.groups && result.groups.length > 0 && (
+            <>
+              <h3>Test groups</h3>
+              <TestGroups groups={result.groups} tests={result.tests ?? []} />
+            </>
           )}
           {p.judged && p.judged.length > 0 && (
             <>
