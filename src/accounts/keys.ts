@@ -171,12 +171,14 @@ export async function createKey(db: Db, input: NewKeyInput): Promise<CreatedKey>
       monthly_limit: monthlyLimit,
       signing_secret: signingSecret,
       allowed_origins: allowedOrigins,
-      student: input.student === true,
+      // Named only when set: a key made before the schema has the column (an upgrade's
+      // first host) is an ordinary key, as the column's default says.
+      ...(input.student === true ? { student: true } : {}),
     })
-    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'student', 'created_at'])
+    .returning(['id', 'account_id', 'key_prefix', 'app_name', 'redirect_url', 'kind', 'monthly_limit', 'allowed_origins', 'created_at'])
     .executeTakeFirstOrThrow();
   announce({ event: 'key created', account: row.account_id, key_id: row.id, kind: row.kind });
-  return { ...row, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
+  return { ...row, student: input.student === true, key, signing_secret: signingSecret, created_at: row.created_at.toISOString() };
 }
 
 /** A key as listed: never the key itself, its hash or its secret. */

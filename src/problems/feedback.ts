@@ -101,6 +101,8 @@ export function withheld(result: RunResult, shown: Shown): RunResult {
       out['tests'] = first ? [verdictOnly(first)] : [];
     } else delete out['tests'];
   }
+  // Groups are copied above with the other fields: only their verdicts pass, and under `verdict` none.
+  delete out['groups'];
   if (shown.feedback !== 'verdict' && source['groups'] !== undefined) out['groups'] = groupsView(source['groups']);
   return out as unknown as RunResult;
 }

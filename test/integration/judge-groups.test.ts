@@ -64,7 +64,8 @@ describe('judged runs (test groups and scores)', function () {
     ]);
     expect(problem.package.report.format).to.equal('2025-09');
     expect(problem.package.report.read).to.include.members(['data/secret/2-medium/test_group.yaml: score_aggregation', 'problem.yaml: limits.time_limit']);
-    expect(problem.package.report.ignored.map((i) => i.key)).to.include('problem_statement/');
+    expect(problem.package.report.read).to.include('problem_statement/problem.en.md');
+    expect(problem.package.report.ignored.map((i) => i.key)).to.not.include('problem_statement/');
     expect(problem.groups.groups).to.have.length(2);
 
     const r = await syncRun(s, key.key, { code: DOUBLER, compiler: PY, problem: problem.id });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setAccountLimits } from '../../src/accounts/accounts.js';
 import { judgedTests } from '../../src/judge/submission-tests.js';
 import { ownerAsker } from '../../src/problems/feedback.js';
 import { billedSubmissions, keyFor, postJson, resultsStack, type ResultsStack, skipUnlessRealRuns, syncRun } from '../helpers/results-stack.js';
@@ -297,13 +298,23 @@ describe('judged runs (built-in checkers)', function () {
       expect(await billedSubmissions(s, other.accountId)).to.equal(0);
     });
 
-    it("the plan's tests per request bound a problem's tests", async () => {
+    it("the plan's tests per request bound a problem's tests: refused at upload, and at each run of one stored before the plan was lowered", async () => {
       const small = await keyFor(s.db, { limits: { testsPerRequest: 1 } });
-      const res = await fetch(`${s.url}/api/v2/problems`, {
-        method: 'POST',
-        headers: { Authorization: small.key.key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ tests: [{ input: '1', expected_output: '1' }, { input: '2', expected_output: '2' }] }),
-      });
+      const tests = [{ input: '1', expected_output: '1' }, { input: '2', expected_output: '2' }];
+      const refused = await postJson(`${s.url}/api/v2/problems`, small.key.key, { tests });
+      expect(refused.status).to.equal(400);
+      const { error } = (await refused.json()) as { error: { code: string; message: string } };
+      expect(error.code).to.equal('too_many_tests');
+      expect(error.message).to.include('at most 1 tests per request');
+      const later = await keyFor(s.db);
+      const stored = await postJson(`${s.url}/api/v2/problems`, later.key.key, { tests });
+      expect(stored.status).to.equal(201);
+      const id = ((await stored.json()) as { id: string }).id;
+      await setAccountLimits(s.db.db, later.accountId, { testsPerRequest: 1 });
+      const run = await postJson(`${s.url}/api/v2/run-code-sync/`, later.key.key, { code: 'print(1)', compiler: PY, problem: id });
+      expect(run.status).to.equal(400);
+      expect(((await run.json()) as { error: { code: string } }).error.code).to.equal('too_many_tests');
+    });
       const id = ((await res.json()) as { id: string }).id;
       const run = await postJson(`${s.url}/api/v2/run-code-sync/`, small.key.key, { code: 'print(1)', compiler: PY, problem: id });
       expect(run.status).to.equal(400);
