@@ -53,17 +53,28 @@ def restore(ns, not_kept):
             ns[name] = importlib.import_module(module)
         except Exception as e:
             not_kept.append({'name': name, 'reason': short('import %s failed: %s' % (module, e))})
-    for name, source in state['defs'].items():
-        try:
-            exec(compile(source, '<cell>', 'exec'), ns)
-        except Exception as e:
+    # Definitions first (values may be their instances); one that needs a value (a default argument) is tried again after them.
+    # The values that need such a definition are tried again after it.
+    later = {name: source for name, source in state['defs'].items() if attempt(lambda: exec(compile(source, '<cell>', 'exec'), ns))}
+    again = {name: blob for name, blob in state['values'].items() if attempt(lambda: ns.__setitem__(name, pickle.loads(blob)))}
+    for name, source in later.items():
+        e = attempt(lambda: exec(compile(source, '<cell>', 'exec'), ns))
+        if e:
             not_kept.append({'name': name, 'reason': short('its definition failed to run again: %s: %s' % (type(e).__name__, e))})
-    for name, blob in state['values'].items():
-        try:
-            ns[name] = pickle.loads(blob)
-        except Exception as e:
+    for name, blob in again.items():
+        e = attempt(lambda: ns.__setitem__(name, pickle.loads(blob)))
+        if e:
             not_kept.append({'name': name, 'reason': short('could not be unpickled: %s: %s' % (type(e).__name__, e))})
     return state
+
+
+def attempt(work):
+    # The exception work raised, or None.
+    try:
+        work()
+        return None
+    except Exception as e:
+        return e
 
 
 def definitions(source, tree):
@@ -90,6 +101,9 @@ def save(ns, state, new_defs, not_kept):
             modules[name] = value.__name__
         elif name in known and (is_def(value) or callable(value) and getattr(value, '__module__', None) == '__main__'):
             defs[name] = None
+        elif is_def(value) and value.__qualname__ not in known:
+            # Pickled by reference to a name no kept source defines: it could not be found again.
+            not_kept.append({'name': name, 'reason': 'its source is not kept: only functions and classes defined at a cell\'s top level are (not a lambda, nor one defined in a block or a function)'})
         else:
             try:
                 values[name] = pickle.dumps(value, protocol=4)

@@ -241,15 +241,15 @@ describe('sessions', function () {
     it('names what it cannot keep, and a cell that raises keeps the state from before it', async () => {
       const { key } = await keyFor(s.db);
       const id = await openKernel(key.key);
-      const made = await cell(key.key, id, 'kept = [1, 2]\ngen = (i for i in range(3))\nfh = open("/etc/hostname")');
-      expect(made.kernel.not_kept.map((n) => n.name).sort()).to.deep.equal(['fh', 'gen']);
+      const made = await cell(key.key, id, 'kept = [1, 2]\ngen = (i for i in range(3))\nfh = open("/etc/hostname")\nsq = lambda v: v * v\nbase = 10\ndef add(v, b=base):\n    return v + b');
+      expect(made.kernel.not_kept.map((n) => n.name).sort()).to.deep.equal(['fh', 'gen', 'sq']);
       expect(made.kernel.not_kept[0]!.reason).to.contain('not picklable');
       const failed = await cell(key.key, id, 'kept.append(3)\n1 / 0');
       expect(failed.status).to.equal('runtime_error');
       expect(failed.kernel.error).to.deep.equal({ name: 'ZeroDivisionError', message: 'division by zero' });
       expect(failed.error).to.contain('ZeroDivisionError').and.to.contain('File "<cell>", line 2');
       // As in a notebook, what ran before the exception stays.
-      expect((await cell(key.key, id, 'kept, "gen" in dir()')).kernel.value).to.equal("([1, 2, 3], False)");
+      expect((await cell(key.key, id, 'kept, "gen" in dir(), add(1)')).kernel.value).to.equal('([1, 2, 3], False, 11)');
       const syntax = await cell(key.key, id, 'def broken(:');
       expect(syntax.kernel.error!.name).to.equal('SyntaxError');
       expect((await cell(key.key, id, 'kept')).kernel.value).to.equal('[1, 2, 3]');
