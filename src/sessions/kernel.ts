@@ -36,10 +36,18 @@ const checkResult = Compile(KernelResultSchema);
 
 /**
  * What a cell left: the workspace to keep (of .kernel/ only the state the driver wrote
- * once the cell had ended) and the cell's result, or the reason it has none.
+ * once the cell had ended) and the cell's result, or the reason it has none. The driver
+ * always leaves a state, so none came back only when it was past the workspace's
+ * bounds: the state from before the cell (`before`) is kept then.
  */
-export function cellOutcome(left: StageFile[] | undefined, run: Pick<RunResult, 'status' | 'exit_code' | 'signal'>): { keep: StageFile[] | undefined; kernel: KernelResult } {
-  const keep = left?.filter((f) => !f.name.startsWith(`${KERNEL_DIR}/`) || f.name === KERNEL_STATE);
+export function cellOutcome(
+  left: StageFile[] | undefined,
+  run: Pick<RunResult, 'status' | 'exit_code' | 'signal'>,
+  before?: StageFile[],
+): { keep: StageFile[] | undefined; kernel: KernelResult } {
+  const kept = left?.filter((f) => !f.name.startsWith(`${KERNEL_DIR}/`) || f.name === KERNEL_STATE);
+  const earlier = before?.find((f) => f.name === KERNEL_STATE);
+  const keep = kept && earlier && !kept.some((f) => f.name === KERNEL_STATE) ? [earlier, ...kept] : kept;
   const file = left?.find((f) => f.name === KERNEL_RESULT);
   const parsed = file && file.content.length <= KERNEL_LIMITS.resultBytes ? parseResult(file.content) : undefined;
   if (parsed) return { keep, kernel: parsed };

@@ -48,7 +48,7 @@ async function runCell(db: Db, job: ClaimedJob, workspace: SessionStages['worksp
   let keep: SessionStages['left'];
   try {
     const result = await execute({ ...job, run_options: { ...job.run_options, session: { ...how, run: 'command' } } }, session);
-    const outcome = cellOutcome(session.left, result);
+    const outcome = cellOutcome(session.left, result, workspace);
     keep = leftBy(result, outcome.keep);
     return { ...result, kernel: outcome.kernel };
   } finally {

@@ -44,6 +44,14 @@ describe('kernel cells (runner side)', () => {
     expect(cellOutcome(undefined, ran).keep).to.equal(undefined);
   });
 
+  it('keeps the state from before the cell when none came back (past the workspace bounds)', () => {
+    const before = [file('.kernel/state.pickle', 'old'), file('big.bin', 'b')];
+    const { keep } = cellOutcome([file('big.bin', 'b')], ran, before);
+    expect(keep!.map((f) => [f.name, f.content.toString()])).to.deep.equal([['.kernel/state.pickle', 'old'], ['big.bin', 'b']]);
+    // One that came back is the cell's.
+    expect(cellOutcome([file('.kernel/state.pickle', 'new')], ran, before).keep![0]!.content.toString()).to.equal('new');
+  });
+
   it('offers a kernel for Python 3 interpreters only', () => {
     expect(kernelInterpreter({ language: 'python', run: ['/usr/bin/python3.9', '{file}'] })).to.equal('/usr/bin/python3.9');
     expect(kernelInterpreter({ language: 'python', run: ['/usr/bin/python2.7', '{file}'] })).to.equal(undefined);
