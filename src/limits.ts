@@ -389,6 +389,21 @@ export const SESSION_LIMITS = {
   busyMs: 2 * RUN_LIMITS.timeoutMs + 60_000,
 } as const;
 
+/** A kernel session's cell (src/sessions/kernel.ts): what its result and kept state may hold. */
+export const KERNEL_LIMITS = {
+  /** The pickled values kept between cells; the largest past it are not kept (and named). */
+  stateBytes: 4 * MiB,
+  /** The repr of the last expression's value, in characters (longer ones end with ...). */
+  valueChars: 64 * KiB,
+  /** Figures a cell returns, and the PNG bytes of each. */
+  imagesMax: 4,
+  imageBytes: 512 * KiB,
+  /** The result file the cell's interpreter writes: read only up to this size. */
+  resultBytes: 4 * MiB,
+  /** Names of values not kept, listed in the result. */
+  notKeptMax: 100,
+} as const;
+
 /** Batches (POST /api/v2/batches; src/batches): many runs in one request, admitted as the account's limits free up. */
 export const BATCH_LIMITS = {
   runsMax: 10_000,

@@ -129,6 +129,19 @@ export const RunLimitsSchema = Type.Object({
   memory: Type.Integer(),
 });
 
+/** A kernel session's cell (src/sessions/kernel.ts): what a notebook shows of it beside its stdout and stderr. */
+export const KernelResultSchema = Type.Object({
+  /** The repr of the cell's last expression, as a notebook displays it; null when it has none or it is None. */
+  value: Nullable(Type.String()),
+  /** The matplotlib figures the cell left open, as PNG. */
+  images: Type.Array(Type.Object({ name: Type.String(), content_base64: Type.String() })),
+  /** The exception that ended the cell (its traceback is in error), or why the cell did not finish (KernelDied, Timeout); null when it ran to its end. */
+  error: Nullable(Type.Object({ name: Type.String(), message: Type.String() })),
+  /** Names the kernel could not keep for the next cell (unpicklable values: open files, generators, threads, lambdas), and why. */
+  not_kept: Type.Array(Type.Object({ name: Type.String(), reason: Type.String() })),
+});
+export type KernelResult = Static<typeof KernelResultSchema>;
+
 export const RunResultSchema = Type.Object({
   id: Type.String(),
   compiler: Type.String(),
@@ -154,6 +167,8 @@ export const RunResultSchema = Type.Object({
   /** A stored Kattis package's test groups, data/ first then depth first, each beside its tests. */
   groups: Type.Optional(Type.Array(GroupResultSchema)),
   tests: Type.Optional(Type.Array(TestResultSchema)),
+  /** A kernel session's cell. */
+  kernel: Type.Optional(KernelResultSchema),
 });
 export type RunResult = Static<typeof RunResultSchema>;
 

@@ -129,10 +129,10 @@ export interface RunOptions {
 /** What a session's run is: its code, a file of its workspace, or a command (an argv, never a shell string) run in it. */
 export interface SessionRunOptions {
   id: string;
-  run: 'code' | 'file' | 'command';
+  run: 'code' | 'file' | 'command' | 'cell';
   /** The file run (run 'file'). */
   file?: string;
-  /** The argv run in /box (run 'command'); its first element is looked up in the image's PATH. */
+  /** The argv run in /box (run 'command', and a kernel's cell: its driver); its first element is looked up in the image's PATH. */
   command?: string[];
 }
 

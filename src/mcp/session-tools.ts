@@ -7,7 +7,7 @@ import { decodeBase64 } from '../program/program.js';
 import type { RunResult } from '../result.js';
 import { SessionFileWrite, SessionOpenRequest, SessionRunRequest } from '../sessions/schemas.js';
 import { closeSession, deleteFile, listFiles, readFile, writeFile } from '../sessions/store.js';
-import { runContent } from './result-content.js';
+import { runContent, type Content } from './result-content.js';
 import type { Tool } from './tools.js';
 
 // The session tools: a workspace kept between runs, as POST /api/v2/sessions and its
@@ -15,7 +15,10 @@ import type { Tool } from './tools.js';
 
 const SessionId = Type.String({ description: 'The session id session_open returned (a UUID).' });
 
-export const SessionRunInput = Type.Object({ session_id: SessionId, ...SessionRunRequest.properties }, { additionalProperties: false, description: 'One run of a session: exactly one of code, file and command; session_id names the session.' });
+export const SessionRunInput = Type.Object(
+  { session_id: SessionId, ...SessionRunRequest.properties },
+  { additionalProperties: false, description: 'One run of a session: exactly one of code, file and command (a files session) or cell (a kernel session); session_id names the session.' },
+);
 type SessionRunInput = { session_id: string } & SessionRunRequest;
 
 export const SessionFilesInput = Type.Object(
@@ -32,6 +35,19 @@ type SessionFilesInput = { session_id: string; action: 'list' | 'read' | 'write'
 
 export const SessionCloseInput = Type.Object({ session_id: SessionId }, { additionalProperties: false });
 
+/** A cell's result: the run's, then what a notebook shows of it (the value, the error, what was not kept) and its figures as images. */
+function cellContent(r: RunResult): Content[] {
+  const [head, ...rest] = runContent(r);
+  const k = r.kernel;
+  if (!k || !head || head.type !== 'text') return [...(head ? [head] : []), ...rest];
+  const lines = [
+    `value: ${k.value ?? '(none)'}`,
+    ...(k.error ? [`cell error: ${k.error.name}: ${k.error.message}`] : []),
+    ...(k.not_kept.length > 0 ? [`not kept for the next cell: ${k.not_kept.map((n) => `${n.name} (${n.reason})`).join('; ')}`] : []),
+  ];
+  return [{ type: 'text', text: `${head.text}\n${lines.join('\n')}` }, ...rest, ...k.images.map((i) => ({ type: 'image' as const, data: i.content_base64, mimeType: 'image/png' }))];
+}
+
 const text = (value: unknown) => [{ type: 'text' as const, text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }];
 
 const sessionOpen: Tool = {
@@ -39,6 +55,7 @@ const sessionOpen: Tool = {
   title: 'Open a session',
   description: [
     'Opens a session: a workspace (/box) that keeps its files between runs, for work in steps (write a file, compile, run the tests, fix, run again).',
+    'With kind "kernel" (a Python 3 compiler) it is a notebook kernel instead: session_run takes cell, and variables, imports and functions persist between cells.',
     'Give compiler (an id from list_compilers); limits, idle_timeout and max_lifetime (seconds) are optional. Returns the session, whose id the other session tools take.',
     'The session ends after idle_timeout seconds without use, at max_lifetime, or with session_close; its files go with it.',
   ].join(' '),
@@ -57,6 +74,7 @@ const sessionRun: Tool = {
     "Runs one of: code (with the session's compiler, the workspace's files beside it), file (a file of the workspace as the program),",
     'or command (an argv array run in /box, such as ["gcc-9", "-o", "prog", "main.c"] then ["./prog"]; never a shell string).',
     'Each run is a fresh sandbox that starts with the workspace; the files it leaves there are the next run\'s. Returns the result as run_code does.',
+    "A kernel session's run is cell (Python source): its result adds the last expression's value, the cell's error and its matplotlib figures as images.",
   ].join(' '),
   input: SessionRunInput,
   call: async (call, args) => {
@@ -66,7 +84,7 @@ const sessionRun: Tool = {
     if (!live) throw new ApiError(500, 'internal_error', 'session runs are not available on this API process');
     const json = await runForCaller(call.deps, call.auth, session_id, body, (s) => waitForRunEnd(call.res, live, s.id, call.deps.db, call.deps.log, s.admittedAt));
     if (json === null) throw new ApiError(499, 'cancelled', 'the caller went away; the run was stopped');
-    return runContent(JSON.parse(json) as RunResult);
+    return cellContent(JSON.parse(json) as RunResult);
   },
 };
 

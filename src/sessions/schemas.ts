@@ -12,7 +12,12 @@ const NoNul = Type.String({ pattern: '^[^\\u0000]*$', maxLength: PROGRAM_LIMITS.
 export const SessionOpenRequest = Type.Object(
   {
     compiler: CompilerIdSchema,
-    kind: Type.Optional(Type.Enum(['files'], { description: 'files (the default): a workspace that persists between runs, each run a fresh sandbox.' })),
+    kind: Type.Optional(
+      Type.Enum(['files', 'kernel'], {
+        description:
+          'files (the default): a workspace that persists between runs, each run a fresh sandbox. kernel (Python 3 compilers): runs take cell, and variables, imports and definitions persist between cells as in a notebook.',
+      }),
+    ),
     limits: Type.Optional(RunLimitsRequest),
     idle_timeout: Type.Optional(
       Type.Integer({
@@ -35,6 +40,9 @@ export type SessionOpenRequest = Static<typeof SessionOpenRequest>;
 export const SessionRunRequest = Type.Object(
   {
     code: Type.Optional(Utf8Text(REQUEST_LIMITS.codeMaxBytes, "Source code run with the session's compiler, the workspace's files beside it.")),
+    cell: Type.Optional(
+      Utf8Text(REQUEST_LIMITS.codeMaxBytes, "A kernel session's cell: Python run in the kernel's namespace; the result's kernel field has its last expression's value and figures."),
+    ),
     file: Type.Optional(Type.String({ description: 'A file of the workspace run as the program (built by the compiler with the workspace, as code would be).' })),
     command: Type.Optional(
       Type.Array(NoNul, {
@@ -48,7 +56,7 @@ export const SessionRunRequest = Type.Object(
     compiler_options: ProgramFields.compiler_options,
     return_files: ProgramFields.return_files,
   },
-  { additionalProperties: false, description: 'One run of a session: exactly one of code, file and command. What it leaves in /box is there for the next.' },
+  { additionalProperties: false, description: 'One run of a session: exactly one of code, file and command (a files session) or cell (a kernel session). What it leaves in /box is there for the next.' },
 );
 export type SessionRunRequest = Static<typeof SessionRunRequest>;
 

@@ -203,6 +203,15 @@ export async function deleteFile(db: Db, accountId: string, id: string, path: st
   return Number(numAffectedRows ?? 0) > 0;
 }
 
+/** A kernel session's restart: its kept state (.kernel/, src/sessions/kernel.ts) goes; the workspace's other files stay. */
+export async function restartKernel(db: Db, accountId: string, id: string): Promise<SessionRow> {
+  const session = await openSessionOf(db, accountId, id);
+  if (session.kind !== 'kernel') throw new SessionRefusal('invalid_request', `session ${id} is a files session; only a kernel session restarts`);
+  await touchForFiles(db, accountId, id, true);
+  await sql`DELETE FROM run_session_files WHERE session_id = ${id} AND starts_with(path, '.kernel/')`.execute(db);
+  return session;
+}
+
 /** The workspace a run of the session starts with (the runner's side). */
 export async function loadWorkspace(db: Db, id: string): Promise<StageFile[]> {
   const { rows } = await sql<{ path: string; mode: number; content: Buffer }>`

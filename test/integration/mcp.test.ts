@@ -113,6 +113,19 @@ describe('MCP', function () {
         expect(textOf(after)).to.include('session_ended');
       });
 
+      it('session tools: a kernel session keeps a variable between cells, session_run passing cell through', async () => {
+        const opened = await call(client, 'session_open', { compiler: 'python-3.9.7', kind: 'kernel' });
+        expect(opened.isError, textOf(opened)).to.not.equal(true);
+        const session = JSON.parse(textOf(opened)) as { id: string; kind: string };
+        expect(session.kind).to.equal('kernel');
+        await call(client, 'session_run', { session_id: session.id, cell: 'total = 40' });
+        const shown = await call(client, 'session_run', { session_id: session.id, cell: 'total + 2' });
+        expect(textOf(shown)).to.match(/^value: 42$/m);
+        const failed = await call(client, 'session_run', { session_id: session.id, cell: 'undefined_name' });
+        expect(textOf(failed)).to.match(/^cell error: NameError: /m);
+        await call(client, 'session_close', { session_id: session.id });
+      });
+
       it('run_code: the status, output and figures as text, counted as a synchronous run', async () => {
         const before = await billedSubmissions(s, accountId);
         const r = await call(client, 'run_code', { compiler: 'python-3.9.7', code: 'import sys\nprint("hello", input(), sys.argv[1:])\n', input: 'mcp\n', args: ['x'] });

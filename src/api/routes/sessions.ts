@@ -13,6 +13,7 @@ import {
   listFiles,
   openSession,
   readFile,
+  restartKernel,
   SessionRefusal,
   writeFile,
   type SessionRow,
@@ -24,6 +25,8 @@ import { assertOffered, requestProgram, runAdmitter } from '../middleware/admiss
 import { availabilityCache } from '../../compilers/deployment.js';
 import type { ApiContext, ApiDeps, RouteDef } from '../route.js';
 import type { RunLimitsRequest } from '../../program/fields.js';
+import { compilerEntry } from '../../compilers/catalogue.js';
+import { kernelCommand, kernelInterpreter } from '../../sessions/kernel.js';
 
 // Sessions: a workspace kept between runs (src/sessions). A run of a session is admitted
 // as a run (every limit, counted and billed as one; refused as a synchronous run is when
@@ -85,17 +88,25 @@ export async function openForCaller(deps: ApiDeps, auth: NonNullable<ApiContext[
   assertOffered(body.compiler, deps.config.RUNBOX_RECIPES_DIR, await available());
   // The limits are checked now as every run will read them (a broken one is a 400 naming it).
   if (body.limits) requestProgram({ code: '', limits: body.limits }, body.compiler, deps.config.RUNBOX_RECIPES_DIR);
+  const kind = body.kind ?? 'files';
+  if (kind === 'kernel' && !kernelOf(deps, body.compiler)) throw new ApiError(400, 'invalid_request', `compiler ${body.compiler} has no kernel: kernel sessions take a Python 3 compiler`);
   return refusals(() =>
     openSession(deps.db, {
       accountId: auth.accountId,
       keyId: auth.keyId,
       compiler: body.compiler,
-      kind: 'files',
+      kind,
       runLimits: (body.limits ?? null) as never,
       idleTimeoutSeconds: body.idle_timeout,
       maxLifetimeSeconds: body.max_lifetime,
     }),
   );
+}
+
+/** The interpreter a kernel session's cells run with, or undefined when the compiler has none. */
+function kernelOf(deps: ApiDeps, compiler: string): string | undefined {
+  const entry = compilerEntry(compiler, deps.config.RUNBOX_RECIPES_DIR);
+  return entry ? kernelInterpreter(entry) : undefined;
 }
 
 /**
@@ -110,12 +121,15 @@ export async function runForCaller(
   wait: (submission: { id: string; admittedAt: number }) => Promise<boolean>,
   state?: ApiContext['state'],
 ): Promise<string | null> {
-  const given = [body.code, body.file, body.command].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new ApiError(400, 'invalid_request', 'give exactly one of code, file and command');
+  const given = [body.code, body.file, body.command, body.cell].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new ApiError(400, 'invalid_request', 'give exactly one of code, file and command (a files session) or cell (a kernel session)');
   const session = await refusals(() => beginRun(deps.db, auth.accountId, id));
   let counted = false;
   try {
-    let code = body.code ?? '';
+    if ((session.kind === 'kernel') !== (body.cell !== undefined)) {
+      throw new ApiError(400, 'invalid_request', session.kind === 'kernel' ? `session ${id} is a kernel session: its runs take cell` : `session ${id} is a files session: cell is for kernel sessions`);
+    }
+    let code = body.cell ?? body.code ?? '';
     if (body.file !== undefined) {
       const file = await refusals(() => readFile(deps.db, auth.accountId, id, body.file!));
       if (!file) throw new ApiError(400, 'invalid_request', `file ${body.file} is not in the workspace (GET /api/v2/sessions/${id}/files lists it)`);
@@ -123,11 +137,19 @@ export async function runForCaller(
     }
     const limits = (session.run_limits ?? undefined) as RunLimitsRequest | undefined;
     const program = requestProgram(
-      { code, ...(body.command ? {} : { args: body.args, compiler_options: body.compiler_options }), limits, return_files: body.return_files },
+      { code, ...(body.command || body.cell !== undefined ? {} : { args: body.args, compiler_options: body.compiler_options }), limits, return_files: body.return_files },
       session.compiler,
       deps.config.RUNBOX_RECIPES_DIR,
     );
-    const how = body.command ? { run: 'command' as const, command: body.command } : body.file !== undefined ? { run: 'file' as const, file: body.file } : { run: 'code' as const };
+    const interpreter = body.cell !== undefined ? kernelOf(deps, session.compiler) : undefined;
+    if (body.cell !== undefined && !interpreter) throw new ApiError(400, 'invalid_request', `compiler ${session.compiler} has no kernel`);
+    const how = interpreter
+      ? { run: 'cell' as const, command: kernelCommand(interpreter) }
+      : body.command
+        ? { run: 'command' as const, command: body.command }
+        : body.file !== undefined
+          ? { run: 'file' as const, file: body.file }
+          : { run: 'code' as const };
     const admitted = await runAdmitter(deps)(
       auth,
       { compiler: session.compiler, code: program.code, input: body.input ?? null, tests: null, extraParams: null, runOptions: { ...(program.runOptions ?? {}), session: { id, ...how } } },
@@ -197,11 +219,25 @@ export const sessionRoutes: RouteDef[] = [
   },
   {
     method: 'POST',
+    path: '/api/v2/sessions/:id/restart',
+    operationId: 'restartSessionKernel',
+    summary: "Restart a kernel session: its variables, imports and definitions are gone; the workspace's files stay.",
+    description: '400 invalid_request for a files session; 409 session_busy while a cell runs.',
+    auth: 'key',
+    maintenance: true,
+    responses: { 200: { description: 'The session.', schema: SessionView } },
+    errors,
+    handler: (deps) => async (ctx) => {
+      ctx.body = sessionView(await refusals(() => restartKernel(deps.db, ctx.state.auth!.accountId, idOf(ctx))));
+    },
+  },
+  {
+    method: 'POST',
     path: '/api/v2/sessions/:id/runs',
     operationId: 'runInSession',
     summary: 'Run code, a file of the workspace or a command in it; answers with the result.',
     description: [
-      'Exactly one of code, file and command. Each run is a fresh sandbox with the workspace in /box; the regular files it leaves there are the workspace of the next run.',
+      'Exactly one of code, file and command, or for a kernel session cell (its result has kernel: the last expression\'s value, figures, the error, what was not kept). Each run is a fresh sandbox with the workspace in /box; the regular files it leaves there are the workspace of the next run.',
       "Admitted and billed as a synchronous run (429 as run-code-sync: too_many_running, capacity, ...). 409 session_busy while another run of the session is under way; 410 session_ended.",
     ].join(' '),
     auth: 'key',
