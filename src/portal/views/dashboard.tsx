@@ -125,7 +125,7 @@ export function DashboardPage(p: {
             <tbody>
               {p.keys.map((k) => (
                 <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
-                  <td class="mono">{k.key_prefix}…</td>
+                  <td class="mono nowrap">{k.key_prefix}…</td>
                   <td>
                     <a href={`/keys/${k.id}`}>{k.app_name}</a>
                     {k.revoked_at ? ' (revoked)' : ''}
