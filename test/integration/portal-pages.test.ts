@@ -258,7 +258,8 @@ describe('portal pages over HTTP', function () {
 
   it('writes the dashboard\'s counts with thousands separators (their values in <data value>) and shows the limits that apply', async () => {
     const { c, accountId } = await signUp();
-    await t.db.updateTable('accounts').set({ monthly_limit: 1234567 }).where('id', '=', accountId).execute();
+    // Figures of the account's own over its plan's: the dashboard shows those in force.
+    await t.db.updateTable('accounts').set({ monthly_limit: 1234567, tests_per_request: 1500 }).where('id', '=', accountId).execute();
     const page = await c.request('/');
     expect(page.res.status).to.equal(200);
     const figure = (name: string) => new RegExp(`data-field="${name}"[^>]*>\\s*([\\s\\S]*?)\\s*</(?:dd|td)>`).exec(page.body)?.[1];
@@ -269,7 +270,7 @@ describe('portal pages over HTTP', function () {
     for (const row of ['Submissions per minute', 'Pending (queued or running)', 'Running at once', 'Run slots of the service', 'Tests per request', 'Sandbox time per request']) {
       expect(page.body, row).to.include(`<th scope="row">${row}</th>`);
     }
-    expect(figure('tests_per_request')).to.match(/^<data value="\d+">[\d,]+<\/data>$/);
+    expect(figure('tests_per_request')).to.equal('<data value="1500">1,500</data>');
     expect(figure('runner_slots')).to.match(/^<data value="\d+">[\d,]+<\/data>$/);
   });
 
