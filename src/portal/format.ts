@@ -22,3 +22,8 @@ export function fmtKilobytes(kb: number | null | undefined): string {
   if (kb < 1024 * 1024) return `${(kb / 1024).toFixed(1)} MB`;
   return `${(kb / 1024 / 1024).toFixed(1)} GB`;
 }
+
+/** A count as people read it, with thousands separators: `12,500`. */
+export function fmtCount(n: number): string {
+  return n.toLocaleString('en-US');
+}

@@ -55,7 +55,7 @@ footer.bottom{max-width:1100px;margin:0 auto;padding:14px 24px 40px;border-top:1
 .table-box{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
 .table-box table{margin:0}
 .table-box:focus{outline:3px solid #a5b4fc}
-td.mono{overflow-wrap:anywhere}
+td.mono{overflow-wrap:break-word}
 .toggle{margin:.3em 0}
 .block h3{font-size:1rem;margin:1em 0 .3em}
 pre.cell{margin:0;padding:4px;max-width:40ch}

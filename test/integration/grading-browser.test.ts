@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'puppeteer-core';
+import { createKey } from '../../src/accounts/keys.js';
 import { fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
 import { browserUnavailable, byText, clickAndWait, fill, launchBrowser, seriousAxeViolations, type TestBrowser } from '../helpers/browser.js';
 import { freshDatabase, type TestDatabase } from '../helpers/db.js';
@@ -56,15 +57,26 @@ describe('problems and grading in a browser', function () {
         const v = await seriousAxeViolations(page);
         expect(v, `axe on ${where}: ${JSON.stringify(v)}`).to.deep.equal([]);
       };
-      /** Cells of the table whose words wrap over more than two lines (a word broken letter by letter). */
+      /**
+       * Cells of the table whose one or two words wrap over more than three lines (a word
+       * broken letter by letter), as "text: lines". The lines are those of the cell's text
+       * itself (its text nodes' boxes), not the cell's height, which a taller cell of its row sets.
+       */
       const brokenCells = (table: string) =>
         page.$$eval(`${table} td, ${table} th`, (cells) =>
           cells
-            .filter((c) => {
-              const lineHeight = parseFloat(getComputedStyle(c).lineHeight) || 20;
-              return c.textContent!.trim().split(/\s+/).length <= 2 && c.getBoundingClientRect().height > lineHeight * 3.5;
+            .map((c) => {
+              const tops = new Set<number>();
+              const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+              for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+                const range = document.createRange();
+                range.selectNodeContents(n);
+                for (const r of Array.from(range.getClientRects())) if (r.width > 0) tops.add(Math.round(r.top));
+              }
+              return { text: c.textContent!.trim(), lines: tops.size };
             })
-            .map((c) => c.textContent),
+            .filter((c) => c.text.split(/\s+/).length <= 2 && c.lines > 3)
+            .map((c) => `${c.text}: ${c.lines}`),
         );
 
       before(async () => {
@@ -138,6 +150,24 @@ describe('problems and grading in a browser', function () {
         // The problem's page lists them too.
         await goto(`/problems/${problemId}`);
         expect(await page.$$eval('#submissions-h ~ .table-box tr[data-submission-id]', (r) => r.length)).to.equal(2);
+      });
+
+      it('lists keys (the keys page, the dashboard) and problems without words broken over lines', async () => {
+        const accountId = String((await t.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id);
+        await createKey(t.db, { accountId, appName: 'Course autograder', kind: 'api', redirectUrl: 'https://course.example.edu/runbox/callback', monthlyLimit: 250000, student: true });
+        await createKey(t.db, { accountId, appName: 'Exercise widget', kind: 'widget', allowedOrigins: ['https://course.example.edu', 'http://localhost:3000'] });
+        await goto('/keys');
+        await checkPage('/keys');
+        expect(await page.$$eval('[aria-label="Your keys"] tr[data-key-id]', (r) => r.length)).to.equal(2);
+        expect(await brokenCells('[aria-label="Your keys"] table')).to.deep.equal([]);
+        await goto('/');
+        await checkPage('/');
+        expect(await brokenCells('[aria-label="Keys this month"] table')).to.deep.equal([]);
+        expect(await brokenCells('[aria-label="Plan limits"] table')).to.deep.equal([]);
+        // And the problems list, with the problem made above.
+        await goto('/problems');
+        expect(await page.$$eval('[aria-label="Problems"] tbody tr', (r) => r.length)).to.be.at.least(1);
+        expect(await brokenCells('[aria-label="Problems"] table')).to.deep.equal([]);
       });
     });
   }

@@ -185,8 +185,8 @@ describe('web portal in a browser', function () {
       Object.fromEntries(
         [...document.querySelectorAll('[data-field]')]
           .filter((e) => !e.closest('[data-key-prefix]'))
-          // A moment is shown in the portal's one form; its <time datetime> holds the value.
-          .map((e) => [e.getAttribute('data-field')!, e.querySelector('time')?.getAttribute('datetime') ?? (e.textContent ?? '').trim()]),
+          // A moment and a count are shown in the portal's one form each; <time datetime> and <data value> hold the values.
+          .map((e) => [e.getAttribute('data-field')!, e.querySelector('time')?.getAttribute('datetime') ?? e.querySelector('data')?.getAttribute('value') ?? (e.textContent ?? '').trim()]),
       ),
     );
     for (const f of ['month', 'submissions', 'monthly_limit', 'remaining', 'resets_at', 'submissions_per_minute', 'pending_submissions', 'running_submissions']) {
@@ -200,7 +200,7 @@ describe('web portal in a browser', function () {
     const row = await page.$eval(`tr[data-key-prefix="${key1.slice(0, 12)}"]`, (tr) =>
       Object.fromEntries([...tr.querySelectorAll('[data-field]')].map((e) => [e.getAttribute('data-field')!, (e.textContent ?? '').trim()])),
     );
-    const asNull = (s: string | undefined) => (s === 'none' || s === '—' ? null : Number(s));
+    const asNull = (s: string | undefined) => (s === 'none' || s === '—' ? null : Number(s?.replace(/,/g, '')));
     expect({ submissions: asNull(row['submissions']), monthly_limit: asNull(row['monthly_limit']), remaining: asNull(row['remaining']) }).to.deep.equal(usage.key);
     expect(await page.$$('svg.chart rect.bar')).to.have.length.greaterThan(27);
   });

@@ -495,7 +495,9 @@ describe('web portal over HTTP', function () {
       expect(shown.body).to.include('<h1>Echo</h1>').and.include('The problem is stored.').and.include('sample/1').and.include('secret/2');
       // The package's report: its format, what was read, and what was ignored with why.
       expect(shown.body).to.include('Format legacy; type pass-fail; no time limit stated.');
-      expect(shown.body).to.match(/<tr data-ignored="problem_statement\/"><th scope="row" class="mono">problem_statement\/<\/th><td>statements are not shown by the judge<\/td><\/tr>/);
+      // Its LaTeX statement is read (offered as a download on the problem's page), not ignored.
+      expect(shown.body).to.match(/<li>problem_statement\/problem\.en\.tex<\/li>/);
+      expect(shown.body).to.not.include('data-ignored="problem_statement/"');
       expect(shown.body).to.include('<tr data-ignored="problem.yaml: license">');
       expect(shown.body).to.match(/<li>problem\.yaml: name<\/li>/);
       expect((await c.request('/problems')).body).to.include(`href="/problems/${id}"`);

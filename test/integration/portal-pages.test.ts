@@ -256,6 +256,24 @@ describe('portal pages over HTTP', function () {
     expect(page.body).to.match(/<time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
   });
 
+  it('writes the dashboard\'s counts with thousands separators (their values in <data value>) and shows the limits that apply', async () => {
+    const { c, accountId } = await signUp();
+    // Figures of the account's own over its plan's: the dashboard shows those in force.
+    await t.db.updateTable('accounts').set({ monthly_limit: 1234567, tests_per_request: 1500 }).where('id', '=', accountId).execute();
+    const page = await c.request('/');
+    expect(page.res.status).to.equal(200);
+    const figure = (name: string) => new RegExp(`data-field="${name}"[^>]*>\\s*([\\s\\S]*?)\\s*</(?:dd|td)>`).exec(page.body)?.[1];
+    expect(figure('monthly_limit')).to.equal('<data value="1234567">1,234,567</data>');
+    expect(figure('remaining')).to.equal('<data value="1234567">1,234,567</data>');
+    expect(figure('submissions')).to.equal('<data value="0">0</data>');
+    // The plan's limits beside the service's own bound on runs at once.
+    for (const row of ['Submissions per minute', 'Pending (queued or running)', 'Running at once', 'Run slots of the service', 'Tests per request', 'Sandbox time per request']) {
+      expect(page.body, row).to.include(`<th scope="row">${row}</th>`);
+    }
+    expect(figure('tests_per_request')).to.equal('<data value="1500">1,500</data>');
+    expect(figure('runner_slots')).to.match(/^<data value="\d+">[\d,]+<\/data>$/);
+  });
+
   it('shows every sign-up error at once, with the focus on the first', async () => {
     const c = new Client(api.url);
     const bad = await c.post('/signup', { email: 'not an address', password: 'short' });

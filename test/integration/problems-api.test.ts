@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import { upsertPlan } from '../../src/accounts/plans.js';
 import { PROBLEM_LIMITS } from '../../src/limits.js';
 import { sweepProblems } from '../../src/problems/sweep.js';
 import { accountWithKey, errorOf, fakeImagesDir, startTestApi, TestClock, testConfig, type FakeImages, type TestApi } from '../helpers/api.js';
@@ -173,14 +174,27 @@ describe('problems API', () => {
     const res = await send('POST', '/api/v2/problems/', key.key, four);
     const err = await errorOf(res);
     expect([res.status, err.code]).to.deep.equal([400, 'too_many_tests']);
+    // The account has a figure of its own: the operator's command that raises it names the account.
     expect(err.message).to.equal(
-      "the problem has 4 tests and the account's plan judges at most 3 tests per request: every submission would be refused; split it or ask for a plan with more tests per request",
+      "the problem has 4 tests and the account's plan judges at most 3 tests per request: every submission would be refused; split it or ask for more tests per request " +
+        `(the operator raises it with runbox-admin account set-limits --account ${accountId} --tests-per-request 4)`,
     );
     expect(await rows()).to.deep.equal(before);
     await sql`UPDATE accounts SET tests_per_request = 4 WHERE id = ${accountId}`.execute(t.db);
     const stored = await send('POST', '/api/v2/problems/', key.key, four);
     expect(stored.status).to.equal(201);
     expect(((await stored.json()) as Problem).test_count).to.equal(4);
+
+    // On a plan's figure alone: the plan's command, and the account's.
+    await upsertPlan(t.db, 'three-tests', { testsPerRequest: 3 });
+    const onPlan = await accountWithKey(t.db);
+    await sql`UPDATE accounts SET plan = 'three-tests' WHERE id = ${onPlan.accountId}`.execute(t.db);
+    const refused = await errorOf(await send('POST', '/api/v2/problems/', onPlan.key.key, four));
+    expect(refused.code).to.equal('too_many_tests');
+    expect(refused.message).to.match(/at most 3 tests per request/);
+    expect(refused.message).to.include(
+      `(the operator raises it with runbox-admin plan upsert --name three-tests --tests-per-request 4 (every account on the plan) or runbox-admin account set-limits --account ${onPlan.accountId} --tests-per-request 4 (this account))`,
+    );
   });
 
   describe("the account's storage allowance, checked before and while storing", () => {

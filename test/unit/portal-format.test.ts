@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { fmtKilobytes, fmtSeconds, fmtTime } from '../../src/portal/format.js';
+import { fmtCount, fmtKilobytes, fmtSeconds, fmtTime } from '../../src/portal/format.js';
 
-// The portal's one form for moments, durations and sizes.
+// The portal's one form for moments, durations, sizes and counts.
 
 describe('portal formats', () => {
   it('writes a moment as YYYY-MM-DD HH:MM UTC, from a Date or an ISO string', () => {
@@ -21,5 +21,11 @@ describe('portal formats', () => {
     expect(fmtKilobytes(2765)).to.equal('2.7 MB');
     expect(fmtKilobytes(3 * 1024 * 1024)).to.equal('3.0 GB');
     expect(fmtKilobytes(null)).to.equal('—');
+  });
+  it('writes counts with thousands separators', () => {
+    expect(fmtCount(0)).to.equal('0');
+    expect(fmtCount(999)).to.equal('999');
+    expect(fmtCount(12500)).to.equal('12,500');
+    expect(fmtCount(1234567)).to.equal('1,234,567');
   });
 });

@@ -1,6 +1,7 @@
 import { Connection, type ServerMessage } from './connection.js';
 import { attachEditing, dedent } from './editing.js';
 import { programArgs, sourcesOf, type Source } from './sources.js';
+import { statementView } from './statement.js';
 import { STYLES } from './styles.js';
 import { Attempts } from '../shared/attempts.js';
 import { diffView } from '../shared/diff-view.js';
@@ -174,9 +175,9 @@ export class RunboxWidget extends HTMLElement {
     }
   }
 
-  private showProblem(p: { name: string; statement: string | null; samples: { name: string; input: string; expected_output: string }[] }): void {
+  private showProblem(p: { name: string; statement: string | null; statement_format?: 'markdown' | 'latex' | null; samples: { name: string; input: string; expected_output: string }[] }): void {
     const parts: HTMLElement[] = [el('h3', { textContent: p.name })];
-    if (p.statement) parts.push(el('p', { className: 'statement', textContent: p.statement }));
+    if (p.statement) parts.push(statementView(p.statement, p.statement_format ?? 'markdown'));
     for (const s of p.samples) {
       parts.push(el('p', { className: 'hint', textContent: `Sample ${s.name}: input, then expected output` }), el('pre', { textContent: s.input }), el('pre', { textContent: s.expected_output }));
     }

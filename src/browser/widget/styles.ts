@@ -76,7 +76,9 @@ a { color: var(--accent); }
 .diff-found { border-left: 3px solid var(--err); }
 .exercise h3 { margin: 0 0 6px; font-size: 15px; }
 .exercise:empty, .tests:empty { display: none; }
-.statement { white-space: pre-wrap; margin: 0 0 6px; }
+.statement { margin: 0 0 6px; overflow-wrap: anywhere; }
+.statement p, .statement ul, .statement ol, .statement blockquote { margin: 0 0 6px; }
+.statement h4, .statement h5, .statement h6 { margin: 8px 0 4px; font-size: 14px; }
 .tests { margin: 8px 0 0; padding-left: 18px; font-size: 13px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

@@ -1,12 +1,12 @@
 import { thresholdCount, USAGE_THRESHOLDS } from '../../email/thresholds.js';
+import { fmtCount } from '../format.js';
 
 // Runs per day this month as a server-rendered SVG bar chart, with the running total
 // and the 80 % and 100 % lines of the allowance (drawn when the total comes within
 // reach of them; otherwise named under the chart). A table carries the same figures
 // for screen readers and text browsers.
 
-/** A count as people read it: 12,500. */
-const n = (v: number) => v.toLocaleString('en-US');
+const n = fmtCount;
 
 const W = 760;
 const H = 220;

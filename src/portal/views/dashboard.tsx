@@ -1,7 +1,8 @@
 import type { PlanLimits } from '../../limits.js';
 import type { UsageRecord } from '../../quota/usage.js';
+import { fmtCount } from '../format.js';
 import { RunsChart } from './chart.js';
-import { Figure, Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { Count, Figure, Layout, RevokedToggle, TableBox, When, type Notice, type PageContext } from './layout.js';
 import type { KeyRow } from './keys.js';
 import { KeyUsageCells, kindLabel } from './keys.js';
 
@@ -29,9 +30,9 @@ export function DashboardPage(p: {
       <h2>This month</h2>
       <dl class="figures" aria-label="Usage this month">
         <Figure label="Month (UTC)" field="month" value={u.month} />
-        <Figure label="Submissions" field="submissions" value={u.submissions} />
-        <Figure label="Monthly limit" field="monthly_limit" value={u.monthly_limit} />
-        <Figure label="Remaining" field="remaining" value={u.remaining} />
+        <Figure label="Submissions" field="submissions" value={<Count n={u.submissions} />} />
+        <Figure label="Monthly limit" field="monthly_limit" value={<Count n={u.monthly_limit} />} />
+        <Figure label="Remaining" field="remaining" value={<Count n={u.remaining} />} />
         <Figure label="Resets at" field="resets_at" value={<When d={u.resets_at} />} />
       </dl>
       <RunsChart month={u.month} perDay={p.perDay} monthlyLimit={u.monthly_limit} />
@@ -49,40 +50,42 @@ export function DashboardPage(p: {
             <tr>
               <th scope="row">Submissions per minute</th>
               <td class="num" data-field="submissions_per_minute">
-                {u.submissions_per_minute}
+                <Count n={u.submissions_per_minute} />
               </td>
               <td class="num" data-field="current.submissions_last_minute">
-                {u.current.submissions_last_minute}
+                <Count n={u.current.submissions_last_minute} />
               </td>
             </tr>
             <tr>
               <th scope="row">Pending (queued or running)</th>
               <td class="num" data-field="pending_submissions">
-                {u.pending_submissions}
+                <Count n={u.pending_submissions} />
               </td>
               <td class="num" data-field="current.pending">
-                {u.current.pending}
+                <Count n={u.current.pending} />
               </td>
             </tr>
             <tr>
               <th scope="row">Running at once</th>
               <td class="num" data-field="running_submissions">
-                {u.running_submissions}
+                <Count n={u.running_submissions} />
               </td>
               <td class="num" data-field="current.running">
-                {u.current.running}
+                <Count n={u.current.running} />
               </td>
             </tr>
             <tr>
               <th scope="row">Run slots of the service</th>
               <td class="num" data-field="runner_slots">
-                {p.runnerSlots}
+                <Count n={p.runnerSlots} />
               </td>
               <td class="num">—</td>
             </tr>
             <tr>
               <th scope="row">Tests per request</th>
-              <td class="num">{p.planLimits.testsPerRequest}</td>
+              <td class="num" data-field="tests_per_request">
+                <Count n={p.planLimits.testsPerRequest} />
+              </td>
               <td class="num">—</td>
             </tr>
             <tr>
@@ -122,7 +125,7 @@ export function DashboardPage(p: {
             <tbody>
               {p.keys.map((k) => (
                 <tr data-key-prefix={k.key_prefix} data-key-id={k.id}>
-                  <td class="mono">{k.key_prefix}…</td>
+                  <td class="mono nowrap">{k.key_prefix}…</td>
                   <td>
                     <a href={`/keys/${k.id}`}>{k.app_name}</a>
                     {k.revoked_at ? ' (revoked)' : ''}
@@ -138,7 +141,7 @@ export function DashboardPage(p: {
       )}
       {p.keys.length > 0 && (
         <p data-field="more-keys">
-          {p.keys.length} shown, newest first; {p.moreKeys === 0 ? 'no more.' : <>{p.moreKeys.toLocaleString('en-US')} more on the <a href="/keys">API keys</a> page.</>}
+          {fmtCount(p.keys.length)} shown, newest first; {p.moreKeys === 0 ? 'no more.' : <>{fmtCount(p.moreKeys)} more on the <a href="/keys">API keys</a> page.</>}
         </p>
       )}
     </Layout>

@@ -1,5 +1,6 @@
 import type { KeyListing } from '../../accounts/keys.js';
-import { CsrfField, Field, firstError, Layout, RevokedToggle, SecretField, TableBox, When, type Notice, type PageContext } from './layout.js';
+import { fmtCount } from '../format.js';
+import { Count, CsrfField, Field, firstError, Layout, RevokedToggle, SecretField, TableBox, When, type Notice, type PageContext } from './layout.js';
 
 // The API keys page: the list, "+ Create New", a key's page (edit, roll, revoke), and
 // the once-only display of a new key or signing secret.
@@ -30,13 +31,13 @@ export function KeyUsageCells(p: { k: KeyRow }) {
   return (
     <>
       <td class="num" data-field="submissions">
-        {k.runs_this_month.toLocaleString('en-US')}
+        {fmtCount(k.runs_this_month)}
       </td>
       <td class="num" data-field="monthly_limit">
-        {k.monthly_limit?.toLocaleString('en-US') ?? 'none'}
+        {k.monthly_limit === null ? 'none' : fmtCount(k.monthly_limit)}
       </td>
       <td class="num" data-field="remaining">
-        {k.remaining?.toLocaleString('en-US') ?? '—'}
+        {k.remaining === null ? '—' : fmtCount(k.remaining)}
       </td>
     </>
   );
@@ -56,7 +57,7 @@ export function ListPager(p: { shown: number; list: ListPosition; noun: string; 
     <>
       {(p.shown > 0 || !first) && (
         <p data-field="more">
-          {p.shown} shown, newest first; {more === 0 ? 'no more.' : `${more.toLocaleString('en-US')} more ${more === 1 ? p.noun.replace(/s$/, '') : p.noun}.`}
+          {p.shown} shown, newest first; {more === 0 ? 'no more.' : `${fmtCount(more)} more ${more === 1 ? p.noun.replace(/s$/, '') : p.noun}.`}
         </p>
       )}
       {(!first || next !== null) && (
@@ -342,11 +343,15 @@ export function KeyPage(p: { page: PageContext; apiKey: KeyRow; form: KeyForm; e
         </div>
         <div>
           <dt>Runs this month</dt>
-          <dd data-field="submissions">{k.runs_this_month}</dd>
+          <dd data-field="submissions">
+            <Count n={k.runs_this_month} />
+          </dd>
         </div>
         <div>
           <dt>Remaining</dt>
-          <dd data-field="remaining">{k.remaining ?? '—'}</dd>
+          <dd data-field="remaining">
+            <Count n={k.remaining} />
+          </dd>
         </div>
         <div>
           <dt>State</dt>

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
-import { fmtTime } from '../format.js';
+import { fmtCount, fmtTime } from '../format.js';
 
 // The frame of every page: skip link, header with navigation and the log-out form,
 // one <main>, a footer with the documentation links, and a live region that scripts
@@ -189,6 +189,12 @@ export function SecretField(props: { id: string; label: string; value: string })
 }
 
 /** A moment in the portal's one form (src/portal/format.ts), machine-readable in its datetime. */
+/** A count with thousands separators (12,500); its value, for scripts and tests, in <data value>. */
+export function Count({ n }: { n: number | null | undefined }) {
+  if (n === null || n === undefined) return <>—</>;
+  return <data value={String(n)}>{fmtCount(n)}</data>;
+}
+
 export function When({ d }: { d: Date | string | null | undefined }) {
   if (d === null || d === undefined) return <>—</>;
   return <time dateTime={new Date(d).toISOString()}>{fmtTime(d)}</time>;

@@ -1,6 +1,7 @@
 import type { TestContent, VersionLine } from '../../problems/edit.js';
 import type { ProblemView } from '../../problems/store.js';
 import { PROBLEM_LIMITS } from '../../limits.js';
+import { fmtCount } from '../format.js';
 import { Markdown } from '../markdown.js';
 import { FORM_CHECKERS, testCount, type ProblemFormValues } from '../problem-form.js';
 import { sizeText } from '../returned-files.js';
@@ -263,8 +264,8 @@ export function Versions(p: { versions: VersionLine[] }) {
                   {v.current ? `${v.version} (current)` : String(v.version)}
                 </th>
                 <td>{v.created_at ? <When d={v.created_at} /> : 'Replaced; its tests are no longer kept'}</td>
-                <td class="num">{v.tests === null ? '—' : v.tests.toLocaleString('en-US')}</td>
-                <td class="num">{v.submissions.toLocaleString('en-US')}</td>
+                <td class="num">{v.tests === null ? '—' : fmtCount(v.tests)}</td>
+                <td class="num">{fmtCount(v.submissions)}</td>
               </tr>
             ))}
           </tbody>

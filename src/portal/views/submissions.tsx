@@ -4,7 +4,7 @@ import type { RunResult } from '../../result.js';
 import type { GradedLine, SubmissionFilter } from '../../grading/list.js';
 import type { SubmissionDetail } from '../submission-list.js';
 import { GradedTable, GradingFilters, type FilterChoices } from './grading.js';
-import { fmtKilobytes, fmtSeconds } from '../format.js';
+import { fmtCount, fmtKilobytes, fmtSeconds } from '../format.js';
 import { sizeText } from '../returned-files.js';
 import { statusWords, testLabel, verdictText, verdictWords } from '../verdicts.js';
 import { outcomeWords, scoreText } from './grading.js';
@@ -19,7 +19,7 @@ import { TestGroups } from './test-groups.js';
 /** How many older submissions there are: "no older ones", "1 older one", "more than 10,000 older ones". */
 function olderText(list: Page<unknown>): string {
   if (list.more === 0) return 'no older ones';
-  return `${list.moreAtLeast ? 'more than ' : ''}${list.more.toLocaleString('en-US')} older ${list.more === 1 && !list.moreAtLeast ? 'one' : 'ones'}`;
+  return `${list.moreAtLeast ? 'more than ' : ''}${fmtCount(list.more)} older ${list.more === 1 && !list.moreAtLeast ? 'one' : 'ones'}`;
 }
 
 export function SubmissionsPage(p: {
@@ -51,7 +51,7 @@ export function SubmissionsPage(p: {
       )}
       {(items.length > 0 || !p.first) && (
         <p data-field="more">
-          {items.length === 0 ? 'No older submissions.' : `${items.length.toLocaleString('en-US')} shown, newest first; ${olderText(p.list)}.`}
+          {items.length === 0 ? 'No older submissions.' : `${fmtCount(items.length)} shown, newest first; ${olderText(p.list)}.`}
           {kept}
         </p>
       )}
