@@ -99,7 +99,8 @@ export async function executeJob(job: JobToRun, sandbox: Sandbox, deps: ExecuteD
     if (!session) return sandbox.run(spec);
     return sandbox.run(spec).then((outcome) => {
       session.sandboxMs += outcome.wallMs;
-      if (kind === 'run') session.left = outcome.collected;
+      // Files cut short by a broken stream are not the workspace: the one before the run stays.
+      if (kind === 'run') session.left = outcome.collectLost ? undefined : outcome.collected;
       return outcome;
     });
   };
