@@ -1,7 +1,5 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { RunResult } from '../../src/result.js';
 import { billedSubmissions, keyFor, realRunsUnavailable, resultsStack, type ResultsStack } from '../helpers/results-stack.js';
 import { imageRootfs, TEST_SLOT_BASE } from '../helpers/sandbox.js';
@@ -338,17 +336,19 @@ describe('sessions', function () {
       expect((await cell(key.key, id, 'plt.get_fignums()')).kernel).to.include({ value: '[]' });
     });
 
-    it('returns a matplotlib plot as PNG', async function () {
-      const image = imageRootfs('python3.9');
-      const places = ['usr/lib/python3/dist-packages', 'usr/lib/python3.9/site-packages', 'usr/local/lib/python3.9/dist-packages', 'usr/local/lib/python3.9/site-packages'];
-      const has = 'rootfs' in image && places.some((p) => existsSync(join(image.rootfs, p, 'matplotlib', '__init__.py')));
-      if (!has) {
-        console.log('      PENDING: matplotlib is not in the python3.9 image (its recipe installs python3.9 only)');
+    it('keeps a pandas DataFrame across three cells and returns a Matplotlib plot as PNG without savefig (python-3.13, the image with both)', async function () {
+      // The default python3.9 image has neither; the trixie interpreters' image has both.
+      const image = imageRootfs('trixie-interpreters');
+      if (!('rootfs' in image)) {
+        console.log('      PENDING: the trixie-interpreters image (python-3.13, with pandas and Matplotlib) is not installed: runbox-admin image build trixie-interpreters');
         this.skip();
       }
       const { key } = await keyFor(s.db);
-      const id = await openKernel(key.key);
-      const plotted = await cell(key.key, id, 'import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])');
+      const id = await openKernel(key.key, { compiler: 'python-3.13' });
+      await cell(key.key, id, 'import pandas as pd\ndf = pd.DataFrame({"x": [1, 2, 3]})');
+      expect((await cell(key.key, id, 'df["y"] = df.x * 2\nint(df.y.sum())')).kernel).to.include({ value: '12' });
+      const plotted = await cell(key.key, id, 'import matplotlib.pyplot as plt\nplt.plot(df.x, df.y)\nlen(df)');
+      expect(plotted.kernel).to.include({ value: '3' });
       expect(plotted.kernel.images).to.have.length(1);
       expect(Buffer.from(plotted.kernel.images[0]!.content_base64, 'base64').subarray(1, 4).toString()).to.equal('PNG');
     });
