@@ -148,9 +148,7 @@ async function readPackage(entries: ZipFileEntry[], options: PackageOptions, esc
   if (include) report.read('include/');
   const { limits, timing } = await packageLimits(yaml, files, report);
   // How a verification derives the time limit when none is stated (src/problems/time-limit.ts).
-  const source = timing.time_limit_source;
-  const stated = limits.time === undefined ? {} : source === 'problem.yaml' ? { yaml: limits.time } : source === '.timelimit' ? { dotTimelimit: limits.time } : source === 'domjudge-problem.ini' ? { domjudge: limits.time } : {};
-  const verifyTiming = timingOf(yaml, stated);
+  const verifyTiming = timingOf(timing, version === 'legacy', limits.time);
   const submissions = await exampleSubmissions(files, options.compilerFor, dialect, String(yaml.problem_format_version ?? 'legacy').trim());
   if (submissions.length > 0) report.read('submissions/');
   const statement = await statementOf(files);

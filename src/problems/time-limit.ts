@@ -1,5 +1,6 @@
 import { PROBLEM_TIME_DEFAULTS, RUN_LIMITS, STAGE_LIMIT_FLOORS } from '../limits.js';
 import { ProblemInputError } from './draft.js';
+import type { PackageTiming } from './package/limits.js';
 
 // A package's time limit as its judge would have it. Stated: problem.yaml's
 // limits.time_limit, a .timelimit file, or domjudge-problem.ini's timelimit. Otherwise
@@ -28,12 +29,6 @@ export interface TimeLimit {
 
 const bad = (message: string) => new ProblemInputError(message, 'invalid_package');
 
-const mapping = (v: unknown, where: string): Record<string, unknown> => {
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw bad(`problem.yaml: ${where} must be a mapping`);
-  return v as Record<string, unknown>;
-};
-
 const factor = (v: unknown, where: string, fallback: number): number => {
   if (v === undefined || v === null) return fallback;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 1) throw bad(`problem.yaml: ${where} must be a number of at least 1`);
@@ -41,33 +36,24 @@ const factor = (v: unknown, where: string, fallback: number): number => {
 };
 
 /**
- * The timing a package's problem.yaml (parsed) gives, with the limit stated elsewhere
- * (`dotTimelimit`: .timelimit's seconds; `domjudge`: domjudge-problem.ini's).
+ * The timing a verification uses, from what the package reader took of problem.yaml's
+ * limits (src/problems/package/limits.ts) and the limit it found stated: legacy packages
+ * by time_multiplier and time_safety_margin, later ones by time_multipliers and
+ * time_resolution.
  */
-export function timingOf(yaml: Record<string, unknown>, stated: { yaml?: number; dotTimelimit?: number; domjudge?: number }): Timing {
-  const version = String(yaml.problem_format_version ?? 'legacy').trim();
-  const legacy = version === 'legacy' || version === 'legacy-icpc';
-  const limits = mapping(yaml.limits, 'limits');
-  let acToTimeLimit: number;
-  let timeLimitToTle: number;
-  let resolution = 1;
-  if (legacy) {
-    acToTimeLimit = factor(limits.time_multiplier, 'limits.time_multiplier', 5);
-    timeLimitToTle = factor(limits.time_safety_margin, 'limits.time_safety_margin', 2);
-  } else {
-    const m = mapping(limits.time_multipliers, 'limits.time_multipliers');
-    acToTimeLimit = factor(m.ac_to_time_limit, 'limits.time_multipliers.ac_to_time_limit', 2);
-    timeLimitToTle = factor(m.time_limit_to_tle, 'limits.time_multipliers.time_limit_to_tle', 1.5);
-    if (limits.time_resolution !== undefined) {
-      const r = limits.time_resolution;
-      if (typeof r !== 'number' || !Number.isFinite(r) || r <= 0) throw bad('problem.yaml: limits.time_resolution must be a positive number of seconds');
-      resolution = r;
-    }
-  }
-  const timing: Timing = { acToTimeLimit, timeLimitToTle, resolution };
-  if (stated.yaml !== undefined) timing.stated = { seconds: stated.yaml, from: 'problem.yaml' };
-  else if (stated.dotTimelimit !== undefined) timing.stated = { seconds: stated.dotTimelimit, from: '.timelimit' };
-  else if (stated.domjudge !== undefined) timing.stated = { seconds: stated.domjudge, from: 'domjudge-problem.ini' };
+export function timingOf(pkg: PackageTiming, legacy: boolean, statedSeconds: number | undefined): Timing {
+  const timing: Timing = legacy
+    ? {
+        acToTimeLimit: factor(pkg.time_multiplier, 'limits.time_multiplier', 5),
+        timeLimitToTle: factor(pkg.time_safety_margin, 'limits.time_safety_margin', 2),
+        resolution: 1,
+      }
+    : {
+        acToTimeLimit: factor(pkg.ac_to_time_limit, 'limits.time_multipliers.ac_to_time_limit', 2),
+        timeLimitToTle: factor(pkg.time_limit_to_tle, 'limits.time_multipliers.time_limit_to_tle', 1.5),
+        resolution: pkg.time_resolution ?? 1,
+      };
+  if (statedSeconds !== undefined && pkg.time_limit_source) timing.stated = { seconds: statedSeconds, from: pkg.time_limit_source };
   return timing;
 }
 
