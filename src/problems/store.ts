@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { getAccount } from '../accounts/accounts.js';
 import type { Db } from '../db/connect.js';
 import { lockKeys, TEST_DATA_LOCK } from '../db/locks.js';
 import type { CheckerSetting, ProgramSource } from '../judge/settings.js';
@@ -214,27 +215,23 @@ export async function setProblemSettings(db: Db, accountId: string, problemId: s
 
 /** Throws too_many_tests when a judged run of `tests` tests is more than the account's plan takes in one request (runbox_admit's rule). */
 async function refuseMoreTestsThanPlan(trx: Db, accountId: string, tests: number): Promise<void> {
-  const { rows } = await sql<{ plan: string; own_per_request: number | null; own_per_minute: number | null; per_request: number; per_minute: number }>`
-    SELECT a.plan, a.tests_per_request AS own_per_request, a.per_minute AS own_per_minute,
-           coalesce(a.tests_per_request, p.tests_per_request) AS per_request, coalesce(a.per_minute, p.per_minute) AS per_minute
-      FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ${accountId}
-  `.execute(trx);
-  const r = rows[0];
-  if (!r) return;
+  const account = await getAccount(trx, accountId);
+  if (!account) return;
+  const { limits, overrides } = account;
   // The operator's command that would let it in: the account's own figure when it has one (a plan's would not apply), else its plan's.
   const raise = (option: string, own: number | null) =>
     own !== null
       ? `the operator raises it with runbox-admin account set-limits --account ${accountId} ${option} ${tests}`
-      : `the operator raises it with runbox-admin plan upsert --name ${r.plan} ${option} ${tests} (every account on the plan) or runbox-admin account set-limits --account ${accountId} ${option} ${tests} (this account)`;
-  if (tests > r.per_request) {
+      : `the operator raises it with runbox-admin plan upsert --name ${account.plan} ${option} ${tests} (every account on the plan) or runbox-admin account set-limits --account ${accountId} ${option} ${tests} (this account)`;
+  if (tests > limits.testsPerRequest) {
     throw new ProblemInputError(
-      `the problem has ${tests} tests and the account's plan judges at most ${r.per_request} tests per request: every submission would be refused; split it or ask for more tests per request (${raise('--tests-per-request', r.own_per_request)})`,
+      `the problem has ${tests} tests and the account's plan judges at most ${limits.testsPerRequest} tests per request: every submission would be refused; split it or ask for more tests per request (${raise('--tests-per-request', overrides.testsPerRequest)})`,
       'too_many_tests',
     );
   }
-  if (tests > r.per_minute) {
+  if (tests > limits.perMinute) {
     throw new ProblemInputError(
-      `the problem has ${tests} tests and each counts toward the plan's ${r.per_minute} submissions per minute: every submission would be refused (${raise('--per-minute', r.own_per_minute)})`,
+      `the problem has ${tests} tests and each counts toward the plan's ${limits.perMinute} submissions per minute: every submission would be refused (${raise('--per-minute', overrides.perMinute)})`,
       'too_many_tests',
     );
   }
